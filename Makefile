@@ -1,0 +1,103 @@
+# Nereid - plain Makefile.  `make` builds the library and the CLI;
+# `make test` runs every test (installing its own Python test dependencies
+# into build/venv); `make asan` runs the suite under ASan and UBSan.
+
+CC      ?= cc
+PYTHON  ?= python3
+BUILD   ?= build
+OPT     ?= -O2
+WARN    := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes -Werror
+CFLAGS  ?=
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC $(WARN) -Iinclude -Isrc $(SAN)
+LDLIBS  += -lm -lpthread -ldl
+
+SRCS    := $(sort $(wildcard src/*.c))
+OBJS    := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
+DEFS    := $(wildcard src/*.def) $(wildcard src/*.h) include/nereid.h
+CTESTS  := $(sort $(wildcard tests/c/test_*.c))
+CTESTBINS := $(CTESTS:tests/c/%.c=$(BUILD)/tests/%)
+
+PYEXT_SUFFIX := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))" 2>/dev/null)
+PYINC   := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_paths()['include'])" 2>/dev/null)
+PYEXT   := python/nereid/_C$(PYEXT_SUFFIX)
+VENV    := $(BUILD)/venv
+VPY     := $(VENV)/bin/python
+
+.PHONY: all lib cli pyext test test-c test-lit test-errors test-py asan fuzz valgrind clean venv demo check-determinism
+
+all: $(BUILD)/libnereid.a $(BUILD)/libnereid.so $(BUILD)/nereid
+
+$(BUILD)/obj/%.o: src/%.c $(DEFS) | $(BUILD)/obj
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj $(BUILD)/tests:
+	mkdir -p $@
+
+$(BUILD)/libnereid.a: $(OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libnereid.so: $(OBJS)
+	$(CC) $(CFLAGS) -shared -o $@ $^ $(LDLIBS)
+
+$(BUILD)/nereid: tools/nereid.c $(BUILD)/libnereid.a
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libnereid.a $(LDLIBS)
+
+$(BUILD)/tests/%: tests/c/%.c $(BUILD)/libnereid.a | $(BUILD)/tests
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libnereid.a $(LDLIBS)
+
+# The Python extension, built in place so that `python/` is importable.
+pyext: $(PYEXT)
+$(PYEXT): python/nereid/_C.c $(OBJS)
+	$(CC) $(CFLAGS) -Wno-missing-prototypes -I$(PYINC) -shared -o $@ $< $(OBJS) $(LDLIBS)
+
+venv: $(VENV)/.ok
+$(VENV)/.ok: tests/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --disable-pip-version-check -r tests/requirements.txt
+	touch $@
+
+test: all pyext venv
+	@$(MAKE) --no-print-directory test-c test-lit test-errors test-py check-determinism
+
+test-c: $(CTESTBINS)
+	@set -e; for t in $(CTESTBINS); do echo "== $$t"; $$t; done
+
+test-lit: all venv
+	PATH="$(CURDIR)/$(BUILD):$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/lit -sv tests/lit
+
+test-errors: all
+	$(PYTHON) tests/golden.py --nereid $(BUILD)/nereid tests/errors tests/golden
+
+test-py: pyext venv
+	PYTHONPATH=$(CURDIR)/python $(VPY) -m pytest -q -x tests/python
+
+check-determinism: all
+	$(PYTHON) tests/determinism.py --nereid $(BUILD)/nereid examples
+
+# Sanitizers: a separate build tree, then the C, lit and golden suites.
+asan:
+	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all $(patsubst $(BUILD)/%,build-asan/%,$(CTESTBINS))
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" OPT=-O1 test-c test-errors
+	$(MAKE) venv
+	ASAN_OPTIONS=detect_leaks=1 PATH="$(CURDIR)/build-asan:$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/lit -sv tests/lit
+
+# libFuzzer target for the front end (clang).  FUZZ_SECONDS=600 by default.
+FUZZ_SECONDS ?= 600
+fuzz:
+	mkdir -p build-fuzz/corpus
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
+	    -o build-fuzz/fuzz_frontend tests/fuzz/fuzz_frontend.c $(SRCS) -lm -lpthread -ldl
+	cp -n tests/fuzz/seeds/* build-fuzz/corpus/ 2>/dev/null || true
+	cp -n examples/*.py build-fuzz/corpus/ 2>/dev/null || true
+	build-fuzz/fuzz_frontend -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	    -dict=tests/fuzz/python.dict build-fuzz/corpus
+
+valgrind: $(CTESTBINS) $(BUILD)/nereid
+	@set -e; for t in $(CTESTBINS); do valgrind -q --error-exitcode=1 --leak-check=full $$t >/dev/null; echo "valgrind ok: $$t"; done
+
+demo: all pyext
+	PYTHONPATH=$(CURDIR)/python $(PYTHON) examples/demo.py
+
+clean:
+	rm -rf $(BUILD) build-asan build-fuzz python/nereid/_C*.so

@@ -1,0 +1,120 @@
+/* nereid.h - the public C API of Nereid, a block-level GPU kernel compiler.
+ *
+ * Kernels are written in the Triton dialect of Python and compiled from
+ * source text.  Typical use:
+ *
+ *     NrContext *ctx = nr_context_create();
+ *     NrKernel *k;
+ *     if (nr_compile(ctx, src, len, "add.py", "add_kernel",
+ *                    "*fp32:16, *fp32:16, *fp32:16, i32, 1024", NULL, &k) != NR_OK)
+ *         fputs(nr_error_text(ctx), stderr);
+ *     NrArg args[4] = {NR_BUFFER(x, n * 4), NR_BUFFER(y, n * 4), NR_BUFFER(out, n * 4), NR_INT(n)};
+ *     unsigned grid[3] = {(n + 1023) / 1024, 1, 1};
+ *     nr_launch_interp(ctx, k, grid, args, 4);
+ *     nr_kernel_destroy(k);
+ *     nr_context_destroy(ctx);
+ *
+ * Errors are returned, never printed: a failing call returns a non-zero
+ * NrStatus and leaves its diagnostics in the context (nr_error_text,
+ * nr_error_get).  The library has no global mutable state: separate contexts
+ * may be used on separate threads; one context is used by one thread at a
+ * time.  A kernel is immutable once compiled and may be launched from any
+ * thread with any context. */
+#ifndef NEREID_H
+#define NEREID_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NEREID_VERSION "0.1.0"
+
+typedef struct NrContext NrContext;
+typedef struct NrKernel NrKernel;
+
+typedef enum NrStatus {
+    NR_OK = 0,
+    NR_ERR_COMPILE = 1,   /* the kernel source or signature has errors (see diagnostics) */
+    NR_ERR_INVALID = 2,   /* bad arguments to the API call itself */
+    NR_ERR_LAUNCH = 3,    /* the launch faulted: bad memory access, failed assert, ... */
+    NR_ERR_INTERNAL = 4,
+} NrStatus;
+
+/* One diagnostic.  Strings stay valid until the next call on the context. */
+typedef struct NrDiagnostic {
+    const char *severity;     /* "error", "warning", "note" */
+    const char *file;
+    int line, col;            /* 1-based; 0 when unknown */
+    const char *message;
+    const char *source_line;  /* the line of source the location points into, or "" */
+    const char *rendered;     /* "file:line:col: error: message\n    source\n    ^\n" */
+} NrDiagnostic;
+
+typedef struct NrOptions {
+    int num_warps;            /* default 4 */
+    int num_stages;           /* default 3 */
+    const char *stop_after;   /* stop the pass pipeline after this pass (NULL: run all) */
+    int verify_each;          /* verify the IR after every pass */
+    int debug;                /* keep device_assert checks (default 1 on the interpreter) */
+} NrOptions;
+
+void nr_options_default(NrOptions *o);
+
+NrContext *nr_context_create(void);
+void nr_context_destroy(NrContext *ctx);
+
+/* Diagnostics of the last failing call on ctx. */
+int nr_error_count(const NrContext *ctx);
+int nr_error_get(const NrContext *ctx, int i, NrDiagnostic *out);  /* 0 on success */
+const char *nr_error_text(const NrContext *ctx);                   /* all, rendered; "" if none */
+
+/* Parse a module and check that every @jit function is well formed. */
+NrStatus nr_check_source(NrContext *ctx, const char *src, size_t len, const char *filename);
+
+/* Compile kernel `kernel` of the module `src` for `signature` (Triton's AOT
+ * form, one entry per parameter, constexpr values in place). opts may be NULL. */
+NrStatus nr_compile(NrContext *ctx, const char *src, size_t len, const char *filename, const char *kernel,
+                    const char *signature, const NrOptions *opts, NrKernel **out);
+void nr_kernel_destroy(NrKernel *k);
+
+const char *nr_kernel_name(const NrKernel *k);
+/* The kernel's block IR after the pipeline, as text (owned by the kernel). */
+const char *nr_kernel_ir(const NrKernel *k);
+
+/* Runtime arguments of a compiled kernel: the non-constexpr parameters. */
+typedef enum NrArgKind { NR_ARG_BUFFER = 0, NR_ARG_INT = 1, NR_ARG_FLOAT = 2 } NrArgKind;
+
+typedef struct NrArgInfo {
+    NrArgKind kind;
+    const char *name;     /* parameter name */
+    const char *dtype;    /* "fp32", "i32", ... (pointee dtype for buffers) */
+    int param_index;      /* position among all the kernel's parameters */
+} NrArgInfo;
+
+int nr_kernel_num_args(const NrKernel *k);
+int nr_kernel_arg_info(const NrKernel *k, int i, NrArgInfo *out);  /* 0 on success */
+
+typedef struct NrArg {
+    NrArgKind kind;
+    void *data;           /* NR_ARG_BUFFER: host memory */
+    size_t bytes;         /* NR_ARG_BUFFER: its size; every access is checked against it */
+    int64_t i;            /* NR_ARG_INT */
+    double f;             /* NR_ARG_FLOAT */
+} NrArg;
+
+#define NR_BUFFER(ptr, nbytes) ((NrArg){NR_ARG_BUFFER, (void *)(ptr), (size_t)(nbytes), 0, 0.0})
+#define NR_INT(v) ((NrArg){NR_ARG_INT, NULL, 0, (int64_t)(v), 0.0})
+#define NR_FLOAT(v) ((NrArg){NR_ARG_FLOAT, NULL, 0, 0, (double)(v)})
+
+/* Run every program of grid[0] x grid[1] x grid[2] on the reference
+ * interpreter.  args: one per runtime argument (nr_kernel_num_args). */
+NrStatus nr_launch_interp(NrContext *ctx, const NrKernel *k, const unsigned grid[3], const NrArg *args,
+                          int nargs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

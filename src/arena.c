@@ -1,0 +1,101 @@
+/* arena.c - bump allocator; see arena.h. */
+#include "arena.h"
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct NrArenaChunk {
+    NrArenaChunk *next;
+    size_t used, cap;
+    _Alignas(16) unsigned char data[];
+};
+
+enum { NR_CHUNK_MIN = 64 * 1024 };
+
+void nr_arena_init(NrArena *a) { memset(a, 0, sizeof *a); }
+
+void nr_arena_free(NrArena *a) {
+    NrArenaChunk *c = a->head;
+    while (c) {
+        NrArenaChunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    memset(a, 0, sizeof *a);
+}
+
+static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
+
+void *nr_alloc(NrArena *a, size_t size) {
+    size = align16(size ? size : 1);
+    NrArenaChunk *c = a->head;
+    if (!c || c->cap - c->used < size) {
+        size_t cap = size > NR_CHUNK_MIN ? size : NR_CHUNK_MIN;
+        c = malloc(sizeof *c + cap);
+        if (!c) nr_fatal_oom();
+        c->used = 0;
+        c->cap = cap;
+        c->next = a->head;
+        a->head = c;
+    }
+    void *p = c->data + c->used;
+    c->used += size;
+    memset(p, 0, size);
+    a->last = p;
+    a->last_size = size;
+    a->total += size;
+    return p;
+}
+
+void *nr_arena_grow(NrArena *a, void *p, size_t old_size, size_t new_size) {
+    if (!p) return nr_alloc(a, new_size);
+    if (new_size <= old_size) return p;
+    NrArenaChunk *c = a->head;
+    if (p == a->last && c) {
+        size_t need = align16(new_size) - a->last_size;
+        if (c->cap - c->used >= need) {
+            memset((unsigned char *)p + old_size, 0, align16(new_size) - old_size);
+            c->used += need;
+            a->last_size += need;
+            a->total += need;
+            return p;
+        }
+    }
+    void *q = nr_alloc(a, new_size);
+    memcpy(q, p, old_size);
+    return q;
+}
+
+char *nr_strndup(NrArena *a, const char *s, size_t n) {
+    char *p = nr_alloc(a, n + 1);
+    memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+char *nr_strdup(NrArena *a, const char *s) { return nr_strndup(a, s, strlen(s)); }
+
+char *nr_sprintf(NrArena *a, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) n = 0;
+    char *p = nr_alloc(a, (size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+void *nr_arena_reserve(NrArena *a, void *p, int n, int *cap, size_t elem) {
+    if (n < *cap) return p;
+    int nc = *cap ? 2 * *cap : 8;
+    p = nr_arena_grow(a, p, elem * (size_t)*cap, elem * (size_t)nc);
+    *cap = nc;
+    return p;
+}
