@@ -183,6 +183,12 @@ static void test_keys(void) {
     NrCachePart p1 = NR_CACHE_BYTES(b1, 4), p2 = NR_CACHE_BYTES(b2, 4);
     NrCacheKey kb1 = nr_cache_key(&p1, 1), kb2 = nr_cache_key(&p2, 1);
     CHECK(memcmp(&kb1, &kb2, sizeof kb1) != 0, "bytes after a NUL ignored");
+    /* Lengths, not separators: ("a", 8 NULs "b") and ("a" 8 NULs, "b") differ. */
+    uint8_t z1[9] = {0, 0, 0, 0, 0, 0, 0, 0, 'b'}, z2[9] = {'a', 0, 0, 0, 0, 0, 0, 0, 0};
+    NrCachePart s1[2] = {NR_CACHE_BYTES("a", 1), NR_CACHE_BYTES(z1, 9)};
+    NrCachePart s2[2] = {NR_CACHE_BYTES(z2, 9), NR_CACHE_BYTES("b", 1)};
+    NrCacheKey ks1 = nr_cache_key(s1, 2), ks2 = nr_cache_key(s2, 2);
+    CHECK(memcmp(&ks1, &ks2, sizeof ks1) != 0, "parts are not length-prefixed");
     char hex[65];
     nr_cache_key_hex(&k1, hex);
     CHECK(strlen(hex) == 64 && strspn(hex, "0123456789abcdef") == 64, "bad hex %s", hex);
