@@ -64,7 +64,7 @@ static struct {
     NrCuResult sticky;          /* a fault: returned by every later call */
     int live_allocs, live_streams, live_events, live_modules, live_links;
     int last_opt_level, last_max_regs, set_attr_calls;
-    int launches;
+    int launches, pushes;
 } fake;
 
 static int fake_primary_obj, fake_user_obj;
@@ -189,6 +189,7 @@ static NrCuResult fake_CtxGetCurrent(NrCuContext *c) {
 static NrCuResult fake_CtxPushCurrent(NrCuContext c) {
     if (!c || fake.depth == FAKE_MAX_DEPTH) return NR_CU_ERROR_INVALID_CONTEXT;
     fake.stack[fake.depth++] = c;
+    fake.pushes++;
     return NR_CU_SUCCESS;
 }
 
@@ -632,9 +633,9 @@ static void test_contexts(void) {
     CHECK(nr_cuda_memset8(cu, p, 7, 100) == NR_CUDA_OK, "memset under a user context");
     CHECK(fake.depth == 1 && fake_current() == FAKE_USER, "the caller's context was not restored");
     fake_CtxPushCurrent(FAKE_PRIMARY);
-    int before = fake.depth;
+    int before = fake.depth, pushes = fake.pushes;
     CHECK(nr_cuda_free(cu, p) == NR_CUDA_OK, "free");
-    CHECK(fake.depth == before, "pushed although the context was already current");
+    CHECK(fake.depth == before && fake.pushes == pushes, "pushed although the context was already current");
     NrCuContext c;
     fake_CtxPopCurrent(&c);
     fake_CtxPopCurrent(&c);
