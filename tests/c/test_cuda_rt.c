@@ -869,7 +869,7 @@ static void test_launches(void) {
     CHECK(nr_cuda_stream_synchronize(cu, s) == NR_CUDA_OK && nr_cuda_stream_destroy(cu, s) == NR_CUDA_OK, "stream ops");
     CHECK(nr_cuda_stream_destroy(cu, NULL) == NR_CUDA_OK, "destroying the default stream");
     lc.stream = NULL;
-    NrCuEvent e0, e1;
+    NrCuEvent e0 = NULL, e1 = NULL;
     float ms = -1;
     CHECK(nr_cuda_event_create(cu, &e0) == NR_CUDA_OK && nr_cuda_event_create(cu, &e1) == NR_CUDA_OK, "events");
     CHECK(nr_cuda_event_record(cu, e0, NULL) == NR_CUDA_OK && nr_cuda_event_record(cu, e1, NULL) == NR_CUDA_OK, "record");

@@ -112,7 +112,11 @@ static int smoke_vadd_setup(NrCuda *cu, SmokeVadd *v, unsigned n) {
     v->x = malloc(sizeof(float) * n);
     v->y = malloc(sizeof(float) * n);
     v->out = malloc(sizeof(float) * (n + SMOKE_GUARD));
-    if (!v->x || !v->y || !v->out) return -1;
+    if (!v->x || !v->y || !v->out) {
+        printf("FAIL vadd setup: out of host memory\n");
+        smoke_failures++;
+        return -1;
+    }
     for (unsigned i = 0; i < n; i++) {
         v->x[i] = smoke_randf();
         v->y[i] = smoke_randf();
@@ -141,6 +145,9 @@ static void smoke_vadd_free(NrCuda *cu, SmokeVadd *v) {
 static void smoke_vadd_run(NrCuda *launcher, NrCudaFunction *f, SmokeVadd *v, NrCuStream stream, const char *what) {
     NrCuda *cu = launcher;
     NrCudaStatus st = nr_cuda_memset32(cu, v->dout, SMOKE_POISON, v->n + SMOKE_GUARD);
+    /* The memset runs on the default stream, which a non-blocking stream does
+     * not wait for: finish it before launching. */
+    if (st == NR_CUDA_OK) st = nr_cuda_stream_synchronize(cu, NULL);
     SMOKE_CHECK(st == NR_CUDA_OK, "%s: poison: %s", what, nr_cuda_error(cu));
     unsigned n = v->n;
     void *params[4] = {&v->dx, &v->dy, &v->dout, &n};
@@ -397,6 +404,7 @@ static int smoke_run(const char *ptx_path, const NrCudaConfig *cfg) {
         SMOKE_CHECK(st == NR_CUDA_OK, "vadd: %s", nr_cuda_error(cu));
     }
     SmokeVadd v;
+    memset(&v, 0, sizeof v);
     if (vadd && smoke_vadd_setup(cu, &v, (1u << 20) + 77) == 0) {
         smoke_print_function(vadd);
         const NrCudaFuncInfo *fi = nr_cuda_function_info(vadd);
@@ -418,8 +426,8 @@ static int smoke_run(const char *ptx_path, const NrCudaConfig *cfg) {
         smoke_errors(cu, m, vadd);
         smoke_current_context(cu, cfg, vadd, &v);
         smoke_fault(cu, m);
-        smoke_vadd_free(cu, &v);
     }
+    smoke_vadd_free(cu, &v);
     nr_cuda_module_unload(cu, m);
     nr_cuda_close(cu);
     free(ptx);
