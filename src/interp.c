@@ -232,21 +232,18 @@ void nr_icopy_vals(NrInterp *in, NrIFrame *dfr, const NrValId *dst, NrIFrame *sf
         return;
     }
     /* A permutation (yield %b, %a): stage every source first. */
-    size_t off = 0;
-    for (int i = 0; i < n; i++) {
-        const NrIVal *s = &sfr->v[src[i]];
-        size_t b = (size_t)s->n * s->esize;
-        NR_ASSERT(off + b <= in->swap_bytes);
-        if (b) memcpy((unsigned char *)in->swap + off, s->p, b);
-        off += (b + VALUE_ALIGN - 1) & ~(size_t)(VALUE_ALIGN - 1);
-    }
-    off = 0;
-    for (int i = 0; i < n; i++) {
-        NrIVal *d = &dfr->v[dst[i]];
-        const NrIVal *s = &sfr->v[src[i]];
-        size_t b = (size_t)s->n * s->esize, db = (size_t)d->n * d->esize;
-        if (d->p && b) memcpy(d->p, (unsigned char *)in->swap + off, b < db ? b : db);
-        off += (b + VALUE_ALIGN - 1) & ~(size_t)(VALUE_ALIGN - 1);
+    for (int pass = 0; pass < 2; pass++) {
+        size_t off = 0;
+        for (int i = 0; i < n; i++) {
+            NrIVal *d = &dfr->v[dst[i]];
+            const NrIVal *s = &sfr->v[src[i]];
+            size_t sb = (size_t)s->n * s->esize, db = (size_t)d->n * d->esize, b = sb < db ? sb : db;
+            /* The destinations are one block's arguments: swap holds them all. */
+            if (!d->p || !s->p || off + b > in->swap_bytes) continue;
+            if (pass == 0) memcpy((unsigned char *)in->swap + off, s->p, b);
+            else memcpy(d->p, (unsigned char *)in->swap + off, b);
+            off += (b + VALUE_ALIGN - 1) & ~(size_t)(VALUE_ALIGN - 1);
+        }
     }
 }
 
@@ -315,6 +312,30 @@ static bool next_iv(int kind, int64_t iv, int64_t step, int64_t *out) {
     return true;
 }
 
+/* Passes a loop body's yielded values to its carried arguments.  When every
+ * yielded value is computed by an op of the body itself (the usual case), the
+ * storage of each pair is exchanged instead of copied: the yielded value is
+ * recomputed before it is read again, so its old contents are dead. */
+static void carry(NrInterp *in, NrIFrame *fr, NrBlockId body, const NrValId *dst, const NrValId *src, int n) {
+    const NrFunc *f = fr->f;
+    bool swap = true;
+    for (int i = 0; i < n && swap; i++) {
+        NrOpId d = f->vals[src[i]].def;
+        const NrIVal *a = &fr->v[dst[i]], *b = &fr->v[src[i]];
+        swap = d && f->ops[d].block == body && a->n == b->n && a->esize == b->esize && a->p && b->p;
+        for (int j = 0; j < i && swap; j++) swap = src[j] != src[i];
+    }
+    if (!swap) {
+        nr_icopy_vals(in, fr, dst, fr, src, n);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        void *t = fr->v[dst[i]].p;
+        fr->v[dst[i]].p = fr->v[src[i]].p;
+        fr->v[src[i]].p = t;
+    }
+}
+
 /* for iv = lb; iv < ub; iv += step: the region's arguments are (iv, carried...). */
 NrIStatus nr_iexec_FOR(NrInterp *in, NrIFrame *fr, const NrOp *op) {
     NrFunc *f = fr->f;
@@ -337,7 +358,7 @@ NrIStatus nr_iexec_FOR(NrInterp *in, NrIFrame *fr, const NrOp *op) {
         NrIStatus st = nr_irun_block(in, fr, op->regions[0], &term);
         if (st != NR_IST_OK) return st;
         if (check_term(in, op, term, NR_OP_YIELD, nc) != NR_IST_OK) return NR_IST_FAIL;
-        if (term) nr_icopy_vals(in, fr, body->args + 1, fr, term->opnds, nc);
+        if (term) carry(in, fr, op->regions[0], body->args + 1, term->opnds, nc);
         if (!next_iv(kind, iv, step, &iv)) break;
     }
     nr_icopy_vals(in, fr, op->results, fr, body->args + 1, nc);
@@ -486,9 +507,9 @@ NrIStatus nr_iexec_ARANGE(NrInterp *in, NrIFrame *fr, const NrOp *op) {
     int64_t start = nr_iattr_int(op, NR_A_START, 0);
     if (r->kind == NR_DT_I32) {
         int32_t *d = r->p;
-        for (int64_t i = 0; i < r->n; i++) d[i] = (int32_t)(start + i);
+        for (int64_t i = 0; i < r->n; i++) d[i] = (int32_t)(uint32_t)((uint64_t)start + (uint64_t)i);
     } else {
-        for (int64_t i = 0; i < r->n; i++) nr_iput_i64(r->kind, r->p, i, start + i);
+        for (int64_t i = 0; i < r->n; i++) nr_iput_i64(r->kind, r->p, i, (int64_t)((uint64_t)start + (uint64_t)i));
     }
     return NR_IST_OK;
 }

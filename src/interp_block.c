@@ -299,33 +299,59 @@ NrIStatus nr_iexec_ARGREDUCE(NrInterp *in, NrIFrame *fr, const NrOp *op) {
 /* --- dot ------------------------------------------------------------------------------------------ */
 enum { DOT_CHUNK = 16 };
 
-/* s[n] = sum_k A[m][k] * B[k][n] for one row m, then R[m][n] = acc[m][n] + s[n].
- * i-k-j order: the inner loop runs over contiguous n in fixed-size chunks so
- * that it vectorizes; products and sums are separate statements, so no
- * compiler contracts them into fused multiply-adds. */
-static void dot_f32(const float *restrict A, const float *restrict B, const float *restrict acc, float *restrict R,
-                    float *restrict s, int64_t M, int64_t N, int64_t K) {
+/* r_i[n] += a_i * b[n] for four rows i: the dot's inner kernel.  The
+ * fixed-size inner loop vectorizes; each product and each sum is its own
+ * statement, so no compiler contracts them into a fused multiply-add. */
+static void axpy4(float *restrict r0, float *restrict r1, float *restrict r2, float *restrict r3,
+                  const float *restrict b, float a0, float a1, float a2, float a3, int64_t N) {
     int64_t nv = N - N % DOT_CHUNK;
-    for (int64_t m = 0; m < M; m++) {
-        for (int64_t n = 0; n < N; n++) s[n] = 0.0f;
-        for (int64_t k = 0; k < K; k++) {
-            float a = A[m * K + k];
-            const float *restrict b = B + k * N;
-            for (int64_t n0 = 0; n0 < nv; n0 += DOT_CHUNK)
-                for (int j = 0; j < DOT_CHUNK; j++) {
-                    float p = a * b[n0 + j];
-                    s[n0 + j] += p;
-                }
-            for (int64_t n = nv; n < N; n++) {
-                float p = a * b[n];
-                s[n] += p;
-            }
+    for (int64_t n0 = 0; n0 < nv; n0 += DOT_CHUNK)
+        for (int j = 0; j < DOT_CHUNK; j++) {
+            float bv = b[n0 + j];
+            float p0 = a0 * bv, p1 = a1 * bv, p2 = a2 * bv, p3 = a3 * bv;
+            r0[n0 + j] += p0;
+            r1[n0 + j] += p1;
+            r2[n0 + j] += p2;
+            r3[n0 + j] += p3;
         }
-        if (acc)
-            for (int64_t n = 0; n < N; n++) R[m * N + n] = acc[m * N + n] + s[n];
-        else
-            for (int64_t n = 0; n < N; n++) R[m * N + n] = s[n];
+    for (int64_t n = nv; n < N; n++) {
+        float bv = b[n];
+        float p0 = a0 * bv, p1 = a1 * bv, p2 = a2 * bv, p3 = a3 * bv;
+        r0[n] += p0;
+        r1[n] += p1;
+        r2[n] += p2;
+        r3[n] += p3;
     }
+}
+
+static void axpy1(float *restrict r, const float *restrict b, float a, int64_t N) {
+    int64_t nv = N - N % DOT_CHUNK;
+    for (int64_t n0 = 0; n0 < nv; n0 += DOT_CHUNK)
+        for (int j = 0; j < DOT_CHUNK; j++) {
+            float p = a * b[n0 + j];
+            r[n0 + j] += p;
+        }
+    for (int64_t n = nv; n < N; n++) {
+        float p = a * b[n];
+        r[n] += p;
+    }
+}
+
+/* R[m][n] = acc[m][n] + sum_k A[m][k] * B[k][n] (acc may be NULL), the sum
+ * accumulated in R from 0 in increasing k, four rows at a time. */
+static void dot_f32(const float *A, const float *B, const float *acc, float *R, int64_t M, int64_t N, int64_t K) {
+    for (int64_t i = 0; i < M * N; i++) R[i] = 0.0f;
+    int64_t m = 0;
+    for (; m + 4 <= M; m += 4) {
+        float *r = R + m * N;
+        for (int64_t k = 0; k < K; k++)
+            axpy4(r, r + N, r + 2 * N, r + 3 * N, B + k * N, A[m * K + k], A[(m + 1) * K + k], A[(m + 2) * K + k],
+                  A[(m + 3) * K + k], N);
+    }
+    for (; m < M; m++)
+        for (int64_t k = 0; k < K; k++) axpy1(R + m * N, B + k * N, A[m * K + k], N);
+    if (acc)
+        for (int64_t i = 0; i < M * N; i++) R[i] = acc[i] + R[i];
 }
 
 static void dot_f64(const double *A, const double *B, double *R, double *s, int64_t M, int64_t N, int64_t K) {
@@ -368,8 +394,14 @@ static void dot_i8(const int8_t *A, const int8_t *B, uint32_t *R, uint32_t *s, i
 static const float *dot_operand_f32(int kind, const void *x, int64_t count, bool tf32, float *tmp) {
     if (kind == NR_DT_F32 && !tf32) return x;
     nr_idecode_f32(kind, x, tmp, count);
-    if (kind == NR_DT_F32)
-        for (int64_t i = 0; i < count; i++) tmp[i] = nr_f32_round_tf32(tmp[i]);
+    if (kind == NR_DT_F32) {
+        /* nr_f32_round_tf32, inlined: ties away from zero on the 13 dropped
+         * bits; inf and NaN (exponent all ones) are left alone. */
+        uint32_t *u = (uint32_t *)tmp;
+        for (int64_t i = 0; i < count; i++)
+            if ((u[i] & 0x7f800000) != 0x7f800000) u[i] = (u[i] + 0x1000) & ~0x1fffu;
+            else if (u[i] & 0x7fffff) u[i] = (u[i] | 0x400000) & ~0x1fffu;
+    }
     return tmp;
 }
 
@@ -422,14 +454,13 @@ NrIStatus nr_iexec_DOT(NrInterp *in, NrIFrame *fr, const NrOp *op) {
         } else {
             const float *A = dot_operand_f32(ka, pa, sa, tf32, in->scratch[0]);
             const float *Bm = dot_operand_f32(kb, pb, sb, tf32, in->scratch[1]);
-            float *S = in->scratch[2];
             if (kr == NR_DT_F32) {
-                dot_f32(A, Bm, (const float *)pc, (float *)pr, S, M, N, K);
+                dot_f32(A, Bm, (const float *)pc, (float *)pr, M, N, K);
             } else {
                 /* Narrow (or f64) result: acc + s is computed in double and
                  * rounded once to r's dtype. */
                 float *Rm = in->scratch[3];
-                dot_f32(A, Bm, NULL, Rm, S, M, N, K);
+                dot_f32(A, Bm, NULL, Rm, M, N, K);
                 for (int64_t i = 0; i < sr; i++)
                     nr_iput_f64(kr, pr, i, (double)Rm[i] + (pc ? nr_iget_f64(kr, pc, i) : 0.0));
             }

@@ -598,6 +598,7 @@ NrIStatus nr_iexec_CMP(NrInterp *in, NrIFrame *fr, const NrOp *op) {
     while (p < 6 && strcmp(names[p], ps) != 0) p++;
     if (p == 6) return nr_ifail(in, op, "unknown comparison predicate '%s'", ps);
     int k = a->kind;
+    if (!nr_ik_int(k) && !nr_ik_float(k) && k != NR_IK_PTR) return type_fail(in, op, k);
     if (nr_ik_float(k) && k != NR_DT_F32 && k != NR_DT_F64) {
         float *x = scratch_f32(in, 0), *y = scratch_f32(in, 1);
         nr_idecode_f32(k, a->p, x, r->n);
@@ -619,7 +620,8 @@ NrIStatus nr_iexec_CMP(NrInterp *in, NrIFrame *fr, const NrOp *op) {
 NrIStatus nr_iexec_SELECT(NrInterp *in, NrIFrame *fr, const NrOp *op) {
     NrIVal *cv = nr_iopnd(fr, op, 0), *a = nr_iopnd(fr, op, 1), *b = nr_iopnd(fr, op, 2), *r = nr_ires(fr, op, 0);
     int64_t n = r->n;
-    if (a->n != n || b->n != n || a->esize != r->esize || b->esize != r->esize || (cv->n != n && cv->n != 1))
+    if (a->n != n || b->n != n || a->esize != r->esize || b->esize != r->esize || (cv->n != n && cv->n != 1) ||
+        cv->kind != NR_DT_I1)
         return shape_fail(in, op);
     const uint8_t *c = cv->p;
     if (cv->n != n) { /* a scalar condition picks a whole operand */

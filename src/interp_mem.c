@@ -86,18 +86,38 @@ static NrIStatus get_mask(NrInterp *in, const NrOp *op, NrIVal *mv, int64_t n, N
 }
 
 /* --- load and store ------------------------------------------------------------------------------ */
+/* Host address of lanes [i, j), whose addresses are consecutive elements,
+ * or NULL if any of them is bad: the ends decide for the whole run. */
+static inline const unsigned char *run_host(const NrInterp *in, const uint64_t *a, int64_t i, int64_t j, int size) {
+    const unsigned char *h0 = host_addr(in, a[i], size);
+    if (!h0 || j - i == 1) return h0;
+    const unsigned char *h1 = host_addr(in, a[j - 1], size);
+    if (!h1 || (uintptr_t)h1 - (uintptr_t)h0 != (uintptr_t)(j - 1 - i) * (uintptr_t)size) return NULL;
+    return h0;
+}
+
+/* Active lanes are read in runs of consecutive addresses, one copy per run;
+ * a bad run is rescanned lane by lane to report its first bad lane. */
 #define LOADLOOP(T)                                                                                     \
     do {                                                                                                \
         T *d = r->p;                                                                                    \
         const T *o = other ? other->p : NULL;                                                           \
-        for (int64_t i = 0; i < n; i++) {                                                               \
+        int64_t ostep = other && other->n != 1 ? 1 : 0;                                                 \
+        for (int64_t i = 0; i < n;) {                                                                   \
             if (m && !m[i]) {                                                                           \
-                d[i] = o ? o[other->n == 1 ? 0 : i] : 0;                                                \
+                d[i] = o ? o[i * ostep] : 0;                                                            \
+                i++;                                                                                    \
                 continue;                                                                               \
             }                                                                                           \
-            const unsigned char *h = host_addr(in, a[i], sizeof(T));                                    \
-            if (!h) return access_fail(in, op, p->t, i, a[i], (int)sizeof(T));                          \
-            memcpy(&d[i], h, sizeof(T));                                                                \
+            int64_t j = i + 1;                                                                          \
+            while (j < n && (!m || m[j]) && a[j] - a[j - 1] == sizeof(T)) j++;                          \
+            const unsigned char *h = run_host(in, a, i, j, (int)sizeof(T));                             \
+            if (!h)                                                                                     \
+                for (int64_t q = i; q < j; q++)                                                         \
+                    if (!host_addr(in, a[q], (int)sizeof(T)))                                           \
+                        return access_fail(in, op, p->t, q, a[q], (int)sizeof(T));                      \
+            memcpy(&d[i], h, (size_t)(j - i) * sizeof(T));                                              \
+            i = j;                                                                                      \
         }                                                                                               \
     } while (0)
 

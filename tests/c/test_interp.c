@@ -352,7 +352,7 @@ static uint64_t ref_int(NrOpcode opc, NrDtype dt, uint64_t xb, uint64_t yb) {
     switch (opc) {
     case NR_OP_ADD: return iwrap(dt, x + y);
     case NR_OP_SUB: return iwrap(dt, x - y);
-    case NR_OP_MUL: return iwrap(dt, x * y);
+    case NR_OP_MUL: return iwrap(dt, (__int128)((unsigned __int128)x * (unsigned __int128)y));
     case NR_OP_DIV:
         if (y == 0) return iwrap(dt, -1);
         if (sg && x == mn && y == -1) return iwrap(dt, mn);
@@ -1429,7 +1429,7 @@ static void check_for(NrDtype dt, int64_t lb, int64_t ub, int64_t step) {
     __int128 v = ival(dt, iwrap(dt, lb)), u = ival(dt, iwrap(dt, ub)), st = ival(dt, iwrap(dt, step));
     if (!is_s(dt) && bits_of(dt) == 64) { v = (uint64_t)lb; u = (uint64_t)ub; st = step; }
     while (v < u && trips < 100000) {
-        sum += (int64_t)v;
+        sum = (int64_t)((uint64_t)sum + (uint64_t)(int64_t)v); /* wraps like the kernel's i64 add */
         trips++;
         v += st;
         if (v < lo || v >= hi) break;
