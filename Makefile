@@ -96,8 +96,8 @@ fuzz:
 valgrind: $(CTESTBINS) $(BUILD)/nereid
 	@set -e; for t in $(CTESTBINS); do valgrind -q --error-exitcode=1 --leak-check=full $$t >/dev/null; echo "valgrind ok: $$t"; done
 
-demo: all pyext
-	PYTHONPATH=$(CURDIR)/python $(PYTHON) examples/demo.py
+demo: all pyext venv
+	PYTHONPATH=$(CURDIR)/python $(VPY) examples/demo.py
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz python/nereid/_C*.so

@@ -1,0 +1,3 @@
+"""nereid.language.extra: vendor math libraries (libdevice names)."""
+from . import libdevice  # noqa: F401
+from . import cuda  # noqa: F401

@@ -1,0 +1,39 @@
+import os
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+
+
+@pytest.fixture
+def rng(request):
+    """A fresh random generator per test; the seed is printed on failure."""
+    seed = int.from_bytes(os.urandom(4), "little")
+    request.node.user_properties.append(("seed", seed))
+    print(f"random seed: {seed}")
+    return np.random.default_rng(seed)
+
+
+def rel_err(got, ref):
+    got = np.asarray(got, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    assert got.shape == ref.shape, (got.shape, ref.shape)
+    assert not np.isnan(got).any(), "output has NaN (an element was not written?)"
+    den = np.linalg.norm(ref.ravel())
+    return float(np.linalg.norm((got - ref).ravel()) / (den if den > 0 else 1.0))
+
+
+def poisoned(shape, dtype):
+    """An output array filled with NaN (floats) or a sentinel (ints), so an unwritten element fails."""
+    a = np.empty(shape, dtype=dtype)
+    if np.issubdtype(np.dtype(dtype), np.floating) or str(dtype) in ("bfloat16",):
+        a.fill(np.nan)
+    elif np.dtype(dtype) == np.bool_:
+        a.fill(True)
+    else:
+        a.fill(np.iinfo(dtype).max if np.issubdtype(np.dtype(dtype), np.signedinteger) else 0xA5)
+    return a
