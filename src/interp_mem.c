@@ -112,11 +112,15 @@ static inline const unsigned char *run_host(const NrInterp *in, const uint64_t *
             int64_t j = i + 1;                                                                          \
             while (j < n && (!m || m[j]) && a[j] - a[j - 1] == sizeof(T)) j++;                          \
             const unsigned char *h = run_host(in, a, i, j, (int)sizeof(T));                             \
-            if (!h)                                                                                     \
-                for (int64_t q = i; q < j; q++)                                                         \
-                    if (!host_addr(in, a[q], (int)sizeof(T)))                                           \
-                        return access_fail(in, op, p->t, q, a[q], (int)sizeof(T));                      \
-            memcpy(&d[i], h, (size_t)(j - i) * sizeof(T));                                              \
+            if (h) {                                                                                    \
+                memcpy(&d[i], h, (size_t)(j - i) * sizeof(T));                                          \
+            } else {                                                                                    \
+                for (int64_t q = i; q < j; q++) {                                                       \
+                    const unsigned char *hq = host_addr(in, a[q], (int)sizeof(T));                      \
+                    if (!hq) return access_fail(in, op, p->t, q, a[q], (int)sizeof(T));                 \
+                    memcpy(&d[q], hq, sizeof(T));                                                       \
+                }                                                                                       \
+            }                                                                                           \
             i = j;                                                                                      \
         }                                                                                               \
     } while (0)

@@ -1267,6 +1267,62 @@ static void test_fault_2d(void) {
     nr_module_free(m);
 }
 
+/* Random addresses around a buffer, in runs and alone, under random masks:
+ * either every active lane is valid and the load returns the right values,
+ * or the launch reports exactly the first bad active lane. */
+static void test_random_addresses(void) {
+    enum { NB = 64, NX = 16 };
+    NrModule *m = nr_module_new(NULL);
+    NrTypeId types[4] = {nr_type_ptr(m, NR_DT_I32, 1), nr_type_ptr(m, NR_DT_I64, 1), nr_type_ptr(m, NR_DT_I1, 1),
+                         nr_type_ptr(m, NR_DT_I32, 1)};
+    static const char *const names[4] = {"x", "offs", "mask", "out"};
+    Kb k = kb_begin(m, "addr", 4, types, names);
+    NrTypeId i64 = ts(&k, NR_DT_I64), vi64 = tb1(&k, i64, NB);
+    V base = splat(&k, op(&k, NR_OP_PTRTOINT, i64, 1, k.arg[0]), vi64);
+    V offs = load(&k, ptrs(&k, k.arg[1], NB), 0, 0), mask = load(&k, ptrs(&k, k.arg[2], NB), 0, 0);
+    V p = op(&k, NR_OP_INTTOPTR, tb1(&k, tv(&k, k.arg[0]), NB), 1, bin(&k, NR_OP_ADD, base, offs));
+    V v = load(&k, p, mask, cI(&k, tb1(&k, ts(&k, NR_DT_I32), NB), -7));
+    store(&k, ptrs(&k, k.arg[3], NB), v, 0);
+    ret(&k);
+    for (int trial = 0; trial < 300; trial++) {
+        int32_t x[NX], out[NB];
+        int64_t off[NB];
+        uint8_t mk[NB];
+        for (int i = 0; i < NX; i++) x[i] = (int32_t)rnd();
+        for (int i = 0; i < NB; i++) {
+            int kind = (int)(rnd() % 4);
+            if (i > 0 && kind < 2) off[i] = off[i - 1] + 4;                 /* continue a run */
+            else if (kind == 2) off[i] = 4 * ((int64_t)(rnd() % (NX + 4)) - 2); /* aligned, maybe outside */
+            else off[i] = (int64_t)(rnd() % (4 * NX + 16)) - 8;           /* anything near */
+            mk[i] = rnd() % 8 != 0;
+            out[i] = 12345;
+        }
+        if (trial % 3 == 0) /* most trials stay valid */
+            for (int i = 0; i < NB; i++) {
+                off[i] = ((off[i] % (4 * NX)) + 4 * NX) % (4 * NX);
+                off[i] -= off[i] % 4;
+            }
+        int bad = -1;
+        for (int i = 0; i < NB && bad < 0; i++)
+            if (mk[i] && (off[i] < 0 || off[i] + 4 > 4 * NX || off[i] % 4)) bad = i;
+        NrInterpArg args[4] = {buf(x, sizeof x, NULL), buf(off, sizeof off, NULL), buf(mk, sizeof mk, NULL),
+                               buf(out, sizeof out, NULL)};
+        Run r = launch(&k, 1, 1, 1, args, 4, NULL, 0);
+        if (bad < 0) {
+            CHECK(r.ok, "random addresses: unexpected fault %s", r.msg);
+            for (int i = 0; i < NB; i++)
+                CHECK(out[i] == (mk[i] ? x[off[i] / 4] : -7), "random addresses lane %d: %d", i, out[i]);
+        } else {
+            char want[200];
+            snprintf(want, sizeof want, "element %d of the block (index [%d])", bad, bad);
+            bool in = off[bad] >= 0 && off[bad] + 4 <= 4 * NX;
+            CHECK(!r.ok && strstr(r.msg, want) && strstr(r.msg, in ? "misaligned load" : "out-of-bounds load"),
+                  "random addresses: want a fault at lane %d (offset %" PRId64 "), got %s", bad, off[bad], r.msg);
+        }
+    }
+    nr_module_free(m);
+}
+
 /* --- atomics ---------------------------------------------------------------------------------------------- */
 static void test_atomics(void) {
     /* Histogram over 4 programs: counts, and the old values show lane-order serialization. */
@@ -1820,6 +1876,7 @@ int main(void) {
     test_masked_loads();
     test_faults();
     test_fault_2d();
+    test_random_addresses();
     test_atomics();
     test_control_flow();
     test_max_steps();
