@@ -68,8 +68,8 @@ static NrValId grid2(K *k, NrValId offs_r, NrValId stride_r, NrValId offs_c, NrV
 static NrFunc *build_matmul(NrModule *m) {
     NrTypeId i32 = nr_type_scalar(m, NR_DT_I32), f32 = nr_type_scalar(m, NR_DT_F32), pf = nr_type_ptr(m, NR_DT_F32, 1);
     NrTypeId args[12] = {pf, pf, pf, i32, i32, i32, i32, i32, i32, i32, i32, i32};
-    static const char *const names[12] = {"a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_ak",
-                                          "stride_bk", "stride_bn", "stride_cm", "stride_cn"};
+    static const char *const names[12] = {"a_ptr",     "b_ptr",     "c_ptr",     "M",         "N",         "K",
+                                          "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn"};
     NrFunc *f = nr_func_new(m, "matmul_kernel", 12, args, 0, NULL);
     f->is_kernel = true;
     NrValId a[12];
@@ -125,8 +125,10 @@ static NrFunc *build_matmul(NrModule *m) {
     NrValId accf = nr_op_result(f, loop, 0);
     NrTypeId pc_t = tensor(k, pf, 2, BM, BN), i1 = nr_type_scalar(m, NR_DT_I1);
     NrValId c_ptrs = addptr(k, splat(k, a[2], pc_t), grid2(k, offs_cm, a[10], offs_cn, a[11], BM, BN));
-    NrValId cm = bcast(k, cmp_lt(k, expand(k, offs_cm, 1), splat(k, M, tensor(k, i32, 2, BM, 1))), tensor(k, i1, 2, BM, BN));
-    NrValId cn = bcast(k, cmp_lt(k, expand(k, offs_cn, 0), splat(k, N, tensor(k, i32, 2, 1, BN))), tensor(k, i1, 2, BM, BN));
+    NrValId cm =
+        bcast(k, cmp_lt(k, expand(k, offs_cm, 1), splat(k, M, tensor(k, i32, 2, BM, 1))), tensor(k, i1, 2, BM, BN));
+    NrValId cn =
+        bcast(k, cmp_lt(k, expand(k, offs_cn, 0), splat(k, N, tensor(k, i32, 2, 1, BN))), tensor(k, i1, 2, BM, BN));
     NrValId st[3] = {c_ptrs, accf, bin(k, NR_OP_AND, cm, cn)};
     nr_build(&k->b, NR_OP_STORE, 3, st, 0, NULL, 0);
     nr_build(&k->b, NR_OP_RETURN, 0, NULL, 0, NULL, 0);
@@ -156,10 +158,10 @@ int main(int argc, char **argv) {
     NrInterpArg args[12] = {
         {NR_IA_BUFFER, A, bytes, "a_ptr", 0, 0}, {NR_IA_BUFFER, B, bytes, "b_ptr", 0, 0},
         {NR_IA_BUFFER, C, bytes, "c_ptr", 0, 0}, {NR_IA_INT, NULL, 0, "M", n, 0},
-        {NR_IA_INT, NULL, 0, "N", n, 0},          {NR_IA_INT, NULL, 0, "K", n, 0},
-        {NR_IA_INT, NULL, 0, NULL, n, 0},         {NR_IA_INT, NULL, 0, NULL, 1, 0},
-        {NR_IA_INT, NULL, 0, NULL, n, 0},         {NR_IA_INT, NULL, 0, NULL, 1, 0},
-        {NR_IA_INT, NULL, 0, NULL, n, 0},         {NR_IA_INT, NULL, 0, NULL, 1, 0},
+        {NR_IA_INT, NULL, 0, "N", n, 0},         {NR_IA_INT, NULL, 0, "K", n, 0},
+        {NR_IA_INT, NULL, 0, NULL, n, 0},        {NR_IA_INT, NULL, 0, NULL, 1, 0},
+        {NR_IA_INT, NULL, 0, NULL, n, 0},        {NR_IA_INT, NULL, 0, NULL, 1, 0},
+        {NR_IA_INT, NULL, 0, NULL, n, 0},        {NR_IA_INT, NULL, 0, NULL, 1, 0},
     };
     uint32_t grid[3] = {(uint32_t)(((n + BM - 1) / BM) * ((n + BN - 1) / BN)), 1, 1};
     NrDiags d;
@@ -183,8 +185,8 @@ int main(int argc, char **argv) {
         double err = fabs(C[(size_t)i * n + j] - ref) / (mag + 1e-30);
         if (!(err <= maxerr)) maxerr = err;
     }
-    printf("interp matmul %dx%dx%d fp32 (tf32 dot), blocks %dx%dx%d: %.3f s  (%.2f GFLOP/s, max rel err %.1e)\n", n,
-           n, n, BM, BN, BK, t1 - t0, 2.0 * n * (double)n * n / (t1 - t0) * 1e-9, maxerr);
+    printf("interp matmul %dx%dx%d fp32 (tf32 dot), blocks %dx%dx%d: %.3f s  (%.2f GFLOP/s, max rel err %.1e)\n", n, n,
+           n, BM, BN, BK, t1 - t0, 2.0 * n * (double)n * n / (t1 - t0) * 1e-9, maxerr);
     free(A);
     free(B);
     free(C);

@@ -30,13 +30,13 @@ static float u2f(uint32_t u) {
 
 /* --- the general rounding routine -------------------------------------------------------------- */
 typedef struct FpFmt {
-    int mbits;         /* explicit mantissa bits */
+    int mbits; /* explicit mantissa bits */
     int bias;
-    int signbit;       /* bit position of the sign */
-    uint32_t maxfin;   /* bits of the largest finite value */
-    uint32_t inf;      /* bits of +inf; 0 if the format has none */
-    bool sat;          /* overflow and inf saturate to maxfin (fp8 satfinite) */
-    uint32_t nan;      /* canonical NaN: 0 = build one from the payload */
+    int signbit;     /* bit position of the sign */
+    uint32_t maxfin; /* bits of the largest finite value */
+    uint32_t inf;    /* bits of +inf; 0 if the format has none */
+    bool sat;        /* overflow and inf saturate to maxfin (fp8 satfinite) */
+    uint32_t nan;    /* canonical NaN: 0 = build one from the payload */
 } FpFmt;
 
 static const FpFmt fp_fmts[] = {
@@ -153,7 +153,7 @@ float nr_f8e5_to_f32(uint8_t b) { return nr_f16_to_f32((uint16_t)(b << 8)); }
 /* --- tf32 and f64 ------------------------------------------------------------------------------ */
 float nr_f32_round_tf32(float x) {
     uint32_t u = f2u(x);
-    if ((u & 0x7f800000) == 0x7f800000) {  /* inf stays; NaN stays a (quiet) NaN */
+    if ((u & 0x7f800000) == 0x7f800000) { /* inf stays; NaN stays a (quiet) NaN */
         if (u & 0x7fffff) u = (u | 0x400000) & ~0x1fffu;
         return u2f(u);
     }

@@ -24,8 +24,8 @@ static const NrIExecFn exec_table[NR_OP_COUNT] = {
 
 enum {
     MAX_CALL_DEPTH = 64,
-    VALUE_ALIGN = 64,             /* storage alignment of every value (vector loads) */
-    HOST_LOW_MASK = 0xfff,        /* host address bits kept in a buffer's virtual base */
+    VALUE_ALIGN = 64,      /* storage alignment of every value (vector loads) */
+    HOST_LOW_MASK = 0xfff, /* host address bits kept in a buffer's virtual base */
 };
 /* Refuse launches whose value storage would exceed this many bytes. */
 static const uint64_t MAX_FRAME_BYTES = (uint64_t)16 << 30;
@@ -90,7 +90,7 @@ static uint64_t val_bytes(const NrType *t) {
 }
 
 typedef struct FrameLayout {
-    uint64_t *off;     /* per value: byte offset + 1 (0 = no storage) */
+    uint64_t *off; /* per value: byte offset + 1 (0 = no storage) */
     uint64_t total;
 } FrameLayout;
 
@@ -125,8 +125,9 @@ static NrIFrame *frame_new(NrInterp *in, NrFunc *f, int depth, const NrOp *at) {
     layout_block(f, &L, f->body, 0);
     if (L.total > MAX_FRAME_BYTES) {
         free(L.off);
-        nr_ifail(in, at, "function '%s' needs %" PRIu64 " MiB of block storage; the interpreter's limit is %" PRIu64
-                 " MiB", f->name, L.total >> 20, MAX_FRAME_BYTES >> 20);
+        nr_ifail(in, at,
+                 "function '%s' needs %" PRIu64 " MiB of block storage; the interpreter's limit is %" PRIu64 " MiB",
+                 f->name, L.total >> 20, MAX_FRAME_BYTES >> 20);
         return NULL;
     }
     NrIFrame *fr = calloc(1, sizeof *fr);
@@ -240,8 +241,10 @@ void nr_icopy_vals(NrInterp *in, NrIFrame *dfr, const NrValId *dst, NrIFrame *sf
             size_t sb = (size_t)s->n * s->esize, db = (size_t)d->n * d->esize, b = sb < db ? sb : db;
             /* The destinations are one block's arguments: swap holds them all. */
             if (!d->p || !s->p || off + b > in->swap_bytes) continue;
-            if (pass == 0) memcpy((unsigned char *)in->swap + off, s->p, b);
-            else memcpy(d->p, (unsigned char *)in->swap + off, b);
+            if (pass == 0)
+                memcpy((unsigned char *)in->swap + off, s->p, b);
+            else
+                memcpy(d->p, (unsigned char *)in->swap + off, b);
             off += (b + VALUE_ALIGN - 1) & ~(size_t)(VALUE_ALIGN - 1);
         }
     }
@@ -254,8 +257,10 @@ NrIStatus nr_irun_block(NrInterp *in, NrIFrame *fr, NrBlockId b, const NrOp **te
     for (NrOpId o = f->blocks[b].first; o; o = f->ops[o].next) {
         const NrOp *op = &f->ops[o];
         if (in->max_steps && ++in->steps > in->max_steps)
-            return nr_ifail(in, op, "the launch exceeded its limit of %" PRIu64 " executed ops in %s; "
-                            "the kernel may loop forever", in->max_steps, nr_iwhere(in, NULL, 0));
+            return nr_ifail(in, op,
+                            "the launch exceeded its limit of %" PRIu64 " executed ops in %s; "
+                            "the kernel may loop forever",
+                            in->max_steps, nr_iwhere(in, NULL, 0));
         if (op->opc <= NR_OP_INVALID || op->opc >= NR_OP_COUNT) return nr_ifail(in, op, "invalid op %d", op->opc);
         NrIStatus st = exec_table[op->opc](in, fr, op);
         if (st == NR_IST_OK) continue;
@@ -286,12 +291,10 @@ static NrIStatus check_term(NrInterp *in, const NrOp *op, const NrOp *term, NrOp
 }
 
 /* --- control flow ---------------------------------------------------------------------------------- */
-static bool kind_unsigned(int k) { return k == NR_IK_PTR || (k < NR_DT_COUNT && nr_dtype_info[k].cls != NR_DTC_SINT); }
-
 /* iv + step, unless it leaves the range of the iv's type. */
 static bool next_iv(int kind, int64_t iv, int64_t step, int64_t *out) {
     int bits = kind < NR_DT_COUNT ? nr_dtype_info[kind].bits : 64;
-    if (kind_unsigned(kind)) {
+    if (nr_ik_unsigned(kind)) {
         uint64_t s = (uint64_t)iv + (uint64_t)step;
         if (bits == 64) {
             /* A negative step (as a signed quantity) counts down; either way, stop on wrap. */
@@ -349,7 +352,7 @@ NrIStatus nr_iexec_FOR(NrInterp *in, NrIFrame *fr, const NrOp *op) {
     int64_t lb = nr_iget_i64(kind, lbv->p, 0);
     int64_t ub = nr_iget_i64(nr_iopnd(fr, op, 1)->kind, nr_iopnd(fr, op, 1)->p, 0);
     int64_t step = nr_iget_i64(nr_iopnd(fr, op, 2)->kind, nr_iopnd(fr, op, 2)->p, 0);
-    bool uns = kind_unsigned(kind);
+    bool uns = nr_ik_unsigned(kind);
     NrIVal *ivv = &fr->v[body->args[0]];
     nr_icopy_vals(in, fr, body->args + 1, fr, op->opnds + 3, nc);
     for (int64_t iv = lb; uns ? (uint64_t)iv < (uint64_t)ub : iv < ub;) {
@@ -490,8 +493,10 @@ NrIStatus nr_iexec_CONST(NrInterp *in, NrIFrame *fr, const NrOp *op) {
         } else {
             /* A float constant of integer type converts as a cast would. */
             double v = a->v.f;
-            int64_t iv = v != v ? 0 : v >= 9223372036854775807.0 ? INT64_MAX : v <= -9223372036854775808.0 ? INT64_MIN
-                                                                                                             : (int64_t)v;
+            int64_t iv = v != v                        ? 0
+                         : v >= 9223372036854775807.0  ? INT64_MAX
+                         : v <= -9223372036854775808.0 ? INT64_MIN
+                                                       : (int64_t)v;
             nr_iput_i64(r->kind, r->p, 0, iv);
         }
     } else {
@@ -523,8 +528,8 @@ NrIStatus nr_iexec_SPLAT(NrInterp *in, NrIFrame *fr, const NrOp *op) {
 
 static NrIStatus grid_query(NrInterp *in, NrIFrame *fr, const NrOp *op, const uint32_t *v) {
     int64_t axis = nr_iattr_int(op, NR_A_AXIS, 0);
-    if (axis < 0 || axis > 2) return nr_ifail(in, op, "'%s' axis must be 0, 1 or 2, got %" PRId64,
-                                              nr_op_info[op->opc].name, axis);
+    if (axis < 0 || axis > 2)
+        return nr_ifail(in, op, "'%s' axis must be 0, 1 or 2, got %" PRId64, nr_op_info[op->opc].name, axis);
     NrIVal *r = nr_ires(fr, op, 0);
     nr_iput_i64(r->kind, r->p, 0, (int64_t)v[axis]);
     fill((unsigned char *)r->p + r->esize, r->p, r->n - 1, r->esize);
@@ -591,8 +596,10 @@ static bool bind_arg(NrInterp *in, NrFunc *f, NrIVal *v, const NrInterpArg *a, i
         return true;
     }
     if (nr_ik_float(v->kind)) {
-        if (a->kind == NR_IA_FLOAT) nr_iput_f64(v->kind, v->p, 0, a->f);
-        else if (a->kind == NR_IA_INT) nr_iput_f64(v->kind, v->p, 0, (double)a->i);
+        if (a->kind == NR_IA_FLOAT)
+            nr_iput_f64(v->kind, v->p, 0, a->f);
+        else if (a->kind == NR_IA_INT)
+            nr_iput_f64(v->kind, v->p, 0, (double)a->i);
         else {
             nr_error(in->d, f->loc, "argument '%s' must be a number (the parameter is %s)", b->name,
                      nr_dtype_info[v->kind].ir);
@@ -622,8 +629,8 @@ static void run_programs(NrInterp *in, NrIFrame *kf) {
             }
 }
 
-bool nr_interp_launch(NrFunc *f, const uint32_t grid[3], const NrInterpArg *args, int nargs,
-                      const NrInterpOptions *opt, NrDiags *d) {
+bool nr_interp_launch(NrFunc *f, const uint32_t grid[3], const NrInterpArg *args, int nargs, const NrInterpOptions *opt,
+                      NrDiags *d) {
     NrInterp in;
     memset(&in, 0, sizeof in);
     in.m = f->mod;

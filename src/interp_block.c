@@ -43,12 +43,12 @@ static void strided_copy(void *dst, const void *src, int rank, const int32_t *ds
         int64_t base = 0;
         for (int k = 0; k < rank - 1; k++) base += idx[k] * sstride[k];
         switch (es) {
-#define ROW(T)                                                                                          \
-    {                                                                                                   \
-        const T *sp = (const T *)s + base;                                                              \
-        T *dp = (T *)d;                                                                                 \
-        for (int64_t i = 0; i < len; i++) dp[i] = sp[i * st];                                          \
-        break;                                                                                          \
+#define ROW(T)                                                                                                         \
+    {                                                                                                                  \
+        const T *sp = (const T *)s + base;                                                                             \
+        T *dp = (T *)d;                                                                                                \
+        for (int64_t i = 0; i < len; i++) dp[i] = sp[i * st];                                                          \
+        break;                                                                                                         \
     }
         case 1: ROW(uint8_t)
         case 2: ROW(uint16_t)
@@ -76,8 +76,9 @@ NrIStatus nr_iexec_BROADCAST(NrInterp *in, NrIFrame *fr, const NrOp *op) {
     row_major_strides(at, s);
     for (int k = 0; k < rt->rank; k++) {
         if (at->shape[k] == rt->shape[k]) continue;
-        if (at->shape[k] != 1) return nr_ifail(in, op, "malformed 'broadcast': axis %d of size %d cannot stretch to %d",
-                                               k, at->shape[k], rt->shape[k]);
+        if (at->shape[k] != 1)
+            return nr_ifail(in, op, "malformed 'broadcast': axis %d of size %d cannot stretch to %d", k, at->shape[k],
+                            rt->shape[k]);
         s[k] = 0;
     }
     strided_copy(r->p, a->p, rt->rank, rt->shape, s, r->esize);
@@ -139,27 +140,22 @@ static bool split_axis(const NrType *t, int64_t axis, Split *s) {
 
 typedef enum { RK_ADD, RK_MAX, RK_MIN, RK_XOR, RK_AND, RK_OR } RedKind;
 
-#define FMAXNUM(x, y) ((x) != (x) ? (y) : (y) != (y) ? (x) : (x) > (y) ? (x) : (y) > (x) ? (y) : signbit(x) ? (y) : (x))
-#define FMINNUM(x, y) ((x) != (x) ? (y) : (y) != (y) ? (x) : (x) < (y) ? (x) : (y) < (x) ? (y) : signbit(x) ? (x) : (y))
-#define FMAXALL(x, y) ((x) != (x) ? (x) : (y) != (y) ? (y) : FMAXNUM(x, y))
-#define FMINALL(x, y) ((x) != (x) ? (x) : (y) != (y) ? (y) : FMINNUM(x, y))
-
 /* In-place tree reduction of w viewed as [outer][len][inner]; the result
  * for (o, i) ends in w[o][0][i].  COMB(x, y) combines two elements. */
-#define TREE(T, COMB)                                                                                   \
-    do {                                                                                                \
-        for (int64_t len = s.len; len > 1;) {                                                           \
-            int64_t h = (len + 1) / 2;                                                                  \
-            for (int64_t o = 0; o < s.outer; o++) {                                                     \
-                T *base = w + o * s.len * s.inner;                                                      \
-                for (int64_t j = 0; j < len - h; j++) {                                                 \
-                    T *x = base + j * s.inner;                                                          \
-                    const T *y = base + (j + h) * s.inner;                                              \
-                    for (int64_t i = 0; i < s.inner; i++) x[i] = COMB(x[i], y[i]);                      \
-                }                                                                                       \
-            }                                                                                           \
-            len = h;                                                                                    \
-        }                                                                                               \
+#define TREE(T, COMB)                                                                                                  \
+    do {                                                                                                               \
+        for (int64_t len = s.len; len > 1;) {                                                                          \
+            int64_t h = (len + 1) / 2;                                                                                 \
+            for (int64_t o = 0; o < s.outer; o++) {                                                                    \
+                T *base = w + o * s.len * s.inner;                                                                     \
+                for (int64_t j = 0; j < len - h; j++) {                                                                \
+                    T *x = base + j * s.inner;                                                                         \
+                    const T *y = base + (j + h) * s.inner;                                                             \
+                    for (int64_t i = 0; i < s.inner; i++) x[i] = COMB(x[i], y[i]);                                     \
+                }                                                                                                      \
+            }                                                                                                          \
+            len = h;                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
 #define C_ADD(x, y) ((x) + (y))
@@ -172,20 +168,24 @@ typedef enum { RK_ADD, RK_MAX, RK_MIN, RK_XOR, RK_AND, RK_OR } RedKind;
 #define C_AND(x, y) ((x) & (y))
 #define C_OR(x, y) ((x) | (y))
 
-#define FLOAT_TREE(T)                                                                                   \
-    do {                                                                                                \
-        switch (rk) {                                                                                   \
-        case RK_ADD: TREE(T, C_ADD); break;                                                             \
-        case RK_MAX:                                                                                    \
-            if (nanall) TREE(T, FMAXALL);                                                               \
-            else TREE(T, FMAXNUM);                                                                      \
-            break;                                                                                      \
-        case RK_MIN:                                                                                    \
-            if (nanall) TREE(T, FMINALL);                                                               \
-            else TREE(T, FMINNUM);                                                                      \
-            break;                                                                                      \
-        default: NR_UNREACHABLE();                                                                      \
-        }                                                                                               \
+#define FLOAT_TREE(T)                                                                                                  \
+    do {                                                                                                               \
+        switch (rk) {                                                                                                  \
+        case RK_ADD: TREE(T, C_ADD); break;                                                                            \
+        case RK_MAX:                                                                                                   \
+            if (nanall)                                                                                                \
+                TREE(T, NR_FMAXALL);                                                                                   \
+            else                                                                                                       \
+                TREE(T, NR_FMAXNUM);                                                                                   \
+            break;                                                                                                     \
+        case RK_MIN:                                                                                                   \
+            if (nanall)                                                                                                \
+                TREE(T, NR_FMINALL);                                                                                   \
+            else                                                                                                       \
+                TREE(T, NR_FMINNUM);                                                                                   \
+            break;                                                                                                     \
+        default: NR_UNREACHABLE();                                                                                     \
+        }                                                                                                              \
     } while (0)
 
 NrIStatus nr_iexec_REDUCE(NrInterp *in, NrIFrame *fr, const NrOp *op) {
@@ -225,16 +225,20 @@ NrIStatus nr_iexec_REDUCE(NrInterp *in, NrIFrame *fr, const NrOp *op) {
     /* Integers: extended to int64 (sign or zero per type), combined, truncated. */
     int64_t *w = in->scratch[0];
     for (int64_t i = 0; i < n; i++) w[i] = nr_iget_i64(k, a->p, i);
-    bool uns = nr_dtype_info[k].cls != NR_DTC_SINT;
+    bool uns = nr_ik_unsigned(k);
     switch (rk) {
     case RK_ADD: TREE(int64_t, C_WADD); break;
     case RK_MAX:
-        if (uns) TREE(int64_t, C_UMAX);
-        else TREE(int64_t, C_MAX);
+        if (uns)
+            TREE(int64_t, C_UMAX);
+        else
+            TREE(int64_t, C_MAX);
         break;
     case RK_MIN:
-        if (uns) TREE(int64_t, C_UMIN);
-        else TREE(int64_t, C_MIN);
+        if (uns)
+            TREE(int64_t, C_UMIN);
+        else
+            TREE(int64_t, C_MIN);
         break;
     case RK_XOR: TREE(int64_t, C_XOR); break;
     case RK_AND: TREE(int64_t, C_AND); break;
@@ -255,14 +259,14 @@ NrIStatus nr_iexec_ARGREDUCE(NrInterp *in, NrIFrame *fr, const NrOp *op) {
     if (op->nresults != 2) return nr_ifail(in, op, "malformed 'argreduce'");
     NrIVal *a = nr_iopnd(fr, op, 0), *rv = nr_ires(fr, op, 0), *ri = nr_ires(fr, op, 1);
     Split s;
-    if (!split_axis(a->t, nr_iattr_int(op, NR_A_AXIS, 0), &s) || rv->n != s.outer * s.inner ||
-        ri->n != rv->n || rv->esize != a->esize || !nr_ik_int(ri->kind) || s.len == 0)
+    if (!split_axis(a->t, nr_iattr_int(op, NR_A_AXIS, 0), &s) || rv->n != s.outer * s.inner || ri->n != rv->n ||
+        rv->esize != a->esize || !nr_ik_int(ri->kind) || s.len == 0)
         return nr_ifail(in, op, "malformed 'argreduce': bad axis or result shape");
     const char *ks = nr_iattr_str(op, NR_A_KIND, "max");
     bool is_max = strcmp(ks, "max") == 0;
     if (!is_max && strcmp(ks, "min") != 0) return nr_ifail(in, op, "argreduce kind must be max or min, got '%s'", ks);
     int k = a->kind;
-    bool flt = nr_ik_float(k), uns = !flt && (k == NR_IK_PTR || nr_dtype_info[k].cls != NR_DTC_SINT);
+    bool flt = nr_ik_float(k), uns = !flt && nr_ik_unsigned(k);
     int es = a->esize;
     for (int64_t o = 0; o < s.outer; o++)
         for (int64_t i = 0; i < s.inner; i++) {
@@ -399,8 +403,10 @@ static const float *dot_operand_f32(int kind, const void *x, int64_t count, bool
          * bits; inf and NaN (exponent all ones) are left alone. */
         uint32_t *u = (uint32_t *)tmp;
         for (int64_t i = 0; i < count; i++)
-            if ((u[i] & 0x7f800000) != 0x7f800000) u[i] = (u[i] + 0x1000) & ~0x1fffu;
-            else if (u[i] & 0x7fffff) u[i] = (u[i] | 0x400000) & ~0x1fffu;
+            if ((u[i] & 0x7f800000) != 0x7f800000)
+                u[i] = (u[i] + 0x1000) & ~0x1fffu;
+            else if (u[i] & 0x7fffff)
+                u[i] = (u[i] | 0x400000) & ~0x1fffu;
     }
     return tmp;
 }
@@ -449,8 +455,7 @@ NrIStatus nr_iexec_DOT(NrInterp *in, NrIFrame *fr, const NrOp *op) {
             for (int64_t i = 0; i < sa; i++) A[i] = nr_iget_f64(ka, pa, i);
             for (int64_t i = 0; i < sb; i++) Bm[i] = nr_iget_f64(kb, pb, i);
             dot_f64(A, Bm, Rm, S, M, N, K);
-            for (int64_t i = 0; i < sr; i++)
-                nr_iput_f64(kr, pr, i, Rm[i] + (pc ? nr_iget_f64(kr, pc, i) : 0.0));
+            for (int64_t i = 0; i < sr; i++) nr_iput_f64(kr, pr, i, Rm[i] + (pc ? nr_iget_f64(kr, pc, i) : 0.0));
         } else {
             const float *A = dot_operand_f32(ka, pa, sa, tf32, in->scratch[0]);
             const float *Bm = dot_operand_f32(kb, pb, sb, tf32, in->scratch[1]);

@@ -24,8 +24,6 @@ static NrFpFormat fp_format(int kind) {
     }
 }
 
-static bool kind_unsigned(int k) { return k == NR_IK_PTR || (k < NR_DT_COUNT && nr_dtype_info[k].cls != NR_DTC_SINT); }
-
 /* An integer rounded to 53 bits by round-to-odd, so that a second rounding
  * to any narrower format is a correct single rounding of the integer. */
 static double int_to_f64_odd(int64_t v, bool uns) {
@@ -46,7 +44,7 @@ static int64_t f64_to_int_sat(double d, int kind) {
     if (kind == NR_DT_I1) return d != 0; /* NaN != 0 */
     if (d != d) return 0;
     int bits = kind < NR_DT_COUNT ? nr_dtype_info[kind].bits : 64;
-    if (!kind_unsigned(kind)) {
+    if (!nr_ik_unsigned(kind)) {
         double lim = ldexp(1.0, bits - 1);
         if (d <= -lim) return bits == 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1));
         if (d >= lim) return bits == 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
@@ -67,7 +65,7 @@ double nr_iget_f64(int kind, const void *p, int64_t i) {
     case NR_DT_F8E5: return nr_f8e5_to_f32(((const uint8_t *)p)[i]);
     default: {
         int64_t v = nr_iget_i64(kind, p, i);
-        return kind_unsigned(kind) ? (double)(uint64_t)v : (double)v;
+        return nr_ik_unsigned(kind) ? (double)(uint64_t)v : (double)v;
     }
     }
 }
@@ -126,7 +124,7 @@ static void put_float(int kind, void *p, int64_t i, double v, bool rtz) {
     case NR_DT_BF16: ((uint16_t *)p)[i] = (uint16_t)nr_fp_round(v, fp_format(kind), rtz); break;
     case NR_DT_F8E4NV:
     case NR_DT_F8E5: ((uint8_t *)p)[i] = (uint8_t)nr_fp_round(v, fp_format(kind), rtz); break;
-    default: put_int(kind, p, i, f64_to_int_sat(v, kind), kind_unsigned(kind)); break;
+    default: put_int(kind, p, i, f64_to_int_sat(v, kind), nr_ik_unsigned(kind)); break;
     }
 }
 
@@ -213,43 +211,43 @@ static inline uint64_t urem64(uint64_t x, uint64_t y) { return y ? x % y : x; }
  * instantiations on unsigned types do not warn about a constant comparison). */
 static inline bool is_neg(int64_t x) { return x < 0; }
 
-#define WRAPB(BITS, v) ((BITS) == 1 ? ((uint64_t)(v) & 1) : (uint64_t)(v))
-#define ILOOP(EXPR)                                                                                     \
-    for (int64_t i = 0; i < n; i++) {                                                                   \
-        T x = a[i], y = b[i];                                                                           \
-        r[i] = (T)WRAPB(BITS, (EXPR));                                                                  \
-    }                                                                                                   \
+#define WRAPB(BITS, v) ((BITS) == 1 ? ((uint64_t)(v)&1) : (uint64_t)(v))
+#define ILOOP(EXPR)                                                                                                    \
+    for (int64_t i = 0; i < n; i++) {                                                                                  \
+        T x = a[i], y = b[i];                                                                                          \
+        r[i] = (T)WRAPB(BITS, (EXPR));                                                                                 \
+    }                                                                                                                  \
     break
 
 /* One function per integer type: T its storage type, UT the unsigned type
  * of the same width, BITS the width, SGN its signedness. */
-#define DEF_IBIN(NAME, T_, UT_, BITS_, SGN_)                                                            \
-    static void NAME(NrOpcode opc, const T_ *restrict a, const T_ *restrict b, T_ *restrict r, int64_t n) { \
-        typedef T_ T;                                                                                   \
-        typedef UT_ UT;                                                                                 \
-        enum { BITS = BITS_, SGN = SGN_ };                                                              \
-        switch (opc) {                                                                                  \
-        case NR_OP_ADD: ILOOP((uint64_t)x + (uint64_t)y);                                               \
-        case NR_OP_SUB: ILOOP((uint64_t)x - (uint64_t)y);                                               \
-        case NR_OP_MUL: ILOOP((uint64_t)x * (uint64_t)y);                                               \
-        case NR_OP_DIV: ILOOP(SGN ? sdiv64((int64_t)x, (int64_t)y) : udiv64((UT)x, (UT)y));             \
-        case NR_OP_REM: ILOOP(SGN ? srem64((int64_t)x, (int64_t)y) : urem64((UT)x, (UT)y));             \
-        case NR_OP_AND: ILOOP((uint64_t)x & (uint64_t)y);                                               \
-        case NR_OP_OR: ILOOP((uint64_t)x | (uint64_t)y);                                                \
-        case NR_OP_XOR: ILOOP((uint64_t)x ^ (uint64_t)y);                                               \
-        case NR_OP_SHL: ILOOP((UT)y >= BITS ? 0 : (uint64_t)x << (UT)y);                                \
-        case NR_OP_SHR:                                                                                 \
-            ILOOP(SGN ? ((UT)y >= BITS ? (is_neg((int64_t)x) ? ~UINT64_C(0) : 0) : (uint64_t)((int64_t)x >> (UT)y)) \
-                      : ((UT)y >= BITS ? 0 : (uint64_t)(UT)x >> (UT)y));                                \
-        case NR_OP_MAX: ILOOP(x > y ? x : y);                                                           \
-        case NR_OP_MIN: ILOOP(x < y ? x : y);                                                           \
-        case NR_OP_UMULHI:                                                                              \
-            ILOOP(BITS == 64 ? (uint64_t)(((unsigned __int128)(UT)x * (UT)y) >> 64)                    \
-                             : ((uint64_t)(UT)x * (uint64_t)(UT)y) >> (BITS & 63));                     \
-        case NR_OP_NEG: ILOOP(0 - (uint64_t)x + 0 * (uint64_t)y);                                       \
-        case NR_OP_ABS: ILOOP((SGN && is_neg((int64_t)x) ? 0 - (uint64_t)x : (uint64_t)x) + 0 * (uint64_t)y); \
-        default: NR_UNREACHABLE();                                                                      \
-        }                                                                                               \
+#define DEF_IBIN(NAME, T_, UT_, BITS_, SGN_)                                                                           \
+    static void NAME(NrOpcode opc, const T_ *restrict a, const T_ *restrict b, T_ *restrict r, int64_t n) {            \
+        typedef T_ T;                                                                                                  \
+        typedef UT_ UT;                                                                                                \
+        enum { BITS = BITS_, SGN = SGN_ };                                                                             \
+        switch (opc) {                                                                                                 \
+        case NR_OP_ADD: ILOOP((uint64_t)x + (uint64_t)y);                                                              \
+        case NR_OP_SUB: ILOOP((uint64_t)x - (uint64_t)y);                                                              \
+        case NR_OP_MUL: ILOOP((uint64_t)x *(uint64_t)y);                                                               \
+        case NR_OP_DIV: ILOOP(SGN ? sdiv64((int64_t)x, (int64_t)y) : udiv64((UT)x, (UT)y));                            \
+        case NR_OP_REM: ILOOP(SGN ? srem64((int64_t)x, (int64_t)y) : urem64((UT)x, (UT)y));                            \
+        case NR_OP_AND: ILOOP((uint64_t)x &(uint64_t)y);                                                               \
+        case NR_OP_OR: ILOOP((uint64_t)x | (uint64_t)y);                                                               \
+        case NR_OP_XOR: ILOOP((uint64_t)x ^ (uint64_t)y);                                                              \
+        case NR_OP_SHL: ILOOP((UT)y >= BITS ? 0 : (uint64_t)x << (UT)y);                                               \
+        case NR_OP_SHR:                                                                                                \
+            ILOOP(SGN ? ((UT)y >= BITS ? (is_neg((int64_t)x) ? ~UINT64_C(0) : 0) : (uint64_t)((int64_t)x >> (UT)y))    \
+                      : ((UT)y >= BITS ? 0 : (uint64_t)(UT)x >> (UT)y));                                               \
+        case NR_OP_MAX: ILOOP(x > y ? x : y);                                                                          \
+        case NR_OP_MIN: ILOOP(x < y ? x : y);                                                                          \
+        case NR_OP_UMULHI:                                                                                             \
+            ILOOP(BITS == 64 ? (uint64_t)(((unsigned __int128)(UT)x * (UT)y) >> 64)                                    \
+                             : ((uint64_t)(UT)x * (uint64_t)(UT)y) >> (BITS & 63));                                    \
+        case NR_OP_NEG: ILOOP(0 - (uint64_t)x + 0 * (uint64_t)y);                                                      \
+        case NR_OP_ABS: ILOOP((SGN && is_neg((int64_t)x) ? 0 - (uint64_t)x : (uint64_t)x) + 0 * (uint64_t)y);          \
+        default: NR_UNREACHABLE();                                                                                     \
+        }                                                                                                              \
     }
 
 DEF_IBIN(ibin_i1, uint8_t, uint8_t, 1, 0)
@@ -279,43 +277,36 @@ static void ibin(int kind, NrOpcode opc, const void *a, const void *b, void *r, 
 }
 
 /* --- float kernels -------------------------------------------------------------------------------- */
-/* max/min: nan="none" returns the non-NaN operand (NaN only if both are);
- * nan="all" returns NaN if either is.  max(-0, +0) = +0, min = -0. */
-#define FMAXNUM(x, y) ((x) != (x) ? (y) : (y) != (y) ? (x) : (x) > (y) ? (x) : (y) > (x) ? (y) : signbit(x) ? (y) : (x))
-#define FMINNUM(x, y) ((x) != (x) ? (y) : (y) != (y) ? (x) : (x) < (y) ? (x) : (y) < (x) ? (y) : signbit(x) ? (x) : (y))
-#define FMAXALL(x, y) ((x) != (x) ? (x) : (y) != (y) ? (y) : FMAXNUM(x, y))
-#define FMINALL(x, y) ((x) != (x) ? (x) : (y) != (y) ? (y) : FMINNUM(x, y))
-
-#define FLOOP(EXPR)                                                                                     \
-    for (int64_t i = 0; i < n; i++) {                                                                   \
-        T x = a[i], y = b[i];                                                                           \
-        r[i] = (EXPR);                                                                                  \
-    }                                                                                                   \
+#define FLOOP(EXPR)                                                                                                    \
+    for (int64_t i = 0; i < n; i++) {                                                                                  \
+        T x = a[i], y = b[i];                                                                                          \
+        r[i] = (EXPR);                                                                                                 \
+    }                                                                                                                  \
     break
 
-#define DEF_FBIN(NAME, T_, FMOD)                                                                        \
-    static void NAME(NrOpcode opc, bool nanall, const T_ *restrict a, const T_ *restrict b, T_ *restrict r, \
-                     int64_t n) {                                                                       \
-        typedef T_ T;                                                                                   \
-        switch (opc) {                                                                                  \
-        case NR_OP_ADD: FLOOP(x + y);                                                                   \
-        case NR_OP_SUB: FLOOP(x - y);                                                                   \
-        case NR_OP_MUL: FLOOP(x * y);                                                                   \
-        case NR_OP_DIV:                                                                                 \
-        case NR_OP_DIV_RN: FLOOP(x / y);                                                                \
-        case NR_OP_REM: FLOOP(FMOD(x, y));                                                              \
-        case NR_OP_MAX:                                                                                 \
-            if (nanall) {                                                                               \
-                FLOOP(FMAXALL(x, y));                                                                   \
-            }                                                                                           \
-            FLOOP(FMAXNUM(x, y));                                                                       \
-        case NR_OP_MIN:                                                                                 \
-            if (nanall) {                                                                               \
-                FLOOP(FMINALL(x, y));                                                                   \
-            }                                                                                           \
-            FLOOP(FMINNUM(x, y));                                                                       \
-        default: NR_UNREACHABLE();                                                                      \
-        }                                                                                               \
+#define DEF_FBIN(NAME, T_, FMOD)                                                                                       \
+    static void NAME(NrOpcode opc, bool nanall, const T_ *restrict a, const T_ *restrict b, T_ *restrict r,            \
+                     int64_t n) {                                                                                      \
+        typedef T_ T;                                                                                                  \
+        switch (opc) {                                                                                                 \
+        case NR_OP_ADD: FLOOP(x + y);                                                                                  \
+        case NR_OP_SUB: FLOOP(x - y);                                                                                  \
+        case NR_OP_MUL: FLOOP(x *y);                                                                                   \
+        case NR_OP_DIV:                                                                                                \
+        case NR_OP_DIV_RN: FLOOP(x / y);                                                                               \
+        case NR_OP_REM: FLOOP(FMOD(x, y));                                                                             \
+        case NR_OP_MAX:                                                                                                \
+            if (nanall) {                                                                                              \
+                FLOOP(NR_FMAXALL(x, y));                                                                               \
+            }                                                                                                          \
+            FLOOP(NR_FMAXNUM(x, y));                                                                                   \
+        case NR_OP_MIN:                                                                                                \
+            if (nanall) {                                                                                              \
+                FLOOP(NR_FMINALL(x, y));                                                                               \
+            }                                                                                                          \
+            FLOOP(NR_FMINNUM(x, y));                                                                                   \
+        default: NR_UNREACHABLE();                                                                                     \
+        }                                                                                                              \
     }
 
 DEF_FBIN(fbin_f32, float, fmodf)
@@ -340,23 +331,54 @@ typedef struct MathFn {
 
 /* The functions `math {fn = ...}` accepts (libdevice names without __nv_). */
 static const MathFn math_fns[] = {
-    {"exp", 1, expf, exp, 0, 0},         {"exp2", 1, exp2f, exp2, 0, 0},       {"exp10", 1, exp10f, exp10, 0, 0},
-    {"expm1", 1, expm1f, expm1, 0, 0},   {"log", 1, logf, log, 0, 0},          {"log2", 1, log2f, log2, 0, 0},
-    {"log10", 1, log10f, log10, 0, 0},   {"log1p", 1, log1pf, log1p, 0, 0},    {"sqrt", 1, sqrtf, sqrt, 0, 0},
-    {"sqrt_rn", 1, sqrtf, sqrt, 0, 0},   {"rsqrt", 1, rsqrt_f, rsqrt_d, 0, 0}, {"cbrt", 1, cbrtf, cbrt, 0, 0},
-    {"rcp", 1, rcp_f, rcp_d, 0, 0},      {"sin", 1, sinf, sin, 0, 0},          {"cos", 1, cosf, cos, 0, 0},
-    {"tan", 1, tanf, tan, 0, 0},         {"asin", 1, asinf, asin, 0, 0},       {"acos", 1, acosf, acos, 0, 0},
-    {"atan", 1, atanf, atan, 0, 0},      {"sinh", 1, sinhf, sinh, 0, 0},       {"cosh", 1, coshf, cosh, 0, 0},
-    {"tanh", 1, tanhf, tanh, 0, 0},      {"asinh", 1, asinhf, asinh, 0, 0},    {"acosh", 1, acoshf, acosh, 0, 0},
-    {"atanh", 1, atanhf, atanh, 0, 0},   {"erf", 1, erff, erf, 0, 0},          {"erfc", 1, erfcf, erfc, 0, 0},
-    {"lgamma", 1, lgammaf, lgamma, 0, 0},{"tgamma", 1, tgammaf, tgamma, 0, 0}, {"floor", 1, floorf, floor, 0, 0},
-    {"ceil", 1, ceilf, ceil, 0, 0},      {"trunc", 1, truncf, trunc, 0, 0},    {"round", 1, roundf, round, 0, 0},
-    {"rint", 1, rintf, rint, 0, 0},      {"nearbyint", 1, nearbyintf, nearbyint, 0, 0},
-    {"abs", 1, fabsf, fabs, 0, 0},       {"fabs", 1, fabsf, fabs, 0, 0},       {"neg", 1, neg_f, neg_d, 0, 0},
-    {"atan2", 2, 0, 0, atan2f, atan2},   {"pow", 2, 0, 0, powf, pow},          {"hypot", 2, 0, 0, hypotf, hypot},
-    {"fmod", 2, 0, 0, fmodf, fmod},      {"remainder", 2, 0, 0, remainderf, remainder},
-    {"copysign", 2, 0, 0, copysignf, copysign},                                {"fdim", 2, 0, 0, fdimf, fdim},
-    {"fmax", 2, 0, 0, fmaxf, fmax},      {"fmin", 2, 0, 0, fminf, fmin},       {"nextafter", 2, 0, 0, nextafterf, nextafter},
+    {"exp", 1, expf, exp, 0, 0},
+    {"exp2", 1, exp2f, exp2, 0, 0},
+    {"exp10", 1, exp10f, exp10, 0, 0},
+    {"expm1", 1, expm1f, expm1, 0, 0},
+    {"log", 1, logf, log, 0, 0},
+    {"log2", 1, log2f, log2, 0, 0},
+    {"log10", 1, log10f, log10, 0, 0},
+    {"log1p", 1, log1pf, log1p, 0, 0},
+    {"sqrt", 1, sqrtf, sqrt, 0, 0},
+    {"sqrt_rn", 1, sqrtf, sqrt, 0, 0},
+    {"rsqrt", 1, rsqrt_f, rsqrt_d, 0, 0},
+    {"cbrt", 1, cbrtf, cbrt, 0, 0},
+    {"rcp", 1, rcp_f, rcp_d, 0, 0},
+    {"sin", 1, sinf, sin, 0, 0},
+    {"cos", 1, cosf, cos, 0, 0},
+    {"tan", 1, tanf, tan, 0, 0},
+    {"asin", 1, asinf, asin, 0, 0},
+    {"acos", 1, acosf, acos, 0, 0},
+    {"atan", 1, atanf, atan, 0, 0},
+    {"sinh", 1, sinhf, sinh, 0, 0},
+    {"cosh", 1, coshf, cosh, 0, 0},
+    {"tanh", 1, tanhf, tanh, 0, 0},
+    {"asinh", 1, asinhf, asinh, 0, 0},
+    {"acosh", 1, acoshf, acosh, 0, 0},
+    {"atanh", 1, atanhf, atanh, 0, 0},
+    {"erf", 1, erff, erf, 0, 0},
+    {"erfc", 1, erfcf, erfc, 0, 0},
+    {"lgamma", 1, lgammaf, lgamma, 0, 0},
+    {"tgamma", 1, tgammaf, tgamma, 0, 0},
+    {"floor", 1, floorf, floor, 0, 0},
+    {"ceil", 1, ceilf, ceil, 0, 0},
+    {"trunc", 1, truncf, trunc, 0, 0},
+    {"round", 1, roundf, round, 0, 0},
+    {"rint", 1, rintf, rint, 0, 0},
+    {"nearbyint", 1, nearbyintf, nearbyint, 0, 0},
+    {"abs", 1, fabsf, fabs, 0, 0},
+    {"fabs", 1, fabsf, fabs, 0, 0},
+    {"neg", 1, neg_f, neg_d, 0, 0},
+    {"atan2", 2, 0, 0, atan2f, atan2},
+    {"pow", 2, 0, 0, powf, pow},
+    {"hypot", 2, 0, 0, hypotf, hypot},
+    {"fmod", 2, 0, 0, fmodf, fmod},
+    {"remainder", 2, 0, 0, remainderf, remainder},
+    {"copysign", 2, 0, 0, copysignf, copysign},
+    {"fdim", 2, 0, 0, fdimf, fdim},
+    {"fmax", 2, 0, 0, fmaxf, fmax},
+    {"fmin", 2, 0, 0, fminf, fmin},
+    {"nextafter", 2, 0, 0, nextafterf, nextafter},
     {"fma", 3, 0, 0, 0, 0},
 };
 
@@ -556,17 +578,29 @@ NrIStatus nr_iexec_MATH(NrInterp *in, NrIFrame *fr, const NrOp *op) {
 /* --- comparison and selection --------------------------------------------------------------------- */
 typedef enum { P_EQ, P_NE, P_LT, P_LE, P_GT, P_GE } Pred;
 
-#define CMPLOOP(T)                                                                                      \
-    do {                                                                                                \
-        const T *x = a, *y = b;                                                                         \
-        switch (p) {                                                                                    \
-        case P_EQ: for (int64_t i = 0; i < n; i++) r[i] = x[i] == y[i]; break;                          \
-        case P_NE: for (int64_t i = 0; i < n; i++) r[i] = x[i] != y[i]; break;                          \
-        case P_LT: for (int64_t i = 0; i < n; i++) r[i] = x[i] < y[i]; break;                           \
-        case P_LE: for (int64_t i = 0; i < n; i++) r[i] = x[i] <= y[i]; break;                          \
-        case P_GT: for (int64_t i = 0; i < n; i++) r[i] = x[i] > y[i]; break;                           \
-        case P_GE: for (int64_t i = 0; i < n; i++) r[i] = x[i] >= y[i]; break;                          \
-        }                                                                                               \
+#define CMPLOOP(T)                                                                                                     \
+    do {                                                                                                               \
+        const T *x = a, *y = b;                                                                                        \
+        switch (p) {                                                                                                   \
+        case P_EQ:                                                                                                     \
+            for (int64_t i = 0; i < n; i++) r[i] = x[i] == y[i];                                                       \
+            break;                                                                                                     \
+        case P_NE:                                                                                                     \
+            for (int64_t i = 0; i < n; i++) r[i] = x[i] != y[i];                                                       \
+            break;                                                                                                     \
+        case P_LT:                                                                                                     \
+            for (int64_t i = 0; i < n; i++) r[i] = x[i] < y[i];                                                        \
+            break;                                                                                                     \
+        case P_LE:                                                                                                     \
+            for (int64_t i = 0; i < n; i++) r[i] = x[i] <= y[i];                                                       \
+            break;                                                                                                     \
+        case P_GT:                                                                                                     \
+            for (int64_t i = 0; i < n; i++) r[i] = x[i] > y[i];                                                        \
+            break;                                                                                                     \
+        case P_GE:                                                                                                     \
+            for (int64_t i = 0; i < n; i++) r[i] = x[i] >= y[i];                                                       \
+            break;                                                                                                     \
+        }                                                                                                              \
     } while (0)
 
 /* C comparisons are exactly the IR's: by the type's signedness, and for
@@ -610,11 +644,11 @@ NrIStatus nr_iexec_CMP(NrInterp *in, NrIFrame *fr, const NrOp *op) {
     return NR_IST_OK;
 }
 
-#define SELLOOP(T)                                                                                      \
-    do {                                                                                                \
-        const T *x = a->p, *y = b->p;                                                                   \
-        T *d = r->p;                                                                                    \
-        for (int64_t i = 0; i < n; i++) d[i] = c[i] ? x[i] : y[i];                                      \
+#define SELLOOP(T)                                                                                                     \
+    do {                                                                                                               \
+        const T *x = a->p, *y = b->p;                                                                                  \
+        T *d = r->p;                                                                                                   \
+        for (int64_t i = 0; i < n; i++) d[i] = c[i] ? x[i] : y[i];                                                     \
     } while (0)
 
 NrIStatus nr_iexec_SELECT(NrInterp *in, NrIFrame *fr, const NrOp *op) {
@@ -640,10 +674,10 @@ NrIStatus nr_iexec_SELECT(NrInterp *in, NrIFrame *fr, const NrOp *op) {
 /* --- casts ---------------------------------------------------------------------------------------- */
 /* Integer (or pointer) values, sign- or zero-extended per kind, to int64. */
 static void ints_to_i64(int kind, const void *src, int64_t *d, int64_t n) {
-#define EXT(T)                                                                                          \
-    do {                                                                                                \
-        const T *s = src;                                                                               \
-        for (int64_t i = 0; i < n; i++) d[i] = (int64_t)s[i];                                           \
+#define EXT(T)                                                                                                         \
+    do {                                                                                                               \
+        const T *s = src;                                                                                              \
+        for (int64_t i = 0; i < n; i++) d[i] = (int64_t)s[i];                                                          \
     } while (0)
     switch (kind) {
     case NR_DT_I1:
@@ -661,10 +695,10 @@ static void ints_to_i64(int kind, const void *src, int64_t *d, int64_t n) {
 
 /* int64 -> an integer or pointer kind, truncating (i1: != 0). */
 static void i64_to_ints(int kind, const int64_t *s, void *dst, int64_t n) {
-#define TRUNC(T)                                                                                        \
-    do {                                                                                                \
-        T *d = dst;                                                                                     \
-        for (int64_t i = 0; i < n; i++) d[i] = (T)s[i];                                                 \
+#define TRUNC(T)                                                                                                       \
+    do {                                                                                                               \
+        T *d = dst;                                                                                                    \
+        for (int64_t i = 0; i < n; i++) d[i] = (T)s[i];                                                                \
     } while (0)
     switch (kind) {
     case NR_DT_I1: {
@@ -708,7 +742,8 @@ NrIStatus nr_iexec_CAST(NrInterp *in, NrIFrame *fr, const NrOp *op) {
         double *d = in->scratch[0];
         for (int64_t i = 0; i < n; i++) d[i] = nr_iget_f64(sk, a->p, i);
         if (nr_ik_float(dk)) {
-            if (dk == NR_DT_F64) memcpy(r->p, d, (size_t)n * 8);
+            if (dk == NR_DT_F64)
+                memcpy(r->p, d, (size_t)n * 8);
             else
                 for (int64_t i = 0; i < n; i++) put_float(dk, r->p, i, d[i], rtz);
         } else {
@@ -725,7 +760,7 @@ NrIStatus nr_iexec_CAST(NrInterp *in, NrIFrame *fr, const NrOp *op) {
         i64_to_ints(dk, iv, r->p, n);
         return NR_IST_OK;
     }
-    bool uns = kind_unsigned(sk);
+    bool uns = nr_ik_unsigned(sk);
     if (dk == NR_DT_F32 && !uns) {
         float *d = r->p;
         for (int64_t i = 0; i < n; i++) d[i] = (float)iv[i];

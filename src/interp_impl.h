@@ -20,6 +20,7 @@
 #include "interp.h"
 #include "util.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Storage kind of a value: its NrDtype, or NR_IK_PTR for pointers. */
@@ -27,35 +28,35 @@ enum { NR_IK_PTR = NR_DT_COUNT };
 
 typedef enum NrIStatus {
     NR_IST_OK = 0,
-    NR_IST_FAIL,   /* a diagnostic was recorded: stop the launch */
-    NR_IST_TERM,   /* a yield/condition ended the block */
-    NR_IST_RET,    /* a return ended the function */
+    NR_IST_FAIL, /* a diagnostic was recorded: stop the launch */
+    NR_IST_TERM, /* a yield/condition ended the block */
+    NR_IST_RET,  /* a return ended the function */
 } NrIStatus;
 
 typedef struct NrIVal {
-    void *p;             /* numel elements */
-    int64_t n;           /* numel (1 for scalars) */
-    uint8_t kind;        /* NrDtype or NR_IK_PTR */
-    uint8_t esize;       /* bytes per element */
+    void *p;       /* numel elements */
+    int64_t n;     /* numel (1 for scalars) */
+    uint8_t kind;  /* NrDtype or NR_IK_PTR */
+    uint8_t esize; /* bytes per element */
     const NrType *t;
 } NrIVal;
 
 typedef struct NrIFrame {
     NrFunc *f;
-    NrIVal *v;                 /* indexed by value id */
-    void *storage;             /* one allocation for every value */
-    struct NrIFrame *caller;   /* while active: the calling frame (NULL for the kernel) */
-    const NrOp *call;          /* while active: the call op receiving the results */
-    int depth;                 /* call depth this frame serves */
-    struct NrIFrame *next;     /* list of every frame of the launch */
+    NrIVal *v;               /* indexed by value id */
+    void *storage;           /* one allocation for every value */
+    struct NrIFrame *caller; /* while active: the calling frame (NULL for the kernel) */
+    const NrOp *call;        /* while active: the call op receiving the results */
+    int depth;               /* call depth this frame serves */
+    struct NrIFrame *next;   /* list of every frame of the launch */
 } NrIFrame;
 
 typedef struct NrIBuf {
     bool is_buf;
-    uint64_t vbase;            /* virtual address of byte 0 */
+    uint64_t vbase; /* virtual address of byte 0 */
     unsigned char *host;
     uint64_t bytes;
-    const char *name;          /* argument name for messages */
+    const char *name; /* argument name for messages */
 } NrIBuf;
 
 enum { NR_ISCRATCH = 4 };
@@ -72,7 +73,7 @@ typedef struct NrInterp {
      * least 8 bytes per element of the largest value of the module. */
     void *scratch[NR_ISCRATCH];
     size_t scratch_bytes;
-    void *swap;                /* staging for loop-carried values that permute */
+    void *swap; /* staging for loop-carried values that permute */
     size_t swap_bytes;
     NrIFrame *frames;
     int call_depth;
@@ -93,6 +94,19 @@ static inline NrIVal *nr_iopt(NrIFrame *fr, const NrOp *op, int i) {
 }
 static inline bool nr_ik_float(int k) { return k < NR_DT_COUNT && nr_dt_is_float((NrDtype)k); }
 static inline bool nr_ik_int(int k) { return k < NR_DT_COUNT && nr_dt_is_int((NrDtype)k); }
+/* Compares and extends as unsigned: unsigned ints, i1 and pointers. */
+static inline bool nr_ik_unsigned(int k) {
+    return k == NR_IK_PTR || (k < NR_DT_COUNT && nr_dtype_info[k].cls != NR_DTC_SINT);
+}
+
+/* Float max/min: NAN "none" returns the non-NaN operand (NaN only if both
+ * are), NAN "all" returns NaN if either is; max(-0, +0) = +0, min = -0. */
+#define NR_FMAXNUM(x, y)                                                                                               \
+    ((x) != (x) ? (y) : (y) != (y) ? (x) : (x) > (y) ? (x) : (y) > (x) ? (y) : signbit(x) ? (y) : (x))
+#define NR_FMINNUM(x, y)                                                                                               \
+    ((x) != (x) ? (y) : (y) != (y) ? (x) : (x) < (y) ? (x) : (y) < (x) ? (y) : signbit(x) ? (x) : (y))
+#define NR_FMAXALL(x, y) ((x) != (x) ? (x) : (y) != (y) ? (y) : NR_FMAXNUM(x, y))
+#define NR_FMINALL(x, y) ((x) != (x) ? (x) : (y) != (y) ? (y) : NR_FMINNUM(x, y))
 
 /* Records an error at op's location and returns NR_IST_FAIL. */
 NrIStatus nr_ifail(NrInterp *in, const NrOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

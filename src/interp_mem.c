@@ -38,11 +38,13 @@ static NrIStatus access_fail(NrInterp *in, const NrOp *op, const NrType *t, int6
                             "misaligned %s: %s %s a %d-byte element at byte %" PRId64
                             " of argument '%s', which is not a multiple of %d",
                             what, where, verb, size, off, b->name, size);
-        return nr_ifail(in, op, "out-of-bounds %s: %s %s bytes %" PRId64 "..%" PRId64 " of argument '%s' (%" PRIu64
-                        " bytes)", what, where, verb, off, off + size - 1, b->name, b->bytes);
+        return nr_ifail(in, op,
+                        "out-of-bounds %s: %s %s bytes %" PRId64 "..%" PRId64 " of argument '%s' (%" PRIu64 " bytes)",
+                        what, where, verb, off, off + size - 1, b->name, b->bytes);
     }
-    return nr_ifail(in, op, "out-of-bounds %s: %s %s %d bytes at address 0x%" PRIx64
-                    ", which is not inside any argument buffer", what, where, verb, size, addr);
+    return nr_ifail(
+        in, op, "out-of-bounds %s: %s %s %d bytes at address 0x%" PRIx64 ", which is not inside any argument buffer",
+        what, where, verb, size, addr);
 }
 
 /* Host address of a valid access, or NULL. */
@@ -98,31 +100,31 @@ static inline const unsigned char *run_host(const NrInterp *in, const uint64_t *
 
 /* Active lanes are read in runs of consecutive addresses, one copy per run;
  * a bad run is rescanned lane by lane to report its first bad lane. */
-#define LOADLOOP(T)                                                                                     \
-    do {                                                                                                \
-        T *d = r->p;                                                                                    \
-        const T *o = other ? other->p : NULL;                                                           \
-        int64_t ostep = other && other->n != 1 ? 1 : 0;                                                 \
-        for (int64_t i = 0; i < n;) {                                                                   \
-            if (m && !m[i]) {                                                                           \
-                d[i] = o ? o[i * ostep] : 0;                                                            \
-                i++;                                                                                    \
-                continue;                                                                               \
-            }                                                                                           \
-            int64_t j = i + 1;                                                                          \
-            while (j < n && (!m || m[j]) && a[j] - a[j - 1] == sizeof(T)) j++;                          \
-            const unsigned char *h = run_host(in, a, i, j, (int)sizeof(T));                             \
-            if (h) {                                                                                    \
-                memcpy(&d[i], h, (size_t)(j - i) * sizeof(T));                                          \
-            } else {                                                                                    \
-                for (int64_t q = i; q < j; q++) {                                                       \
-                    const unsigned char *hq = host_addr(in, a[q], (int)sizeof(T));                      \
-                    if (!hq) return access_fail(in, op, p->t, q, a[q], (int)sizeof(T));                 \
-                    memcpy(&d[q], hq, sizeof(T));                                                       \
-                }                                                                                       \
-            }                                                                                           \
-            i = j;                                                                                      \
-        }                                                                                               \
+#define LOADLOOP(T)                                                                                                    \
+    do {                                                                                                               \
+        T *d = r->p;                                                                                                   \
+        const T *o = other ? other->p : NULL;                                                                          \
+        int64_t ostep = other && other->n != 1 ? 1 : 0;                                                                \
+        for (int64_t i = 0; i < n;) {                                                                                  \
+            if (m && !m[i]) {                                                                                          \
+                d[i] = o ? o[i * ostep] : 0;                                                                           \
+                i++;                                                                                                   \
+                continue;                                                                                              \
+            }                                                                                                          \
+            int64_t j = i + 1;                                                                                         \
+            while (j < n && (!m || m[j]) && a[j] - a[j - 1] == sizeof(T)) j++;                                         \
+            const unsigned char *h = run_host(in, a, i, j, (int)sizeof(T));                                            \
+            if (h) {                                                                                                   \
+                memcpy(&d[i], h, (size_t)(j - i) * sizeof(T));                                                         \
+            } else {                                                                                                   \
+                for (int64_t q = i; q < j; q++) {                                                                      \
+                    const unsigned char *hq = host_addr(in, a[q], (int)sizeof(T));                                     \
+                    if (!hq) return access_fail(in, op, p->t, q, a[q], (int)sizeof(T));                                \
+                    memcpy(&d[q], hq, sizeof(T));                                                                      \
+                }                                                                                                      \
+            }                                                                                                          \
+            i = j;                                                                                                     \
+        }                                                                                                              \
     } while (0)
 
 /* r = mask ? *p : other (0 when other is absent). */
@@ -147,11 +149,11 @@ NrIStatus nr_iexec_LOAD(NrInterp *in, NrIFrame *fr, const NrOp *op) {
     return NR_IST_OK;
 }
 
-#define STORELOOP(T)                                                                                    \
-    do {                                                                                                \
-        const T *s = v->p;                                                                              \
-        for (int64_t i = 0; i < n; i++)                                                                 \
-            if (!m || m[i]) memcpy(host_addr(in, a[i], sizeof(T)), &s[vn == 1 ? 0 : i], sizeof(T));     \
+#define STORELOOP(T)                                                                                                   \
+    do {                                                                                                               \
+        const T *s = v->p;                                                                                             \
+        for (int64_t i = 0; i < n; i++)                                                                                \
+            if (!m || m[i]) memcpy(host_addr(in, a[i], sizeof(T)), &s[vn == 1 ? 0 : i], sizeof(T));                    \
     } while (0)
 
 /* if mask: *p = v. */
@@ -189,17 +191,23 @@ static void rmw_step(int kind, RmwKind k, const void *old, const void *v, void *
         double x = nr_iget_f64(kind, old, 0), y = nr_iget_f64(kind, v, 0), z;
         /* Each step rounds to the dtype; a sum of two values is exact enough
          * in double for that to be a correct single rounding. */
-        if (k == RMW_ADD) z = x + y;
-        else if (k == RMW_MAX) z = x != x ? y : y != y ? x : x > y ? x : y > x ? y : signbit(x) ? y : x;
-        else z = x != x ? y : y != y ? x : x < y ? x : y < x ? y : signbit(x) ? x : y;
+        if (k == RMW_ADD)
+            z = x + y;
+        else if (k == RMW_MAX)
+            z = NR_FMAXNUM(x, y);
+        else
+            z = NR_FMINNUM(x, y);
         nr_iput_f64(kind, out, 0, z);
         return;
     }
     int64_t x = nr_iget_i64(kind, old, 0), y = nr_iget_i64(kind, v, 0), z;
-    bool uns = kind == NR_IK_PTR || nr_dtype_info[kind].cls != NR_DTC_SINT;
-    if (k == RMW_ADD) z = (int64_t)((uint64_t)x + (uint64_t)y);
-    else if (k == RMW_MAX) z = uns ? ((uint64_t)x > (uint64_t)y ? x : y) : (x > y ? x : y);
-    else z = uns ? ((uint64_t)x < (uint64_t)y ? x : y) : (x < y ? x : y);
+    bool uns = nr_ik_unsigned(kind);
+    if (k == RMW_ADD)
+        z = (int64_t)((uint64_t)x + (uint64_t)y);
+    else if (k == RMW_MAX)
+        z = uns ? ((uint64_t)x > (uint64_t)y ? x : y) : (x > y ? x : y);
+    else
+        z = uns ? ((uint64_t)x < (uint64_t)y ? x : y) : (x < y ? x : y);
     nr_iput_i64(kind, out, 0, z);
 }
 

@@ -19,16 +19,16 @@
 static int failures;
 static uint64_t seed;
 
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            if (failures++ == 0) printf("seed %llu\n", (unsigned long long)seed);         \
-            if (failures <= 40) {                                                         \
-                printf("FAIL %s:%d: ", __FILE__, __LINE__);                               \
-                printf(__VA_ARGS__);                                                      \
-                printf("\n");                                                             \
-            }                                                                             \
-        }                                                                                 \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            if (failures++ == 0) printf("seed %llu\n", (unsigned long long)seed);                                      \
+            if (failures <= 40) {                                                                                      \
+                printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                            \
+                printf(__VA_ARGS__);                                                                                   \
+                printf("\n");                                                                                          \
+            }                                                                                                          \
+        }                                                                                                              \
     } while (0)
 
 static uint64_t rng_state;
@@ -61,10 +61,10 @@ typedef struct Ref {
     const char *name;
     NrFpFormat fmt;
     int nbits, ebits, mbits, bias;
-    int fn;             /* e4m3fn: no inf, only S.1111.111 is NaN */
-    int sat;            /* conversions saturate */
+    int fn;  /* e4m3fn: no inf, only S.1111.111 is NaN */
+    int sat; /* conversions saturate */
     int ncodes;
-    double *val;        /* positive finite values by code, 0..maxfin */
+    double *val; /* positive finite values by code, 0..maxfin */
     int maxfin;
 } Ref;
 
@@ -81,10 +81,14 @@ static double ref_decode(const Ref *r, uint32_t c) {
     uint32_t emask = (1u << r->ebits) - 1, mmask = (1u << r->mbits) - 1;
     uint32_t e = (c >> r->mbits) & emask, m = c & mmask;
     double v;
-    if (!r->fn && e == emask) v = m ? NAN : INFINITY;
-    else if (r->fn && e == emask && m == mmask) v = NAN;
-    else if (e == 0) v = ldexp((double)m, 1 - r->bias - r->mbits);
-    else v = ldexp((double)(m + (1u << r->mbits)), (int)e - r->bias - r->mbits);
+    if (!r->fn && e == emask)
+        v = m ? NAN : INFINITY;
+    else if (r->fn && e == emask && m == mmask)
+        v = NAN;
+    else if (e == 0)
+        v = ldexp((double)m, 1 - r->bias - r->mbits);
+    else
+        v = ldexp((double)(m + (1u << r->mbits)), (int)e - r->bias - r->mbits);
     return sign ? -v : v;
 }
 
@@ -111,8 +115,10 @@ static uint32_t ref_round(const Ref *r, double x, int rtz) {
     int lo = 0, hi = r->maxfin; /* largest i with val[i] <= ax */
     while (lo < hi) {
         int mid = (lo + hi + 1) / 2;
-        if (r->val[mid] <= ax) lo = mid;
-        else hi = mid - 1;
+        if (r->val[mid] <= ax)
+            lo = mid;
+        else
+            hi = mid - 1;
     }
     int i = lo;
     if (r->val[i] == ax || rtz) return sign | (uint32_t)i;
@@ -154,8 +160,8 @@ static void test_decode_all(Ref *r) {
             CHECK(isnan(got), "%s decode 0x%x: want nan, got %a", r->name, c, (double)got);
             CHECK(!!signbit(got) == !!(c >> (r->nbits - 1)), "%s decode 0x%x: NaN sign lost", r->name, c);
         } else {
-            CHECK((double)got == want && !!signbit(got) == !!signbit(want), "%s decode 0x%x: want %a, got %a",
-                  r->name, c, want, (double)got);
+            CHECK((double)got == want && !!signbit(got) == !!signbit(want), "%s decode 0x%x: want %a, got %a", r->name,
+                  c, want, (double)got);
         }
     }
 }
@@ -168,8 +174,7 @@ static void test_roundtrip_all(Ref *r) {
         uint32_t back_rtz = nr_fp_round((double)v, r->fmt, 1);
         if (is_nan_code(r, (uint32_t)c)) {
             if (r->nbits == 8) {
-                CHECK(back == 0x7f && back64 == 0x7f, "%s: NaN 0x%x -> 0x%x (want canonical 0x7f)", r->name, c,
-                      back);
+                CHECK(back == 0x7f && back64 == 0x7f, "%s: NaN 0x%x -> 0x%x (want canonical 0x7f)", r->name, c, back);
             } else {
                 uint32_t quiet = 1u << (r->mbits - 1);
                 CHECK(back == ((uint32_t)c | quiet), "%s: NaN 0x%x -> 0x%x (want 0x%x)", r->name, c, back,
@@ -190,8 +195,7 @@ static void test_roundtrip_all(Ref *r) {
             double v = (double)fast_to_f32(r, (uint32_t)c);
             uint32_t b1 = r->fmt == NR_FPF_F16 ? nr_f64_to_f16(v) : nr_f64_to_bf16(v);
             uint32_t b2 = r->fmt == NR_FPF_F16 ? nr_f32_to_f16_rtz((float)v) : nr_f32_to_bf16_rtz((float)v);
-            CHECK(b1 == (uint32_t)c && b2 == (uint32_t)c, "%s f64/rtz roundtrip 0x%x -> 0x%x 0x%x", r->name, c,
-                  b1, b2);
+            CHECK(b1 == (uint32_t)c && b2 == (uint32_t)c, "%s f64/rtz roundtrip 0x%x -> 0x%x 0x%x", r->name, c, b1, b2);
         }
     }
 }
@@ -253,12 +257,12 @@ static double near_value(Ref *r, int variant) {
 
 static void test_random_round(Ref *r, int n) {
     for (int k = 0; k < n; k++) {
-        float x = u2f((uint32_t)rnd());                 /* any f32 at all */
+        float x = u2f((uint32_t)rnd()); /* any f32 at all */
         check_f32_input(r, x);
         double y = near_value(r, k);
-        check_f32_input(r, (float)y);                   /* near the format's grid, as f32 */
+        check_f32_input(r, (float)y); /* near the format's grid, as f32 */
         check_f32_input(r, nextafterf((float)y, (rnd() & 1) ? INFINITY : -INFINITY));
-        check_f64_input(r, y);                          /* ties exactly, and one f64 ulp away */
+        check_f64_input(r, y); /* ties exactly, and one f64 ulp away */
         /* f32 subnormals and the smallest normals */
         check_f32_input(r, u2f((uint32_t)(rnd() & 0x80ffffff)));
         /* a double with a random exponent around the format's range */
@@ -282,21 +286,26 @@ static void test_random_round(Ref *r, int n) {
 static float ref_f64_to_f32(double x) {
     double ax = fabs(x);
     float lo;
-    if (ax >= 0x1p128) lo = FLT_MAX;
+    if (ax >= 0x1p128)
+        lo = FLT_MAX;
     else {
         lo = (float)ax;
         while ((double)lo > ax) lo = nextafterf(lo, 0);
         while (lo < FLT_MAX && (double)nextafterf(lo, INFINITY) <= ax) lo = nextafterf(lo, INFINITY);
     }
     float res;
-    if (isinf(ax)) res = INFINITY;
-    else if ((double)lo == ax) res = lo;
+    if (isinf(ax))
+        res = INFINITY;
+    else if ((double)lo == ax)
+        res = lo;
     else {
         double next = lo == FLT_MAX ? 0x1p128 : (double)nextafterf(lo, INFINITY);
         double mid = ((double)lo + next) / 2;
         int odd = f2u(lo) & 1;
-        if (ax < mid || (ax == mid && !odd)) res = lo;
-        else res = lo == FLT_MAX ? INFINITY : nextafterf(lo, INFINITY);
+        if (ax < mid || (ax == mid && !odd))
+            res = lo;
+        else
+            res = lo == FLT_MAX ? INFINITY : nextafterf(lo, INFINITY);
     }
     return signbit(x) ? -res : res;
 }
@@ -337,8 +346,7 @@ static void test_f64_to_f32(int n) {
             if (isinf(ax)) lo = INFINITY;
             want_rtz = signbit(x) ? -lo : lo;
         }
-        CHECK(f2u(want_rtz) == f2u(got_rtz), "f64->f32 rtz %a: want %a, got %a", x, (double)want_rtz,
-              (double)got_rtz);
+        CHECK(f2u(want_rtz) == f2u(got_rtz), "f64->f32 rtz %a: want %a, got %a", x, (double)want_rtz, (double)got_rtz);
     }
 }
 
@@ -347,11 +355,11 @@ static float ref_tf32(float x) {
     double ax = fabs((double)x);
     if (ax == 0 || isinf(ax)) return x;
     int e;
-    frexp(ax, &e);                             /* ax in [2^(e-1), 2^e) */
-    int lead = e - 1 < -126 ? -126 : e - 1;    /* subnormals share the smallest exponent */
+    frexp(ax, &e);                          /* ax in [2^(e-1), 2^e) */
+    int lead = e - 1 < -126 ? -126 : e - 1; /* subnormals share the smallest exponent */
     double ulp = ldexp(1.0, lead - 10);
     double q = floor(ax / ulp);
-    if (ax - q * ulp >= ulp / 2) q += 1;       /* ties away from zero */
+    if (ax - q * ulp >= ulp / 2) q += 1; /* ties away from zero */
     double res = q * ulp;
     float f = res >= 0x1p128 ? INFINITY : (float)res;
     return x < 0 ? -f : f;
@@ -361,7 +369,7 @@ static void test_tf32(int n) {
     for (int k = 0; k < n; k++) {
         uint32_t u = (uint32_t)rnd();
         if (k % 3 == 1) u = (u & ~0x1fffu) | 0x1000; /* an exact tie */
-        if (k % 3 == 2) u &= 0x807fffff;            /* subnormal */
+        if (k % 3 == 2) u &= 0x807fffff;             /* subnormal */
         float x = u2f(u);
         float got = nr_f32_round_tf32(x);
         if (isnan(x)) {

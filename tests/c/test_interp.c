@@ -24,17 +24,17 @@
 static int failures, checks;
 static uint64_t seed;
 
-#define CHECK(cond, ...)                                                                                \
-    do {                                                                                                \
-        checks++;                                                                                       \
-        if (!(cond)) {                                                                                  \
-            if (failures++ == 0) printf("seed %llu\n", (unsigned long long)seed);                       \
-            if (failures <= 60) {                                                                       \
-                printf("FAIL %s:%d: ", __FILE__, __LINE__);                                             \
-                printf(__VA_ARGS__);                                                                    \
-                printf("\n");                                                                           \
-            }                                                                                           \
-        }                                                                                               \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        checks++;                                                                                                      \
+        if (!(cond)) {                                                                                                 \
+            if (failures++ == 0) printf("seed %llu\n", (unsigned long long)seed);                                      \
+            if (failures <= 60) {                                                                                      \
+                printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                            \
+                printf(__VA_ARGS__);                                                                                   \
+                printf("\n");                                                                                          \
+            }                                                                                                          \
+        }                                                                                                              \
     } while (0)
 
 static uint64_t rng_state;
@@ -128,7 +128,8 @@ static uint64_t rand_elem(NrDtype dt) {
     uint64_t mask = w == 64 ? ~UINT64_C(0) : (UINT64_C(1) << w) - 1;
     if (dt == NR_DT_I1) return rnd() & 1;
     if (is_f(dt)) {
-        static const double special[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN, 0.5, 3.0, -2.5, 1e-30, 65504.0};
+        static const double special[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY,
+                                         NAN, 0.5,  3.0, -2.5, 1e-30,    65504.0};
         if (rnd() % 8 == 0) return fenc(dt, special[rnd() % NR_COUNTOF(special)]);
         if (rnd() % 2 == 0) return fenc(dt, (rnd_unit() - 0.5) * 200.0);
         return rnd() & mask;
@@ -183,7 +184,9 @@ static Kb kb_begin(NrModule *m, const char *name, int nargs, const NrTypeId *typ
 }
 
 static NrTypeId ts(Kb *k, NrDtype dt) { return nr_type_scalar(k->m, dt); }
-static NrTypeId tb(Kb *k, NrTypeId elem, int rank, const int32_t *shape) { return nr_type_block(k->m, elem, rank, shape); }
+static NrTypeId tb(Kb *k, NrTypeId elem, int rank, const int32_t *shape) {
+    return nr_type_block(k->m, elem, rank, shape);
+}
 static NrTypeId tb1(Kb *k, NrTypeId elem, int n) { return tb(k, elem, 1, (int32_t[]){n}); }
 static NrTypeId tv(Kb *k, V v) { return nr_val_type(k->f, v); }
 static const NrType *ty(Kb *k, V v) { return nr_type(k->m, tv(k, v)); }
@@ -262,7 +265,7 @@ static V ptrs_nd(Kb *k, V p, int rank, const int32_t *shape) {
 typedef struct Run {
     NrDiags d;
     bool ok;
-    const char *msg;     /* first diagnostic, or "" */
+    const char *msg; /* first diagnostic, or "" */
     NrLoc loc;
 } Run;
 
@@ -292,7 +295,7 @@ enum { EW_N = 256 };
 
 typedef struct Ew {
     NrOpcode opc;
-    const char *sattr;      /* string attribute value (pred / nan / rounding / fn), or NULL */
+    const char *sattr; /* string attribute value (pred / nan / rounding / fn), or NULL */
     NrAttrName aname;
 } Ew;
 
@@ -378,9 +381,9 @@ static uint64_t ref_int(NrOpcode opc, NrDtype dt, uint64_t xb, uint64_t yb) {
 }
 
 static void test_int_elementwise(void) {
-    static const NrOpcode ops2[] = {NR_OP_ADD, NR_OP_SUB, NR_OP_MUL, NR_OP_DIV, NR_OP_REM, NR_OP_AND, NR_OP_OR,
-                                    NR_OP_XOR, NR_OP_SHL, NR_OP_SHR, NR_OP_MAX, NR_OP_MIN, NR_OP_UMULHI,
-                                    NR_OP_NEG, NR_OP_ABS};
+    static const NrOpcode ops2[] = {NR_OP_ADD, NR_OP_SUB, NR_OP_MUL,    NR_OP_DIV, NR_OP_REM,
+                                    NR_OP_AND, NR_OP_OR,  NR_OP_XOR,    NR_OP_SHL, NR_OP_SHR,
+                                    NR_OP_MAX, NR_OP_MIN, NR_OP_UMULHI, NR_OP_NEG, NR_OP_ABS};
     uint64_t x[EW_N], y[EW_N], out[EW_N];
     uint64_t *in[3] = {x, y, x};
     for (size_t t = 0; t < NR_COUNTOF(int_types); t++) {
@@ -418,9 +421,11 @@ static void test_int_elementwise(void) {
         Ew e = {bops[o], NULL, 0};
         if (!run_ew(NR_DT_I1, NR_DT_I1, 2, build_op, &e, in, out)) continue;
         for (int i = 0; i < EW_N; i++) {
-            uint64_t want = bops[o] == NR_OP_AND ? x[i] & y[i] : bops[o] == NR_OP_OR ? x[i] | y[i]
-                          : bops[o] == NR_OP_XOR || bops[o] == NR_OP_ADD ? x[i] ^ y[i]
-                          : bops[o] == NR_OP_MAX ? (x[i] | y[i]) : (x[i] & y[i]);
+            uint64_t want = bops[o] == NR_OP_AND                           ? x[i] & y[i]
+                            : bops[o] == NR_OP_OR                          ? x[i] | y[i]
+                            : bops[o] == NR_OP_XOR || bops[o] == NR_OP_ADD ? x[i] ^ y[i]
+                            : bops[o] == NR_OP_MAX                         ? (x[i] | y[i])
+                                                                           : (x[i] & y[i]);
             CHECK(out[i] == want, "i1 %s(%d, %d) = %d", nr_op_info[bops[o]].name, (int)x[i], (int)y[i], (int)out[i]);
         }
     }
@@ -433,21 +438,36 @@ static void test_int_known(void) {
         NrDtype dt;
         int64_t x, y, want;
     } cases[] = {
-        {NR_OP_DIV, NR_DT_I32, -7, 2, -3},          {NR_OP_REM, NR_DT_I32, -7, 2, -1},
-        {NR_OP_REM, NR_DT_I32, 7, -2, 1},           {NR_OP_DIV, NR_DT_I32, 7, -2, -3},
-        {NR_OP_DIV, NR_DT_I32, 5, 0, -1},           {NR_OP_REM, NR_DT_I32, 5, 0, 5},
-        {NR_OP_DIV, NR_DT_I32, INT32_MIN, -1, INT32_MIN}, {NR_OP_REM, NR_DT_I32, INT32_MIN, -1, 0},
-        {NR_OP_DIV, NR_DT_I64, INT64_MIN, -1, INT64_MIN}, {NR_OP_REM, NR_DT_I64, INT64_MIN, -1, 0},
-        {NR_OP_DIV, NR_DT_U32, 7, 0, 0xffffffff},   {NR_OP_REM, NR_DT_U32, 7, 0, 7},
-        {NR_OP_DIV, NR_DT_U8, 200, 7, 28},          {NR_OP_DIV, NR_DT_I8, -128, -1, -128},
-        {NR_OP_SHL, NR_DT_I32, 1, 31, INT32_MIN},   {NR_OP_SHL, NR_DT_I32, 1, 32, 0},
-        {NR_OP_SHL, NR_DT_I32, 1, -1, 0},           {NR_OP_SHR, NR_DT_I32, -8, 1, -4},
-        {NR_OP_SHR, NR_DT_I32, -8, 100, -1},        {NR_OP_SHR, NR_DT_I32, 8, 100, 0},
-        {NR_OP_SHR, NR_DT_U32, 0x80000000, 31, 1},  {NR_OP_SHR, NR_DT_U32, 0x80000000, 32, 0},
-        {NR_OP_SHR, NR_DT_I16, -1, 15, -1},         {NR_OP_SHL, NR_DT_U64, 3, 63, INT64_MIN},
-        {NR_OP_ABS, NR_DT_I32, INT32_MIN, 0, INT32_MIN}, {NR_OP_NEG, NR_DT_I8, -128, 0, -128},
-        {NR_OP_UMULHI, NR_DT_I32, -1, -1, -2},      {NR_OP_UMULHI, NR_DT_U64, -1, 2, 1},
-        {NR_OP_MAX, NR_DT_U32, -1, 1, 0xffffffff},          {NR_OP_MAX, NR_DT_I32, -1, 1, 1},
+        {NR_OP_DIV, NR_DT_I32, -7, 2, -3},
+        {NR_OP_REM, NR_DT_I32, -7, 2, -1},
+        {NR_OP_REM, NR_DT_I32, 7, -2, 1},
+        {NR_OP_DIV, NR_DT_I32, 7, -2, -3},
+        {NR_OP_DIV, NR_DT_I32, 5, 0, -1},
+        {NR_OP_REM, NR_DT_I32, 5, 0, 5},
+        {NR_OP_DIV, NR_DT_I32, INT32_MIN, -1, INT32_MIN},
+        {NR_OP_REM, NR_DT_I32, INT32_MIN, -1, 0},
+        {NR_OP_DIV, NR_DT_I64, INT64_MIN, -1, INT64_MIN},
+        {NR_OP_REM, NR_DT_I64, INT64_MIN, -1, 0},
+        {NR_OP_DIV, NR_DT_U32, 7, 0, 0xffffffff},
+        {NR_OP_REM, NR_DT_U32, 7, 0, 7},
+        {NR_OP_DIV, NR_DT_U8, 200, 7, 28},
+        {NR_OP_DIV, NR_DT_I8, -128, -1, -128},
+        {NR_OP_SHL, NR_DT_I32, 1, 31, INT32_MIN},
+        {NR_OP_SHL, NR_DT_I32, 1, 32, 0},
+        {NR_OP_SHL, NR_DT_I32, 1, -1, 0},
+        {NR_OP_SHR, NR_DT_I32, -8, 1, -4},
+        {NR_OP_SHR, NR_DT_I32, -8, 100, -1},
+        {NR_OP_SHR, NR_DT_I32, 8, 100, 0},
+        {NR_OP_SHR, NR_DT_U32, 0x80000000, 31, 1},
+        {NR_OP_SHR, NR_DT_U32, 0x80000000, 32, 0},
+        {NR_OP_SHR, NR_DT_I16, -1, 15, -1},
+        {NR_OP_SHL, NR_DT_U64, 3, 63, INT64_MIN},
+        {NR_OP_ABS, NR_DT_I32, INT32_MIN, 0, INT32_MIN},
+        {NR_OP_NEG, NR_DT_I8, -128, 0, -128},
+        {NR_OP_UMULHI, NR_DT_I32, -1, -1, -2},
+        {NR_OP_UMULHI, NR_DT_U64, -1, 2, 1},
+        {NR_OP_MAX, NR_DT_U32, -1, 1, 0xffffffff},
+        {NR_OP_MAX, NR_DT_I32, -1, 1, 1},
     };
     for (size_t c = 0; c < NR_COUNTOF(cases); c++) {
         NrDtype dt = cases[c].dt;
@@ -460,9 +480,9 @@ static void test_int_known(void) {
         int nin = cases[c].opc == NR_OP_ABS || cases[c].opc == NR_OP_NEG ? 1 : 2;
         Ew e = {cases[c].opc, NULL, 0};
         if (!run_ew(dt, dt, nin, build_op, &e, in, out)) continue;
-        CHECK(ival(dt, out[0]) == cases[c].want && out[7] == out[0], "%s %s(%" PRId64 ", %" PRId64 ") = %" PRId64
-              ", want %" PRId64, dn(dt), nr_op_info[cases[c].opc].name, cases[c].x, cases[c].y, ival(dt, out[0]),
-              cases[c].want);
+        CHECK(ival(dt, out[0]) == cases[c].want && out[7] == out[0],
+              "%s %s(%" PRId64 ", %" PRId64 ") = %" PRId64 ", want %" PRId64, dn(dt), nr_op_info[cases[c].opc].name,
+              cases[c].x, cases[c].y, ival(dt, out[0]), cases[c].want);
     }
 }
 
@@ -507,7 +527,7 @@ static uint64_t ref_float(NrOpcode opc, NrDtype dt, uint64_t xb, uint64_t yb, ui
 }
 
 static void test_float_elementwise(void) {
-    static const NrOpcode ops[] = {NR_OP_ADD, NR_OP_SUB, NR_OP_MUL, NR_OP_DIV, NR_OP_DIV_RN, NR_OP_REM, NR_OP_MAX,
+    static const NrOpcode ops[] = {NR_OP_ADD, NR_OP_SUB, NR_OP_MUL, NR_OP_DIV, NR_OP_DIV_RN,  NR_OP_REM,   NR_OP_MAX,
                                    NR_OP_MIN, NR_OP_NEG, NR_OP_ABS, NR_OP_FMA, NR_OP_SQRT_RN, NR_OP_FLOOR, NR_OP_CEIL};
     uint64_t x[EW_N], y[EW_N], z[EW_N], out[EW_N];
     uint64_t *in[3] = {x, y, z};
@@ -517,8 +537,11 @@ static void test_float_elementwise(void) {
             NrOpcode opc = ops[o];
             /* f16/bf16/fp8 fma rounds a double fma once; with f32 products
              * that are exact the reference is the same.  f32 fma is fmaf. */
-            int nin = opc == NR_OP_FMA ? 3 : (opc == NR_OP_NEG || opc == NR_OP_ABS || opc == NR_OP_SQRT_RN ||
-                                              opc == NR_OP_FLOOR || opc == NR_OP_CEIL) ? 1 : 2;
+            int nin = opc == NR_OP_FMA ? 3
+                      : (opc == NR_OP_NEG || opc == NR_OP_ABS || opc == NR_OP_SQRT_RN || opc == NR_OP_FLOOR ||
+                         opc == NR_OP_CEIL)
+                          ? 1
+                          : 2;
             for (int pass = 0; pass < (opc == NR_OP_MAX || opc == NR_OP_MIN ? 2 : 1); pass++) {
                 for (int i = 0; i < EW_N; i++) {
                     x[i] = rand_elem(dt);
@@ -563,12 +586,12 @@ static void test_float_math(void) {
         double (*ref2)(double, double);
         double lo, hi;
     } fns[] = {
-        {NR_OP_EXP, NULL, exp, NULL, -20, 20},      {NR_OP_EXP2, NULL, exp2, NULL, -20, 20},
-        {NR_OP_LOG, NULL, log, NULL, 0.001, 1000},  {NR_OP_LOG2, NULL, log2, NULL, 0.001, 1000},
-        {NR_OP_SQRT, NULL, sqrt, NULL, 0, 1000},    {NR_OP_SIN, NULL, sin, NULL, -10, 10},
-        {NR_OP_COS, NULL, cos, NULL, -10, 10},      {NR_OP_ERF, NULL, erf, NULL, -3, 3},
-        {NR_OP_MATH, "tanh", tanh, NULL, -5, 5},    {NR_OP_MATH, "atan2", NULL, atan2, -5, 5},
-        {NR_OP_MATH, "pow", NULL, pow, 0.1, 4},     {NR_OP_MATH, "log1p", log1p, NULL, 0, 10},
+        {NR_OP_EXP, NULL, exp, NULL, -20, 20},          {NR_OP_EXP2, NULL, exp2, NULL, -20, 20},
+        {NR_OP_LOG, NULL, log, NULL, 0.001, 1000},      {NR_OP_LOG2, NULL, log2, NULL, 0.001, 1000},
+        {NR_OP_SQRT, NULL, sqrt, NULL, 0, 1000},        {NR_OP_SIN, NULL, sin, NULL, -10, 10},
+        {NR_OP_COS, NULL, cos, NULL, -10, 10},          {NR_OP_ERF, NULL, erf, NULL, -3, 3},
+        {NR_OP_MATH, "tanh", tanh, NULL, -5, 5},        {NR_OP_MATH, "atan2", NULL, atan2, -5, 5},
+        {NR_OP_MATH, "pow", NULL, pow, 0.1, 4},         {NR_OP_MATH, "log1p", log1p, NULL, 0, 10},
         {NR_OP_MATH, "__nv_cbrt", cbrt, NULL, -50, 50},
     };
     uint64_t x[EW_N], y[EW_N], out[EW_N];
@@ -595,8 +618,8 @@ static void test_float_math(void) {
                 if (isinf(want) && got == want) err = 0;
                 if (!(err <= tol)) {
                     bad++;
-                    CHECK(0, "%s %s(%a, %a): want %.17g, got %.17g", dn(dt), fns[f].fn ? fns[f].fn : nr_op_info[fns[f].opc].name,
-                          a, b, want, got);
+                    CHECK(0, "%s %s(%a, %a): want %.17g, got %.17g", dn(dt),
+                          fns[f].fn ? fns[f].fn : nr_op_info[fns[f].opc].name, a, b, want, got);
                 }
             }
         }
@@ -606,7 +629,7 @@ static void test_float_math(void) {
 /* --- comparison and selection ---------------------------------------------------------------------------- */
 static void test_cmp_select(void) {
     static const char *const preds[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-    static const NrDtype tys[] = {NR_DT_I8, NR_DT_I32, NR_DT_I64, NR_DT_U8, NR_DT_U32, NR_DT_U64, NR_DT_I1,
+    static const NrDtype tys[] = {NR_DT_I8,  NR_DT_I32,  NR_DT_I64, NR_DT_U8,  NR_DT_U32,    NR_DT_U64, NR_DT_I1,
                                   NR_DT_F16, NR_DT_BF16, NR_DT_F32, NR_DT_F64, NR_DT_F8E4NV, NR_DT_F8E5};
     uint64_t x[EW_N], y[EW_N], out[EW_N];
     uint64_t *in[3] = {x, y, x};
@@ -625,15 +648,25 @@ static void test_cmp_select(void) {
                 if (is_f(dt)) {
                     double a = fval(dt, x[i]), b = fval(dt, y[i]);
                     bool un = isnan(a) || isnan(b);
-                    want = p == 0 ? !un && a == b : p == 1 ? un || a != b : p == 2 ? !un && a < b
-                         : p == 3 ? !un && a <= b : p == 4 ? !un && a > b : !un && a >= b;
+                    want = p == 0   ? !un && a == b
+                           : p == 1 ? un || a != b
+                           : p == 2 ? !un && a < b
+                           : p == 3 ? !un && a <= b
+                           : p == 4 ? !un && a > b
+                                    : !un && a >= b;
                 } else {
                     __int128 a = iv128(dt, x[i]), b = iv128(dt, y[i]);
-                    want = p == 0 ? a == b : p == 1 ? a != b : p == 2 ? a < b : p == 3 ? a <= b : p == 4 ? a > b : a >= b;
+                    want = p == 0   ? a == b
+                           : p == 1 ? a != b
+                           : p == 2 ? a < b
+                           : p == 3 ? a <= b
+                           : p == 4 ? a > b
+                                    : a >= b;
                 }
                 if (out[i] != (uint64_t)want) {
                     bad++;
-                    CHECK(0, "%s cmp %s (0x%" PRIx64 ", 0x%" PRIx64 ") = %d", dn(dt), preds[p], x[i], y[i], (int)out[i]);
+                    CHECK(0, "%s cmp %s (0x%" PRIx64 ", 0x%" PRIx64 ") = %d", dn(dt), preds[p], x[i], y[i],
+                          (int)out[i]);
                 }
             }
         }
@@ -664,8 +697,7 @@ static void test_cmp_select(void) {
         Run r = launch(&k, 1, 1, 1, args, 4, NULL, 0);
         CHECK(r.ok, "select: %s", r.msg);
         unpack(dt, po, ov, EW_N);
-        for (int i = 0; i < EW_N; i++)
-            CHECK(ov[i] == (cb[i] ? av[i] : bv[i]), "%s select lane %d", dn(dt), i);
+        for (int i = 0; i < EW_N; i++) CHECK(ov[i] == (cb[i] ? av[i] : bv[i]), "%s select lane %d", dn(dt), i);
         free(pa);
         free(pb);
         free(po);
@@ -674,9 +706,9 @@ static void test_cmp_select(void) {
 }
 
 /* --- casts ------------------------------------------------------------------------------------------- */
-static const NrDtype all_types[] = {NR_DT_I1, NR_DT_I8, NR_DT_I16, NR_DT_I32, NR_DT_I64, NR_DT_U8,
-                                    NR_DT_U16, NR_DT_U32, NR_DT_U64, NR_DT_F8E4NV, NR_DT_F8E5, NR_DT_F16,
-                                    NR_DT_BF16, NR_DT_F32, NR_DT_F64};
+static const NrDtype all_types[] = {NR_DT_I1,   NR_DT_I8,  NR_DT_I16,  NR_DT_I32, NR_DT_I64,
+                                    NR_DT_U8,   NR_DT_U16, NR_DT_U32,  NR_DT_U64, NR_DT_F8E4NV,
+                                    NR_DT_F8E5, NR_DT_F16, NR_DT_BF16, NR_DT_F32, NR_DT_F64};
 
 static int precision(NrDtype dt) {
     switch (dt) {
@@ -811,8 +843,8 @@ static int numel(int rank, const int32_t *shape) {
 
 /* Runs reduce (or argreduce when arg) of a `rank`-d block of dt along axis.
  * out: the reduced values (bits); idx: argreduce's indices. */
-static bool run_reduce(NrDtype dt, int rank, const int32_t *shape, int axis, const char *kind, const char *nan, bool arg,
-                       const uint64_t *x, uint64_t *out, int32_t *idx) {
+static bool run_reduce(NrDtype dt, int rank, const int32_t *shape, int axis, const char *kind, const char *nan,
+                       bool arg, const uint64_t *x, uint64_t *out, int32_t *idx) {
     NrModule *m = nr_module_new(NULL);
     NrTypeId types[3] = {nr_type_ptr(m, dt, 1), nr_type_ptr(m, dt, 1), nr_type_ptr(m, NR_DT_I32, 1)};
     Kb k = kb_begin(m, "red", 3, types, NULL);
@@ -868,7 +900,9 @@ static uint64_t tree_ref(NrDtype dt, const double *v, int len, int kind, bool al
         for (int l = len; l > 1;) {
             int h = (l + 1) / 2;
             for (int j = 0; j < l - h; j++)
-                w[j] = kind == 0 ? w[j] + w[j + h] : kind == 1 ? maxnum(w[j], w[j + h], all) : minnum(w[j], w[j + h], all);
+                w[j] = kind == 0   ? w[j] + w[j + h]
+                       : kind == 1 ? maxnum(w[j], w[j + h], all)
+                                   : minnum(w[j], w[j + h], all);
             l = h;
         }
         return fenc(dt, w[0]);
@@ -878,7 +912,8 @@ static uint64_t tree_ref(NrDtype dt, const double *v, int len, int kind, bool al
     for (int l = len; l > 1;) {
         int h = (l + 1) / 2;
         for (int j = 0; j < l - h; j++)
-            w[j] = kind == 0 ? w[j] + w[j + h] : (float)(kind == 1 ? maxnum(w[j], w[j + h], all) : minnum(w[j], w[j + h], all));
+            w[j] = kind == 0 ? w[j] + w[j + h]
+                             : (float)(kind == 1 ? maxnum(w[j], w[j + h], all) : minnum(w[j], w[j + h], all));
         l = h;
     }
     return fenc(dt, w[0]);
@@ -907,8 +942,12 @@ static void test_reduce(void) {
                             __int128 acc = iv128(dt, x[o * len * inner + q]);
                             for (int j = 1; j < len; j++) {
                                 __int128 v = iv128(dt, x[(o * len + j) * inner + q]);
-                                acc = kd == 0 ? acc + v : kd == 1 ? (v > acc ? v : acc) : kd == 2 ? (v < acc ? v : acc)
-                                    : kd == 3 ? acc ^ v : kd == 4 ? acc & v : acc | v;
+                                acc = kd == 0   ? acc + v
+                                      : kd == 1 ? (v > acc ? v : acc)
+                                      : kd == 2 ? (v < acc ? v : acc)
+                                      : kd == 3 ? acc ^ v
+                                      : kd == 4 ? acc & v
+                                                : acc | v;
                             }
                             uint64_t want = iwrap(dt, acc), got = out[o * inner + q];
                             CHECK(want == got, "reduce %s %s rank %d axis %d at %d: want 0x%" PRIx64 ", got 0x%" PRIx64,
@@ -935,12 +974,15 @@ static void test_reduce(void) {
                                 }
                                 uint64_t want = tree_ref(dt, v, len, kd, all), got = out[o * inner + q];
                                 CHECK(same_bits(dt, want, got), "reduce %s%s %s rank %d axis %d at %d: want %a, got %a",
-                                      ikinds[kd], all ? "[all]" : "", dn(dt), rank, axis, o * inner + q,
-                                      fval(dt, want), fval(dt, got));
+                                      ikinds[kd], all ? "[all]" : "", dn(dt), rank, axis, o * inner + q, fval(dt, want),
+                                      fval(dt, got));
                                 if (kd == 0) { /* and close to the exact sum */
-                                    double tol = dt == NR_DT_F64 ? 1e-15 : dt == NR_DT_F32 ? 1e-6 : dt == NR_DT_F16 ? 1e-3 : 8e-3;
-                                    CHECK(fabs(fval(dt, got) - exact) <= tol * (mag + 1e-30), "reduce add %s: %g vs exact %g",
-                                          dn(dt), fval(dt, got), exact);
+                                    double tol = dt == NR_DT_F64   ? 1e-15
+                                                 : dt == NR_DT_F32 ? 1e-6
+                                                 : dt == NR_DT_F16 ? 1e-3
+                                                                   : 8e-3;
+                                    CHECK(fabs(fval(dt, got) - exact) <= tol * (mag + 1e-30),
+                                          "reduce add %s: %g vs exact %g", dn(dt), fval(dt, got), exact);
                                 }
                             }
                     }
@@ -985,8 +1027,8 @@ static void test_argreduce(void) {
                         }
                         int at = o * inner + q;
                         CHECK(idx[at] == best && same_bits(dt, out[at], x[(o * len + best) * inner + q]),
-                              "arg%s %s axis %d at %d: want index %d, got %d", mx ? "max" : "min", dn(dt), axis, at, best,
-                              idx[at]);
+                              "arg%s %s axis %d at %d: want index %d, got %d", mx ? "max" : "min", dn(dt), axis, at,
+                              best, idx[at]);
                     }
             }
 }
@@ -996,7 +1038,8 @@ static void test_argreduce(void) {
 static bool run_dot(NrDtype dta, NrDtype dtc, int batch, int M, int N, int K, const char *prec, const uint64_t *a,
                     const uint64_t *b, const uint64_t *c, uint64_t *out) {
     NrModule *m = nr_module_new(NULL);
-    NrTypeId types[4] = {nr_type_ptr(m, dta, 1), nr_type_ptr(m, dta, 1), nr_type_ptr(m, dtc, 1), nr_type_ptr(m, dtc, 1)};
+    NrTypeId types[4] = {nr_type_ptr(m, dta, 1), nr_type_ptr(m, dta, 1), nr_type_ptr(m, dtc, 1),
+                         nr_type_ptr(m, dtc, 1)};
     Kb k = kb_begin(m, "dot", 4, types, NULL);
     int rank = batch ? 3 : 2;
     int32_t sa[3], sb[3], sc[3];
@@ -1016,7 +1059,8 @@ static bool run_dot(NrDtype dta, NrDtype dtc, int batch, int M, int N, int K, co
     uint64_t *poison = calloc((size_t)(nb * M * N), 8);
     void *po = pack(dtc, poison, nb * M * N);
     NrInterpArg args[4] = {buf(pa, (size_t)(nb * M * K * esz(dta)), "a"), buf(pb, (size_t)(nb * K * N * esz(dta)), "b"),
-                           buf(pc, (size_t)(nb * M * N * esz(dtc)), "c"), buf(po, (size_t)(nb * M * N * esz(dtc)), "out")};
+                           buf(pc, (size_t)(nb * M * N * esz(dtc)), "c"),
+                           buf(po, (size_t)(nb * M * N * esz(dtc)), "out")};
     memset(po, 0xee, (size_t)(nb * M * N * esz(dtc)));
     Run res = launch(&k, 1, 1, 1, args, 4, NULL, 0);
     CHECK(res.ok, "dot %s: %s", dn(dta), res.msg);
@@ -1036,22 +1080,27 @@ static void test_dot(void) {
         const char *prec;
         int batch, M, N, K;
     } cases[] = {
-        {NR_DT_F32, NR_DT_F32, NULL, 0, 16, 32, 16},    {NR_DT_F32, NR_DT_F32, "ieee", 0, 16, 16, 32},
+        {NR_DT_F32, NR_DT_F32, NULL, 0, 16, 32, 16},     {NR_DT_F32, NR_DT_F32, "ieee", 0, 16, 16, 32},
         {NR_DT_F32, NR_DT_F32, "tf32x3", 0, 32, 16, 16}, {NR_DT_F16, NR_DT_F32, NULL, 0, 16, 16, 16},
-        {NR_DT_BF16, NR_DT_F32, NULL, 0, 16, 64, 16},   {NR_DT_F16, NR_DT_F16, NULL, 0, 16, 16, 32},
-        {NR_DT_F8E4NV, NR_DT_F32, NULL, 0, 16, 16, 32}, {NR_DT_F8E5, NR_DT_F32, NULL, 0, 32, 16, 32},
-        {NR_DT_I8, NR_DT_I32, NULL, 0, 16, 32, 64},     {NR_DT_F32, NR_DT_F32, NULL, 4, 16, 16, 16},
-        {NR_DT_F16, NR_DT_F32, NULL, 2, 32, 16, 16},    {NR_DT_F64, NR_DT_F64, NULL, 0, 16, 16, 16},
+        {NR_DT_BF16, NR_DT_F32, NULL, 0, 16, 64, 16},    {NR_DT_F16, NR_DT_F16, NULL, 0, 16, 16, 32},
+        {NR_DT_F8E4NV, NR_DT_F32, NULL, 0, 16, 16, 32},  {NR_DT_F8E5, NR_DT_F32, NULL, 0, 32, 16, 32},
+        {NR_DT_I8, NR_DT_I32, NULL, 0, 16, 32, 64},      {NR_DT_F32, NR_DT_F32, NULL, 4, 16, 16, 16},
+        {NR_DT_F16, NR_DT_F32, NULL, 2, 32, 16, 16},     {NR_DT_F64, NR_DT_F64, NULL, 0, 16, 16, 16},
         {NR_DT_F32, NR_DT_F32, "ieee", 0, 16, 20, 16},
     };
     for (size_t c = 0; c < NR_COUNTOF(cases); c++) {
         int nb = cases[c].batch ? cases[c].batch : 1, M = cases[c].M, N = cases[c].N, K = cases[c].K;
         NrDtype da = cases[c].a, dc = cases[c].c;
-        uint64_t *a = malloc(sizeof(uint64_t) * (size_t)(nb * M * K)), *b = malloc(sizeof(uint64_t) * (size_t)(nb * K * N));
-        uint64_t *acc = malloc(sizeof(uint64_t) * (size_t)(nb * M * N)), *out = malloc(sizeof(uint64_t) * (size_t)(nb * M * N));
-        for (int i = 0; i < nb * M * K; i++) a[i] = is_f(da) ? fenc(da, rnd_unit() * 4 - 2) : iwrap(da, (int64_t)(rnd() % 256) - 128);
-        for (int i = 0; i < nb * K * N; i++) b[i] = is_f(da) ? fenc(da, rnd_unit() * 4 - 2) : iwrap(da, (int64_t)(rnd() % 256) - 128);
-        for (int i = 0; i < nb * M * N; i++) acc[i] = is_f(dc) ? fenc(dc, rnd_unit() * 10 - 5) : iwrap(dc, (int64_t)(rnd() % 2000000) - 1000000);
+        uint64_t *a = malloc(sizeof(uint64_t) * (size_t)(nb * M * K)),
+                 *b = malloc(sizeof(uint64_t) * (size_t)(nb * K * N));
+        uint64_t *acc = malloc(sizeof(uint64_t) * (size_t)(nb * M * N)),
+                 *out = malloc(sizeof(uint64_t) * (size_t)(nb * M * N));
+        for (int i = 0; i < nb * M * K; i++)
+            a[i] = is_f(da) ? fenc(da, rnd_unit() * 4 - 2) : iwrap(da, (int64_t)(rnd() % 256) - 128);
+        for (int i = 0; i < nb * K * N; i++)
+            b[i] = is_f(da) ? fenc(da, rnd_unit() * 4 - 2) : iwrap(da, (int64_t)(rnd() % 256) - 128);
+        for (int i = 0; i < nb * M * N; i++)
+            acc[i] = is_f(dc) ? fenc(dc, rnd_unit() * 10 - 5) : iwrap(dc, (int64_t)(rnd() % 2000000) - 1000000);
         bool tf32 = da == NR_DT_F32 && !cases[c].prec;
         if (!run_dot(da, dc, cases[c].batch, M, N, K, cases[c].prec, a, b, acc, out)) goto next;
         int bad = 0;
@@ -1068,13 +1117,15 @@ static void test_dot(void) {
                         want = iwrap(dc, s);
                     } else if (da == NR_DT_F64) {
                         double s = 0;
-                        for (int q = 0; q < K; q++) s += fval(da, a[(bi * M + i) * K + q]) * fval(da, b[(bi * K + q) * N + j]);
+                        for (int q = 0; q < K; q++)
+                            s += fval(da, a[(bi * M + i) * K + q]) * fval(da, b[(bi * K + q) * N + j]);
                         want = fenc(dc, s + fval(dc, acc[at]));
                     } else {
                         /* the documented order: f32 products and partial sums from 0, then + acc */
                         float s = 0;
                         for (int q = 0; q < K; q++) {
-                            float x = (float)fval(da, a[(bi * M + i) * K + q]), y = (float)fval(da, b[(bi * K + q) * N + j]);
+                            float x = (float)fval(da, a[(bi * M + i) * K + q]),
+                                  y = (float)fval(da, b[(bi * K + q) * N + j]);
                             exact += (double)x * y;
                             mag += fabs((double)x * y);
                             if (tf32) {
@@ -1093,8 +1144,8 @@ static void test_dot(void) {
                               "dot %s: %g too far from the exact %g", dn(da), got, exact);
                     }
                     if (!same_bits(dc, want, out[at]) && bad++ < 3)
-                        CHECK(0, "dot %s->%s%s batch %d [%d,%d,%d] at (%d, %d, %d): want %.9g, got %.9g", dn(da), dn(dc),
-                              cases[c].prec ? cases[c].prec : "", cases[c].batch, M, N, K, bi, i, j,
+                        CHECK(0, "dot %s->%s%s batch %d [%d,%d,%d] at (%d, %d, %d): want %.9g, got %.9g", dn(da),
+                              dn(dc), cases[c].prec ? cases[c].prec : "", cases[c].batch, M, N, K, bi, i, j,
                               is_f(dc) ? fval(dc, want) : (double)ival(dc, want),
                               is_f(dc) ? fval(dc, out[at]) : (double)ival(dc, out[at]));
                 }
@@ -1124,11 +1175,13 @@ static void test_masked_loads(void) {
     V offs = arange(&k, NB);
     V mask = cmp(&k, "lt", offs, splat(&k, cI(&k, i32, NX), tv(&k, offs)));
     /* Lanes >= NX point far outside x (offset * 1000); masked off, they must not fault. */
-    V far = op(&k, NR_OP_SELECT, tv(&k, offs), 3, mask, offs, bin(&k, NR_OP_MUL, offs, splat(&k, cI(&k, i32, 100000), tv(&k, offs))));
+    V far = op(&k, NR_OP_SELECT, tv(&k, offs), 3, mask, offs,
+               bin(&k, NR_OP_MUL, offs, splat(&k, cI(&k, i32, 100000), tv(&k, offs))));
     V p = addptr(&k, splat(&k, k.arg[0], tb1(&k, tv(&k, k.arg[0]), NB)), far);
     V v = load(&k, p, mask, cF(&k, tb1(&k, f32, NB), -1.5));
     /* Without `other`, masked-off lanes read 0; a garbage address under a false mask is fine. */
-    V garbage = op(&k, NR_OP_INTTOPTR, tb1(&k, tv(&k, k.arg[0]), NB), 1, splat(&k, cI(&k, i64, 0xdeadbeef), tb1(&k, i64, NB)));
+    V garbage =
+        op(&k, NR_OP_INTTOPTR, tb1(&k, tv(&k, k.arg[0]), NB), 1, splat(&k, cI(&k, i64, 0xdeadbeef), tb1(&k, i64, NB)));
     V none = cmp(&k, "lt", offs, splat(&k, cI(&k, i32, 0), tv(&k, offs)));
     V z = load(&k, garbage, none, NR_NONE);
     store(&k, ptrs(&k, k.arg[1], NB), bin(&k, NR_OP_ADD, v, z), NR_NONE);
@@ -1146,7 +1199,16 @@ static void test_masked_loads(void) {
 }
 
 /* One faulting access; returns the first diagnostic. */
-typedef enum { F_LOAD_OOB, F_LOAD_NEG, F_STORE_OOB, F_WILD, F_MISALIGNED, F_SCALAR_OOB, F_ATOMIC_OOB, F_STORE_PARTIAL } Fault;
+typedef enum {
+    F_LOAD_OOB,
+    F_LOAD_NEG,
+    F_STORE_OOB,
+    F_WILD,
+    F_MISALIGNED,
+    F_SCALAR_OOB,
+    F_ATOMIC_OOB,
+    F_STORE_PARTIAL
+} Fault;
 
 static void check_fault(Fault fault, const char *want) {
     NrModule *m = nr_module_new(NULL);
@@ -1210,8 +1272,10 @@ static void check_fault(Fault fault, const char *want) {
     }
     k.b.loc = (NrLoc){0, 0, 0};
     if (op_) {
-        if (ty(&k, op_)->rank == 0) store(&k, k.arg[1], op_, 0);
-        else store(&k, ptrs(&k, k.arg[1], NB), op_, 0);
+        if (ty(&k, op_)->rank == 0)
+            store(&k, k.arg[1], op_, 0);
+        else
+            store(&k, ptrs(&k, k.arg[1], NB), op_, 0);
     }
     ret(&k);
     float x[16], out[NB];
@@ -1244,7 +1308,8 @@ static void test_faults(void) {
                         "any argument buffer");
     check_fault(F_MISALIGNED, "misaligned load: program (0, 0, 0) reads a 4-byte element at byte 6 of argument "
                               "'x_ptr', which is not a multiple of 4");
-    check_fault(F_SCALAR_OOB, "out-of-bounds load: program (0, 0, 0) reads bytes 64..67 of argument 'x_ptr' (64 bytes)");
+    check_fault(F_SCALAR_OOB,
+                "out-of-bounds load: program (0, 0, 0) reads bytes 64..67 of argument 'x_ptr' (64 bytes)");
     check_fault(F_ATOMIC_OOB, "out-of-bounds atomic_rmw: program (0, 0, 0), element 16 of the block (index [16]) "
                               "accesses bytes 64..67 of argument 'x_ptr' (64 bytes)");
 }
@@ -1263,7 +1328,8 @@ static void test_fault_2d(void) {
     NrInterpArg args[1] = {buf(b, sizeof b, NULL)};
     Run r = launch(&k, 1, 1, 1, args, 1, NULL, 0);
     CHECK(!r.ok && strcmp(r.msg, "out-of-bounds load: program (0, 0, 0), element 21 of the block (index [2, 5]) "
-                                 "reads bytes 42..43 of argument 'buf' (42 bytes)") == 0, "2-d fault: %s", r.msg);
+                                 "reads bytes 42..43 of argument 'buf' (42 bytes)") == 0,
+          "2-d fault: %s", r.msg);
     nr_module_free(m);
 }
 
@@ -1291,9 +1357,12 @@ static void test_random_addresses(void) {
         for (int i = 0; i < NX; i++) x[i] = (int32_t)rnd();
         for (int i = 0; i < NB; i++) {
             int kind = (int)(rnd() % 4);
-            if (i > 0 && kind < 2) off[i] = off[i - 1] + 4;                 /* continue a run */
-            else if (kind == 2) off[i] = 4 * ((int64_t)(rnd() % (NX + 4)) - 2); /* aligned, maybe outside */
-            else off[i] = (int64_t)(rnd() % (4 * NX + 16)) - 8;           /* anything near */
+            if (i > 0 && kind < 2)
+                off[i] = off[i - 1] + 4; /* continue a run */
+            else if (kind == 2)
+                off[i] = 4 * ((int64_t)(rnd() % (NX + 4)) - 2); /* aligned, maybe outside */
+            else
+                off[i] = (int64_t)(rnd() % (4 * NX + 16)) - 8; /* anything near */
             mk[i] = rnd() % 8 != 0;
             out[i] = 12345;
         }
@@ -1333,7 +1402,8 @@ static void test_atomics(void) {
         NrTypeId i32 = ts(&k, NR_DT_I32);
         enum { NB = 128, BINS = 16 };
         V pid = iattr(&k, op(&k, NR_OP_PROGRAM_ID, i32, 0), NR_A_AXIS, 0);
-        V offs = bin(&k, NR_OP_ADD, splat(&k, bin(&k, NR_OP_MUL, pid, cI(&k, i32, NB)), tb1(&k, i32, NB)), arange(&k, NB));
+        V offs =
+            bin(&k, NR_OP_ADD, splat(&k, bin(&k, NR_OP_MUL, pid, cI(&k, i32, NB)), tb1(&k, i32, NB)), arange(&k, NB));
         V d = load(&k, addptr(&k, splat(&k, k.arg[0], tb1(&k, tv(&k, k.arg[0]), NB)), offs), 0, 0);
         V p = addptr(&k, splat(&k, k.arg[1], tb1(&k, tv(&k, k.arg[1]), NB)), d);
         V old = op(&k, NR_OP_ATOMIC_RMW, tb1(&k, i32, NB), 3, p, cI(&k, tb1(&k, i32, NB), 1), NR_NONE);
@@ -1342,7 +1412,8 @@ static void test_atomics(void) {
         ret(&k);
         int32_t data[4 * NB], bins[BINS] = {0}, olds[4 * NB], want[BINS] = {0};
         for (int i = 0; i < 4 * NB; i++) data[i] = (int32_t)(rnd() % BINS);
-        NrInterpArg args[3] = {buf(data, sizeof data, "data"), buf(bins, sizeof bins, "bins"), buf(olds, sizeof olds, "old")};
+        NrInterpArg args[3] = {buf(data, sizeof data, "data"), buf(bins, sizeof bins, "bins"),
+                               buf(olds, sizeof olds, "old")};
         Run r = launch(&k, 4, 1, 1, args, 3, NULL, 0);
         CHECK(r.ok, "histogram: %s", r.msg);
         for (int i = 0; i < 4 * NB; i++) {
@@ -1393,16 +1464,23 @@ static void test_atomics(void) {
                     CHECK(olds[i] == 0, "atomic %s %s masked lane %d old 0x%" PRIx64, kinds[kd], dn(dt), i, olds[i]);
                     continue;
                 }
-                CHECK(olds[i] == *cell, "atomic %s %s lane %d: old 0x%" PRIx64 ", want 0x%" PRIx64, kinds[kd], dn(dt), i,
-                      olds[i], *cell);
+                CHECK(olds[i] == *cell, "atomic %s %s lane %d: old 0x%" PRIx64 ", want 0x%" PRIx64, kinds[kd], dn(dt),
+                      i, olds[i], *cell);
                 if (is_f(dt)) {
                     double a = fval(dt, *cell), b = fval(dt, v[i]);
-                    *cell = kd == 0 ? fenc(dt, a + b) : kd == 1 ? fenc(dt, maxnum(a, b, false))
-                          : kd == 2 ? fenc(dt, minnum(a, b, false)) : v[i];
+                    *cell = kd == 0   ? fenc(dt, a + b)
+                            : kd == 1 ? fenc(dt, maxnum(a, b, false))
+                            : kd == 2 ? fenc(dt, minnum(a, b, false))
+                                      : v[i];
                 } else {
                     __int128 a = iv128(dt, *cell), b = iv128(dt, v[i]);
-                    *cell = kd == 0 ? iwrap(dt, a + b) : kd == 1 ? iwrap(dt, a > b ? a : b) : kd == 2 ? iwrap(dt, a < b ? a : b)
-                          : kd == 3 ? iwrap(dt, a & b) : kd == 4 ? iwrap(dt, a | b) : kd == 5 ? iwrap(dt, a ^ b) : v[i];
+                    *cell = kd == 0   ? iwrap(dt, a + b)
+                            : kd == 1 ? iwrap(dt, a > b ? a : b)
+                            : kd == 2 ? iwrap(dt, a < b ? a : b)
+                            : kd == 3 ? iwrap(dt, a & b)
+                            : kd == 4 ? iwrap(dt, a | b)
+                            : kd == 5 ? iwrap(dt, a ^ b)
+                                      : v[i];
                 }
             }
             for (int i = 0; i < NA; i++)
@@ -1459,14 +1537,16 @@ static void test_atomics(void) {
 /* for iv in range(lb, ub, step) over iv type dt: out = [sum of iv, trip count]. */
 static void check_for(NrDtype dt, int64_t lb, int64_t ub, int64_t step) {
     NrModule *m = nr_module_new(NULL);
-    NrTypeId types[4] = {nr_type_scalar(m, dt), nr_type_scalar(m, dt), nr_type_scalar(m, dt), nr_type_ptr(m, NR_DT_I64, 1)};
+    NrTypeId types[4] = {nr_type_scalar(m, dt), nr_type_scalar(m, dt), nr_type_scalar(m, dt),
+                         nr_type_ptr(m, NR_DT_I64, 1)};
     Kb k = kb_begin(m, "loop", 4, types, NULL);
     NrTypeId i64 = ts(&k, NR_DT_I64);
     V fops[5] = {k.arg[0], k.arg[1], k.arg[2], cI(&k, i64, 0), cI(&k, i64, 0)};
     NrTypeId rts[2] = {i64, i64};
     NrOpId loop = nr_build(&k.b, NR_OP_FOR, 5, fops, 2, rts, 1);
     NrBlockId body = k.f->ops[loop].regions[0];
-    V iv = nr_block_add_arg(k.f, body, ts(&k, dt)), s = nr_block_add_arg(k.f, body, i64), c = nr_block_add_arg(k.f, body, i64);
+    V iv = nr_block_add_arg(k.f, body, ts(&k, dt)), s = nr_block_add_arg(k.f, body, i64),
+      c = nr_block_add_arg(k.f, body, i64);
     Kb l = k;
     l.b = nr_builder_at_end(k.f, body);
     V y[2] = {bin(&l, NR_OP_ADD, s, cast(&l, iv, NR_DT_I64)), bin(&l, NR_OP_ADD, c, cI(&l, i64, 1))};
@@ -1483,32 +1563,38 @@ static void check_for(NrDtype dt, int64_t lb, int64_t ub, int64_t step) {
     __int128 lo = is_s(dt) ? -((__int128)1 << (bits_of(dt) - 1)) : 0;
     __int128 hi = is_s(dt) ? ((__int128)1 << (bits_of(dt) - 1)) : ((__int128)1 << bits_of(dt));
     __int128 v = ival(dt, iwrap(dt, lb)), u = ival(dt, iwrap(dt, ub)), st = ival(dt, iwrap(dt, step));
-    if (!is_s(dt) && bits_of(dt) == 64) { v = (uint64_t)lb; u = (uint64_t)ub; st = step; }
+    if (!is_s(dt) && bits_of(dt) == 64) {
+        v = (uint64_t)lb;
+        u = (uint64_t)ub;
+        st = step;
+    }
     while (v < u && trips < 100000) {
         sum = (int64_t)((uint64_t)sum + (uint64_t)(int64_t)v); /* wraps like the kernel's i64 add */
         trips++;
         v += st;
         if (v < lo || v >= hi) break;
     }
-    CHECK(out[0] == sum && out[1] == trips, "for %s(%" PRId64 ", %" PRId64 ", %" PRId64 "): sum %" PRId64 " trips %" PRId64
-          ", want %" PRId64 " %" PRId64, dn(dt), lb, ub, step, out[0], out[1], sum, trips);
+    CHECK(out[0] == sum && out[1] == trips,
+          "for %s(%" PRId64 ", %" PRId64 ", %" PRId64 "): sum %" PRId64 " trips %" PRId64 ", want %" PRId64 " %" PRId64,
+          dn(dt), lb, ub, step, out[0], out[1], sum, trips);
     nr_module_free(m);
 }
 
 static void test_control_flow(void) {
     check_for(NR_DT_I32, 0, 10, 1);
     check_for(NR_DT_I32, -7, 20, 3);
-    check_for(NR_DT_I32, 5, 5, 1);                 /* zero trips */
-    check_for(NR_DT_I32, 9, -3, 2);                /* zero trips */
-    check_for(NR_DT_I32, INT32_MAX - 5, INT32_MAX, 4); /* stops before iv overflows */
+    check_for(NR_DT_I32, 5, 5, 1);                             /* zero trips */
+    check_for(NR_DT_I32, 9, -3, 2);                            /* zero trips */
+    check_for(NR_DT_I32, INT32_MAX - 5, INT32_MAX, 4);         /* stops before iv overflows */
     check_for(NR_DT_I32, 0x7ffffff0, (int32_t)0x80000010u, 4); /* signed: zero trips */
-    check_for(NR_DT_U32, 0x7ffffff0, 0x80000010, 4);  /* unsigned: 8 trips */
+    check_for(NR_DT_U32, 0x7ffffff0, 0x80000010, 4);           /* unsigned: 8 trips */
     check_for(NR_DT_I64, -((int64_t)1 << 40), -((int64_t)1 << 40) + 50, 7);
     check_for(NR_DT_I8, 100, 127, 20);
     check_for(NR_DT_U64, 0xfffffffffffffff0ull, 0xffffffffffffffffull, 5);
     check_for(NR_DT_U64, 0xfffffffffffffff0ull, 0xffffffffffffffffull, 7); /* the next iv would wrap */
     check_for(NR_DT_I64, INT64_MAX - 5, INT64_MAX, 4);
-    for (int t = 0; t < 5; t++) check_for(NR_DT_I32, (int64_t)(rnd() % 41) - 20, (int64_t)(rnd() % 41) - 20, (int64_t)(rnd() % 5) + 1);
+    for (int t = 0; t < 5; t++)
+        check_for(NR_DT_I32, (int64_t)(rnd() % 41) - 20, (int64_t)(rnd() % 41) - 20, (int64_t)(rnd() % 5) + 1);
 
     /* Carried values that permute: (a, b) = (b, a) n times; and nested loops, if, while. */
     NrModule *m = nr_module_new(NULL);
@@ -1632,10 +1718,12 @@ static void test_grid(void) {
         g[a] = iattr(&k, op(&k, NR_OP_NUM_PROGRAMS, i32, 0), NR_A_AXIS, a);
     }
     /* linear = x + gx * (y + gy * z); out[linear] = x + 10 y + 100 z + 1000 gx + 10000 gy + 100000 gz */
-    V lin = bin(&k, NR_OP_ADD, p[0], bin(&k, NR_OP_MUL, g[0], bin(&k, NR_OP_ADD, p[1], bin(&k, NR_OP_MUL, g[1], p[2]))));
+    V lin =
+        bin(&k, NR_OP_ADD, p[0], bin(&k, NR_OP_MUL, g[0], bin(&k, NR_OP_ADD, p[1], bin(&k, NR_OP_MUL, g[1], p[2]))));
     V val = p[0];
     int w = 10;
-    for (int a = 1; a < 6; a++, w *= 10) val = bin(&k, NR_OP_ADD, val, bin(&k, NR_OP_MUL, a < 3 ? p[a] : g[a - 3], cI(&k, i32, w)));
+    for (int a = 1; a < 6; a++, w *= 10)
+        val = bin(&k, NR_OP_ADD, val, bin(&k, NR_OP_MUL, a < 3 ? p[a] : g[a - 3], cI(&k, i32, w)));
     store(&k, addptr(&k, k.arg[0], lin), val, 0);
     ret(&k);
     int32_t out[12];
@@ -1646,8 +1734,8 @@ static void test_grid(void) {
     for (int z = 0; z < 2; z++)
         for (int y = 0; y < 2; y++)
             for (int x = 0; x < 3; x++)
-                CHECK(out[x + 3 * (y + 2 * z)] == x + 10 * y + 100 * z + 3000 + 20000 + 200000, "grid (%d, %d, %d): %d", x,
-                      y, z, out[x + 3 * (y + 2 * z)]);
+                CHECK(out[x + 3 * (y + 2 * z)] == x + 10 * y + 100 * z + 3000 + 20000 + 200000, "grid (%d, %d, %d): %d",
+                      x, y, z, out[x + 3 * (y + 2 * z)]);
     for (int i = 0; i < 12; i++) out[i] = -1;
     r = launch(&k, 0, 1, 1, args, 1, NULL, 0);
     CHECK(r.ok && out[0] == -1, "an empty grid runs nothing");
@@ -1709,8 +1797,9 @@ static void test_shapes(void) {
     V base = addptr(&k, k.arg[1], cI(&k, i32, 24));
     store(&k, ptrs_nd(&k, base, 2, t2s), t2, 0);
     V row = expand(&k, arange(&k, 8), 0), col = expand(&k, arange(&k, 4), 1);
-    V sum = bin(&k, NR_OP_ADD, bcast(&k, row, tb(&k, i32, 2, s2)),
-                bin(&k, NR_OP_MUL, bcast(&k, col, tb(&k, i32, 2, s2)), splat(&k, cI(&k, i32, 100), tb(&k, i32, 2, s2))));
+    V sum =
+        bin(&k, NR_OP_ADD, bcast(&k, row, tb(&k, i32, 2, s2)),
+            bin(&k, NR_OP_MUL, bcast(&k, col, tb(&k, i32, 2, s2)), splat(&k, cI(&k, i32, 100), tb(&k, i32, 2, s2))));
     store(&k, ptrs_nd(&k, addptr(&k, k.arg[1], cI(&k, i32, 56)), 2, s2), sum, 0);
     ret(&k);
     int32_t in[24], out[88];
@@ -1758,10 +1847,11 @@ static void test_pointers_consts(void) {
     NrInterpArg args[4] = {buf(pp, sizeof pp, "pp"), buf(fl, sizeof fl, "fl"), buf(&addr, 8, "addr"), buf(hs, 4, "h")};
     Run r = launch(&k, 1, 1, 1, args, 4, NULL, 0);
     CHECK(r.ok, "pointers: %s", r.msg);
-    CHECK((uint64_t)addr == NR_INTERP_BASE(0) + ((uintptr_t)pp & 0xfff) + 24, "addptr on ptr<ptr<f32>> scales by 8: 0x%" PRIx64,
-          (uint64_t)addr);
+    CHECK((uint64_t)addr == NR_INTERP_BASE(0) + ((uintptr_t)pp & 0xfff) + 24,
+          "addptr on ptr<ptr<f32>> scales by 8: 0x%" PRIx64, (uint64_t)addr);
     CHECK(fl[3] == 3.0f, "load through a loaded pointer: %g", fl[3]);
-    CHECK(hs[0] == nr_f64_to_f16(0.1) && hs[1] == nr_f64_to_bf16(-3.14159), "f16/bf16 constants: 0x%x 0x%x", hs[0], hs[1]);
+    CHECK(hs[0] == nr_f64_to_f16(0.1) && hs[1] == nr_f64_to_bf16(-3.14159), "f16/bf16 constants: 0x%x 0x%x", hs[0],
+          hs[1]);
     nr_module_free(m);
 }
 
@@ -1778,7 +1868,8 @@ static void test_args(void) {
     CHECK(!r.ok && strcmp(r.msg, "kernel 'args' takes 2 runtime arguments, got 1") == 0, "arg count: %s", r.msg);
     NrInterpArg swapped[2] = {iarg(4), buf(x, sizeof x, NULL)};
     r = launch(&k, 1, 1, 1, swapped, 2, NULL, 0);
-    CHECK(!r.ok && strcmp(r.msg, "argument 'x_ptr' must be a buffer (the parameter is a pointer)") == 0, "arg kind: %s", r.msg);
+    CHECK(!r.ok && strcmp(r.msg, "argument 'x_ptr' must be a buffer (the parameter is a pointer)") == 0, "arg kind: %s",
+          r.msg);
     r = launch(&k, 1, 1, 1, good, 2, NULL, 0);
     CHECK(r.ok, "good args: %s", r.msg);
     nr_module_free(m);
@@ -1808,29 +1899,28 @@ static void test_print(void) {
     Run r = launch(&k, 2, 1, 1, NULL, 0, out, 0);
     fclose(out);
     CHECK(r.ok, "print: %s", r.msg);
-    const char *want =
-        "pid (0, 0, 0) idx (0) x: 0\n"
-        "pid (0, 0, 0) idx (1) x: 1\n"
-        "pid (0, 0, 0) idx (2) x: 2\n"
-        "pid (0, 0, 0) idx (3) x: 3\n"
-        "pid (0, 0, 0) idx () pair (operand 0) 0.1\n"
-        "pid (0, 0, 0) idx () pair (operand 1) -2.5\n"
-        "pid (0, 0, 0) idx () inf\n"
-        "pid (0, 0, 0) idx (0, 0) 0x00000000\n"
-        "pid (0, 0, 0) idx (0, 1) 0x00000001\n"
-        "pid (0, 0, 0) idx (1, 0) 0x00000002\n"
-        "pid (0, 0, 0) idx (1, 1) 0x00000003\n"
-        "pid (1, 0, 0) idx (0) x: -1\n"
-        "pid (1, 0, 0) idx (1) x: 0\n"
-        "pid (1, 0, 0) idx (2) x: 1\n"
-        "pid (1, 0, 0) idx (3) x: 2\n"
-        "pid (1, 0, 0) idx () pair (operand 0) 0.1\n"
-        "pid (1, 0, 0) idx () pair (operand 1) -2.5\n"
-        "pid (1, 0, 0) idx () inf\n"
-        "pid (1, 0, 0) idx (0, 0) 0x00000000\n"
-        "pid (1, 0, 0) idx (0, 1) 0x00000001\n"
-        "pid (1, 0, 0) idx (1, 0) 0x00000002\n"
-        "pid (1, 0, 0) idx (1, 1) 0x00000003\n";
+    const char *want = "pid (0, 0, 0) idx (0) x: 0\n"
+                       "pid (0, 0, 0) idx (1) x: 1\n"
+                       "pid (0, 0, 0) idx (2) x: 2\n"
+                       "pid (0, 0, 0) idx (3) x: 3\n"
+                       "pid (0, 0, 0) idx () pair (operand 0) 0.1\n"
+                       "pid (0, 0, 0) idx () pair (operand 1) -2.5\n"
+                       "pid (0, 0, 0) idx () inf\n"
+                       "pid (0, 0, 0) idx (0, 0) 0x00000000\n"
+                       "pid (0, 0, 0) idx (0, 1) 0x00000001\n"
+                       "pid (0, 0, 0) idx (1, 0) 0x00000002\n"
+                       "pid (0, 0, 0) idx (1, 1) 0x00000003\n"
+                       "pid (1, 0, 0) idx (0) x: -1\n"
+                       "pid (1, 0, 0) idx (1) x: 0\n"
+                       "pid (1, 0, 0) idx (2) x: 1\n"
+                       "pid (1, 0, 0) idx (3) x: 2\n"
+                       "pid (1, 0, 0) idx () pair (operand 0) 0.1\n"
+                       "pid (1, 0, 0) idx () pair (operand 1) -2.5\n"
+                       "pid (1, 0, 0) idx () inf\n"
+                       "pid (1, 0, 0) idx (0, 0) 0x00000000\n"
+                       "pid (1, 0, 0) idx (0, 1) 0x00000001\n"
+                       "pid (1, 0, 0) idx (1, 0) 0x00000002\n"
+                       "pid (1, 0, 0) idx (1, 1) 0x00000003\n";
     CHECK(text && strcmp(text, want) == 0, "print output:\n%s\nwant:\n%s", text ? text : "", want);
     free(text);
     nr_module_free(m);
@@ -1854,8 +1944,11 @@ static void test_assert(void) {
     int32_t out[4] = {-1, -1, -1, -1};
     NrInterpArg args[1] = {buf(out, sizeof out, "out")};
     Run r = launch(&k, 4, 1, 1, args, 1, NULL, 0);
-    CHECK(!r.ok && strcmp(r.msg, "device assertion failed: offs < 13, in program (1, 0, 0), element 5 of the block "
-                                 "(index [5])") == 0 && r.loc.line == 3, "assert: %s", r.msg);
+    CHECK(!r.ok &&
+              strcmp(r.msg, "device assertion failed: offs < 13, in program (1, 0, 0), element 5 of the block "
+                            "(index [5])") == 0 &&
+              r.loc.line == 3,
+          "assert: %s", r.msg);
     CHECK(out[0] == 0 && out[1] == -1 && out[2] == -1, "the launch stops at the failing program");
     nr_module_free(m);
 }
