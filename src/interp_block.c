@@ -254,7 +254,9 @@ NrIStatus nr_iexec_REDUCE(NrInterp *in, NrIFrame *fr, const NrOp *op) {
 }
 
 /* The max (or min) along the axis and the smallest index holding it.  NaN
- * (floats) counts as beyond every number: the first NaN wins, as in numpy. */
+ * follows the `nan` attribute as reduce does, so that argreduce's value is
+ * reduce's value: "none" (the default) skips NaNs (an all-NaN axis gives
+ * index 0), "all" makes the first NaN win. */
 NrIStatus nr_iexec_ARGREDUCE(NrInterp *in, NrIFrame *fr, const NrOp *op) {
     if (op->nresults != 2) return nr_ifail(in, op, "malformed 'argreduce'");
     NrIVal *a = nr_iopnd(fr, op, 0), *rv = nr_ires(fr, op, 0), *ri = nr_ires(fr, op, 1);
@@ -267,15 +269,17 @@ NrIStatus nr_iexec_ARGREDUCE(NrInterp *in, NrIFrame *fr, const NrOp *op) {
     if (!is_max && strcmp(ks, "min") != 0) return nr_ifail(in, op, "argreduce kind must be max or min, got '%s'", ks);
     int k = a->kind;
     bool flt = nr_ik_float(k), uns = !flt && nr_ik_unsigned(k);
+    bool nanall = strcmp(nr_iattr_str(op, NR_A_NAN, "none"), "all") == 0;
     int es = a->esize;
     for (int64_t o = 0; o < s.outer; o++)
         for (int64_t i = 0; i < s.inner; i++) {
             int64_t e0 = o * s.len * s.inner + i, best = 0;
             if (flt) {
                 double bv = nr_iget_f64(k, a->p, e0);
-                for (int64_t j = 1; j < s.len && bv == bv; j++) {
+                for (int64_t j = 1; j < s.len && !(nanall && bv != bv); j++) {
                     double x = nr_iget_f64(k, a->p, e0 + j * s.inner);
-                    if (x != x || (is_max ? x > bv : x < bv)) {
+                    bool better = x != x ? nanall : bv != bv || (is_max ? x > bv : x < bv);
+                    if (better) {
                         bv = x;
                         best = j;
                     }

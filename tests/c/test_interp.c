@@ -1002,43 +1002,54 @@ static void test_argreduce(void) {
     int32_t idx[128];
     for (size_t t = 0; t < NR_COUNTOF(tys); t++)
         for (int axis = 0; axis < 2; axis++)
-            for (int mx = 0; mx < 2; mx++) {
+            for (int mode = 0; mode < 4; mode++) {
                 NrDtype dt = tys[t];
+                bool big = mode % 2, all = mode >= 2; /* kind max / min; nan = "all" / "none" */
+                if (all && !is_f(dt)) continue;
                 for (int i = 0; i < 128; i++) { /* few distinct values: many ties */
                     int v = (int)(rnd() % 5) - 2;
                     x[i] = is_f(dt) ? fenc(dt, v) : iwrap(dt, v);
-                    if (is_f(dt) && rnd() % 40 == 0) x[i] = fenc(dt, NAN);
+                    if (is_f(dt) && rnd() % 12 == 0) x[i] = fenc(dt, NAN);
                     if (dt == NR_DT_U8 && rnd() % 9 == 0) x[i] = 200; /* above every "negative" */
                 }
-                if (!run_reduce(dt, 2, s2, axis, mx ? "max" : "min", NULL, true, x, out, idx)) continue;
+                if (is_f(dt)) /* one slice entirely NaN */
+                    for (int j = 0; j < s2[axis]; j++) x[axis == 0 ? j * 16 + 5 : 3 * 16 + j] = fenc(dt, NAN);
+                if (!run_reduce(dt, 2, s2, axis, big ? "max" : "min", all ? "all" : NULL, true, x, out, idx)) continue;
                 int outer = axis == 0 ? 1 : 8, inner = axis == 0 ? 16 : 1, len = s2[axis];
                 for (int o = 0; o < outer; o++)
                     for (int q = 0; q < inner; q++) {
                         int best = 0;
-                        for (int j = 0; j < len; j++) {
+                        for (int j = 1; j < len; j++) {
                             uint64_t e = x[(o * len + j) * inner + q], b = x[(o * len + best) * inner + q];
                             if (is_f(dt)) {
+                                /* "all": the first NaN wins; "none": NaNs are skipped */
                                 double ev = fval(dt, e), bv = fval(dt, b);
-                                if (isnan(bv)) break;
-                                if (isnan(ev) || (mx ? ev > bv : ev < bv)) best = j;
-                            } else if (mx ? iv128(dt, e) > iv128(dt, b) : iv128(dt, e) < iv128(dt, b)) {
+                                if (all && isnan(bv)) break;
+                                if (isnan(ev) ? all : isnan(bv) || (big ? ev > bv : ev < bv)) best = j;
+                            } else if (big ? iv128(dt, e) > iv128(dt, b) : iv128(dt, e) < iv128(dt, b)) {
                                 best = j;
                             }
                         }
                         int at = o * inner + q;
                         CHECK(idx[at] == best && same_bits(dt, out[at], x[(o * len + best) * inner + q]),
-                              "arg%s %s axis %d at %d: want index %d, got %d", mx ? "max" : "min", dn(dt), axis, at,
-                              best, idx[at]);
+                              "arg%s%s %s axis %d at %d: want index %d, got %d", big ? "max" : "min",
+                              all ? "[all]" : "", dn(dt), axis, at, best, idx[at]);
                     }
+                if (is_f(dt) && !all) { /* argreduce's value is reduce's value */
+                    uint64_t red[128];
+                    if (run_reduce(dt, 2, s2, axis, big ? "max" : "min", NULL, false, x, red, NULL))
+                        for (int i = 0; i < (axis == 0 ? 16 : 8); i++)
+                            CHECK(same_bits(dt, red[i], out[i]), "argreduce and reduce disagree at %d", i);
+                }
             }
 }
 
 /* --- dot ------------------------------------------------------------------------------------------------- */
 /* C = A @ B + Acc on [B]xMxK, [B]xKxN, [B]xMxN blocks. */
-static bool run_dot(NrDtype dta, NrDtype dtc, int batch, int M, int N, int K, const char *prec, const uint64_t *a,
+static bool run_dot(NrDtype dta, NrDtype dtb, NrDtype dtc, int batch, int M, int N, int K, const char *prec, const uint64_t *a,
                     const uint64_t *b, const uint64_t *c, uint64_t *out) {
     NrModule *m = nr_module_new(NULL);
-    NrTypeId types[4] = {nr_type_ptr(m, dta, 1), nr_type_ptr(m, dta, 1), nr_type_ptr(m, dtc, 1),
+    NrTypeId types[4] = {nr_type_ptr(m, dta, 1), nr_type_ptr(m, dtb, 1), nr_type_ptr(m, dtc, 1),
                          nr_type_ptr(m, dtc, 1)};
     Kb k = kb_begin(m, "dot", 4, types, NULL);
     int rank = batch ? 3 : 2;
@@ -1055,10 +1066,10 @@ static bool run_dot(NrDtype dta, NrDtype dtc, int batch, int M, int N, int K, co
     store(&k, ptrs_nd(&k, k.arg[3], rank, sc), r, 0);
     ret(&k);
     int nb = batch ? batch : 1;
-    void *pa = pack(dta, a, nb * M * K), *pb = pack(dta, b, nb * K * N), *pc = pack(dtc, c, nb * M * N);
+    void *pa = pack(dta, a, nb * M * K), *pb = pack(dtb, b, nb * K * N), *pc = pack(dtc, c, nb * M * N);
     uint64_t *poison = calloc((size_t)(nb * M * N), 8);
     void *po = pack(dtc, poison, nb * M * N);
-    NrInterpArg args[4] = {buf(pa, (size_t)(nb * M * K * esz(dta)), "a"), buf(pb, (size_t)(nb * K * N * esz(dta)), "b"),
+    NrInterpArg args[4] = {buf(pa, (size_t)(nb * M * K * esz(dta)), "a"), buf(pb, (size_t)(nb * K * N * esz(dtb)), "b"),
                            buf(pc, (size_t)(nb * M * N * esz(dtc)), "c"),
                            buf(po, (size_t)(nb * M * N * esz(dtc)), "out")};
     memset(po, 0xee, (size_t)(nb * M * N * esz(dtc)));
@@ -1076,20 +1087,29 @@ static bool run_dot(NrDtype dta, NrDtype dtc, int batch, int M, int N, int K, co
 
 static void test_dot(void) {
     struct {
-        NrDtype a, c;
+        NrDtype a, bt, c;
         const char *prec;
         int batch, M, N, K;
     } cases[] = {
-        {NR_DT_F32, NR_DT_F32, NULL, 0, 16, 32, 16},     {NR_DT_F32, NR_DT_F32, "ieee", 0, 16, 16, 32},
-        {NR_DT_F32, NR_DT_F32, "tf32x3", 0, 32, 16, 16}, {NR_DT_F16, NR_DT_F32, NULL, 0, 16, 16, 16},
-        {NR_DT_BF16, NR_DT_F32, NULL, 0, 16, 64, 16},    {NR_DT_F16, NR_DT_F16, NULL, 0, 16, 16, 32},
-        {NR_DT_F8E4NV, NR_DT_F32, NULL, 0, 16, 16, 32},  {NR_DT_F8E5, NR_DT_F32, NULL, 0, 32, 16, 32},
-        {NR_DT_I8, NR_DT_I32, NULL, 0, 16, 32, 64},      {NR_DT_F32, NR_DT_F32, NULL, 4, 16, 16, 16},
-        {NR_DT_F16, NR_DT_F32, NULL, 2, 32, 16, 16},     {NR_DT_F32, NR_DT_F32, "ieee", 0, 64, 16, 16},
+        {NR_DT_F32, NR_DT_F32, NR_DT_F32, NULL, 0, 16, 32, 16},
+        {NR_DT_F32, NR_DT_F32, NR_DT_F32, "ieee", 0, 16, 16, 32},
+        {NR_DT_F32, NR_DT_F32, NR_DT_F32, "tf32x3", 0, 32, 16, 16},
+        {NR_DT_F32, NR_DT_F32, NR_DT_F32, "tf32", 0, 16, 16, 16},
+        {NR_DT_F16, NR_DT_F16, NR_DT_F32, NULL, 0, 16, 16, 16},
+        {NR_DT_BF16, NR_DT_BF16, NR_DT_F32, NULL, 0, 16, 64, 16},
+        {NR_DT_F16, NR_DT_F16, NR_DT_F16, NULL, 0, 16, 16, 32},
+        {NR_DT_F8E4NV, NR_DT_F8E4NV, NR_DT_F32, NULL, 0, 16, 16, 32},
+        {NR_DT_F8E5, NR_DT_F8E5, NR_DT_F32, NULL, 0, 32, 16, 32},
+        {NR_DT_F8E4NV, NR_DT_F8E5, NR_DT_F32, NULL, 0, 16, 32, 16},
+        {NR_DT_F8E5, NR_DT_F8E4NV, NR_DT_F16, NULL, 0, 16, 16, 16},
+        {NR_DT_I8, NR_DT_I8, NR_DT_I32, NULL, 0, 16, 32, 64},
+        {NR_DT_F32, NR_DT_F32, NR_DT_F32, NULL, 4, 16, 16, 16},
+        {NR_DT_F16, NR_DT_F16, NR_DT_F32, NULL, 2, 32, 16, 16},
+        {NR_DT_F32, NR_DT_F32, NR_DT_F32, "ieee", 0, 64, 16, 16},
     };
     for (size_t c = 0; c < NR_COUNTOF(cases); c++) {
         int nb = cases[c].batch ? cases[c].batch : 1, M = cases[c].M, N = cases[c].N, K = cases[c].K;
-        NrDtype da = cases[c].a, dc = cases[c].c;
+        NrDtype da = cases[c].a, db = cases[c].bt, dc = cases[c].c;
         uint64_t *a = malloc(sizeof(uint64_t) * (size_t)(nb * M * K)),
                  *b = malloc(sizeof(uint64_t) * (size_t)(nb * K * N));
         uint64_t *acc = malloc(sizeof(uint64_t) * (size_t)(nb * M * N)),
@@ -1097,11 +1117,11 @@ static void test_dot(void) {
         for (int i = 0; i < nb * M * K; i++)
             a[i] = is_f(da) ? fenc(da, rnd_unit() * 4 - 2) : iwrap(da, (int64_t)(rnd() % 256) - 128);
         for (int i = 0; i < nb * K * N; i++)
-            b[i] = is_f(da) ? fenc(da, rnd_unit() * 4 - 2) : iwrap(da, (int64_t)(rnd() % 256) - 128);
+            b[i] = is_f(db) ? fenc(db, rnd_unit() * 4 - 2) : iwrap(db, (int64_t)(rnd() % 256) - 128);
         for (int i = 0; i < nb * M * N; i++)
             acc[i] = is_f(dc) ? fenc(dc, rnd_unit() * 10 - 5) : iwrap(dc, (int64_t)(rnd() % 2000000) - 1000000);
-        bool tf32 = da == NR_DT_F32 && !cases[c].prec;
-        if (!run_dot(da, dc, cases[c].batch, M, N, K, cases[c].prec, a, b, acc, out)) goto next;
+        bool tf32 = da == NR_DT_F32 && (!cases[c].prec || strcmp(cases[c].prec, "tf32") == 0);
+        if (!run_dot(da, db, dc, cases[c].batch, M, N, K, cases[c].prec, a, b, acc, out)) goto next;
         int bad = 0;
         for (int bi = 0; bi < nb; bi++)
             for (int i = 0; i < M; i++)
@@ -1112,19 +1132,19 @@ static void test_dot(void) {
                     if (!is_f(da)) {
                         int64_t s = ival(dc, acc[at]);
                         for (int q = 0; q < K; q++)
-                            s += ival(da, a[(bi * M + i) * K + q]) * ival(da, b[(bi * K + q) * N + j]);
+                            s += ival(da, a[(bi * M + i) * K + q]) * ival(db, b[(bi * K + q) * N + j]);
                         want = iwrap(dc, s);
                     } else if (da == NR_DT_F64) {
                         double s = 0;
                         for (int q = 0; q < K; q++)
-                            s += fval(da, a[(bi * M + i) * K + q]) * fval(da, b[(bi * K + q) * N + j]);
+                            s += fval(da, a[(bi * M + i) * K + q]) * fval(db, b[(bi * K + q) * N + j]);
                         want = fenc(dc, s + fval(dc, acc[at]));
                     } else {
                         /* the documented order: f32 products and partial sums from 0, then + acc */
                         float s = 0;
                         for (int q = 0; q < K; q++) {
                             float x = (float)fval(da, a[(bi * M + i) * K + q]),
-                                  y = (float)fval(da, b[(bi * K + q) * N + j]);
+                                  y = (float)fval(db, b[(bi * K + q) * N + j]);
                             exact += (double)x * y;
                             mag += fabs((double)x * y);
                             if (tf32) {
