@@ -9,9 +9,9 @@
  *
  * dot: r[m][n] = acc[m][n] + s, with s = sum over k of a[m][k]*b[k][n]
  * accumulated in f32 from 0 in increasing k, each product and each partial
- * sum rounded to f32; f32 operands are first rounded to tf32 unless
- * input_precision is "ieee" or "tf32x3"; fp16/bf16/fp8 operands convert
- * exactly.  The final acc + s rounds once to r's dtype.  int8 x int8 sums in
+ * sum rounded to f32; f32 operands are first rounded to tf32 when
+ * input_precision is "tf32" or absent (every other precision keeps them);
+ * fp16/bf16/fp8 operands convert exactly.  The final acc + s rounds once to r's dtype.  int8 x int8 sums in
  * i32 (wrapping), f64 operands in f64. */
 #include "interp_impl.h"
 
