@@ -444,17 +444,18 @@ static bool scan_elem(TypeScan *s, NrType *t) {
 
 /* A positive decimal that fits int32 (what: "block dimensions", "layout ids"). */
 static bool scan_dim(TypeScan *s, const char *what, int32_t *out) {
+    TypeScan at = *s; /* diagnostics point at the number's first digit */
     int64_t v = 0;
     while (is_digit(peekc(s->p, s->lp.pos))) {
         v = v * 10 + (peekc(s->p, s->lp.pos) - '0');
         if (v > INT32_MAX) {
-            error_at(s->p, scan_loc(s), "%s must fit in 32 bits", what);
+            error_at(s->p, scan_loc(&at), "%s must fit in 32 bits", what);
             return false;
         }
         s->lp.pos++;
     }
     if (v <= 0) {
-        error_at(s->p, scan_loc(s), "%s must be positive", what);
+        error_at(s->p, scan_loc(&at), "%s must be positive", what);
         return false;
     }
     *out = (int32_t)v;
@@ -821,6 +822,12 @@ static bool parse_op(Parser *p, NrBlockId b, int depth) {
             }
             if (!parse_operand(p, NR_PUSH(&p->scratch, opnds, nopnds, cap))) return false;
         } while (accept(p, T_COMMA));
+        /* `%a %b` is a missing comma unless %b starts the next op's results */
+        Tok after = peek_tok(p, 1);
+        if (p->tok.kind == T_VALUE && after.kind != T_EQ && after.kind != T_COMMA) {
+            error_tok(p, "',' between operands");
+            return false;
+        }
     }
     PAttr *attrs = NULL;
     int nattrs = 0;

@@ -132,13 +132,14 @@ static bool is_int_elem(const NrType *t) { return !t->ptr && nr_dt_is_int((NrDty
 static bool is_float_elem(const NrType *t) { return !t->ptr && nr_dt_is_float((NrDtype)t->dtype); }
 static bool is_i1_scalar(const NrType *t) { return is_dt(t, NR_DT_I1) && t->rank == 0; }
 
-static const char *shape_str(V *v, const NrType *t) {
-    if (t->rank == 0) return "a scalar";
+/* "64x32" (dims only; t is a block) */
+static const char *dims_str(V *v, const NrType *t) {
     char buf[128];
     size_t n = 0;
-    for (int i = 0; i < t->rank && n < sizeof buf - 16; i++)
+    buf[0] = 0;
+    for (int i = 0; i < t->rank && i < NR_MAX_RANK; i++)
         n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%d", i ? "x" : "", t->shape[i]);
-    return nr_sprintf(v->scratch, "shape %s", buf);
+    return nr_strdup(v->scratch, buf);
 }
 
 /* got must equal want; reports "<what> has type X, expected Y". */
@@ -425,10 +426,13 @@ static void rule_bitcast(V *v, NrOpId op) {
     if (a->ptr && r->ptr) ok = true;
     else if (a->ptr || r->ptr) ok = is_dt(a->ptr ? r : a, NR_DT_I64) || is_dt(a->ptr ? r : a, NR_DT_U64);
     else ok = elem_bits(a) == elem_bits(r);
-    if (!ok)
-        op_error(v, op, "cannot bitcast %s to %s: element widths differ (%d and %d bits)%s", tstr(v, otype(v, op, 0)),
-                 tstr(v, rtype(v, op, 0)), elem_bits(a), elem_bits(r),
-                 a->ptr || r->ptr ? "; pointers bitcast to and from i64 or u64" : "");
+    if (ok) return;
+    if (a->ptr || r->ptr)
+        op_error(v, op, "cannot bitcast %s to %s: pointers bitcast only to pointers, i64 or u64",
+                 tstr(v, otype(v, op, 0)), tstr(v, rtype(v, op, 0)));
+    else
+        op_error(v, op, "cannot bitcast %s to %s: element widths differ (%d and %d bits)", tstr(v, otype(v, op, 0)),
+                 tstr(v, rtype(v, op, 0)), elem_bits(a), elem_bits(r));
 }
 
 static void rule_ptrtoint(V *v, NrOpId op) {
@@ -457,8 +461,8 @@ static void rule_addptr(V *v, NrOpId op) {
         return;
     }
     if (!is_int_elem(b) || !same_shape(a, b))
-        op_error(v, op, "operand 1 (offset) has type %s, expected integers of %s", tstr(v, otype(v, op, 1)),
-                 shape_str(v, a));
+        op_error(v, op, "operand 1 (offset) has type %s, expected integers of the shape of operand 0 (%s)",
+                 tstr(v, otype(v, op, 1)), tstr(v, otype(v, op, 0)));
     expect_same(v, op, "result", rtype(v, op, 0), otype(v, op, 0));
 }
 
@@ -684,8 +688,8 @@ static void rule_dot(V *v, NrOpId op) {
     bool ok = b->shape[o] == K && c->shape[o] == M && c->shape[o + 1] == N;
     if (rk == 3) ok = ok && b->shape[0] == a->shape[0] && c->shape[0] == a->shape[0];
     if (!ok) {
-        op_error(v, op, "shapes %s, %s and %s do not form [B]xMxK @ [B]xKxN + [B]xMxN", shape_str(v, a),
-                 shape_str(v, b), shape_str(v, c));
+        op_error(v, op, "shapes %s, %s and %s do not form %sMxK @ %sKxN + %sMxN", dims_str(v, a), dims_str(v, b),
+                 dims_str(v, c), rk == 3 ? "Bx" : "", rk == 3 ? "Bx" : "", rk == 3 ? "Bx" : "");
         return;
     }
     if (M < 16 || N < 16 || K < 16)
