@@ -284,6 +284,11 @@ static Run launch(Kb *k, uint32_t gx, uint32_t gy, uint32_t gz, NrInterpArg *arg
     nr_diags_init(&r.d, k->m->arena, &k->m->sources);
     uint32_t grid[3] = {gx, gy, gz};
     NrInterpOptions o = {out, max_steps};
+    /* Every kernel built here must be IR the verifier accepts. */
+    NrDiags vd;
+    nr_diags_init(&vd, k->m->arena, &k->m->sources);
+    CHECK(nr_module_verify(k->m, &vd), "kernel %s does not verify:\n%s", k->f->name,
+          nr_diags_render(k->m->arena, &vd));
     r.ok = nr_interp_launch(k->f, grid, args, nargs, &o, &r.d);
     r.msg = r.d.n ? r.d.v[0].msg : "";
     r.loc = r.d.n ? r.d.v[0].loc : (NrLoc){0, 0, 0};
@@ -1973,6 +1978,102 @@ static void test_assert(void) {
     nr_module_free(m);
 }
 
+/* --- kernels from IR text ------------------------------------------------------------------------------- */
+static NrModule *parse_ir(NrArena *a, NrDiags *d, const char *text, size_t len, const char *name) {
+    NrModule *m = nr_module_parse(a, text, len, name, d);
+    CHECK(m != NULL, "%s does not parse:\n%s", name, nr_diags_render(a, d));
+    return m;
+}
+
+/* The benchmark's matmul kernel, bench/interp_matmul.ir, on sizes that are
+ * not multiples of the blocks (masked K tail, wrapped rows, masked store),
+ * against the documented dot order applied block by block. */
+static void test_ir_matmul(void) {
+    FILE *fp = fopen("bench/interp_matmul.ir", "rb");
+    CHECK(fp != NULL, "cannot open bench/interp_matmul.ir (run the tests from the repository root)");
+    if (!fp) return;
+    static char text[1 << 16];
+    size_t len = fread(text, 1, sizeof text - 1, fp);
+    fclose(fp);
+    NrArena a;
+    nr_arena_init(&a);
+    NrSources src;
+    nr_sources_init(&src, &a);
+    NrDiags d;
+    nr_diags_init(&d, &a, &src);
+    NrModule *m = parse_ir(&a, &d, text, len, "bench/interp_matmul.ir");
+    NrFunc *f = m ? nr_module_find_func(m, "matmul_kernel") : NULL;
+    if (f) {
+        enum { M = 96, N = 80, K = 72 };
+        static float A[M * K], B[K * N], C[M * N];
+        for (int i = 0; i < M * K; i++) A[i] = (float)(rnd_unit() * 2 - 1);
+        for (int i = 0; i < K * N; i++) B[i] = (float)(rnd_unit() * 2 - 1);
+        for (int i = 0; i < M * N; i++) C[i] = NAN;
+        NrInterpArg args[12] = {buf(A, sizeof A, NULL), buf(B, sizeof B, NULL), buf(C, sizeof C, NULL),
+                                iarg(M), iarg(N), iarg(K), iarg(K), iarg(1), iarg(N), iarg(1), iarg(N), iarg(1)};
+        uint32_t grid[3] = {((M + 63) / 64) * ((N + 63) / 64), 1, 1};
+        NrInterpOptions o = {NULL, 0};
+        bool ok = nr_interp_launch(f, grid, args, 12, &o, &d);
+        CHECK(ok, "matmul.ir: %s", nr_diags_render(&a, &d));
+        int bad = 0;
+        for (int i = 0; i < M && ok; i++)
+            for (int j = 0; j < N; j++) {
+                float acc = 0;
+                for (int k0 = 0; k0 < K; k0 += 32) {
+                    float s = 0;
+                    for (int k = k0; k < k0 + 32; k++) {
+                        float p = k < K ? nr_f32_round_tf32(A[i * K + k]) * nr_f32_round_tf32(B[k * N + j]) : 0.0f;
+                        s = s + p;
+                    }
+                    acc = acc + s;
+                }
+                if (acc != C[i * N + j] && bad++ < 3)
+                    CHECK(0, "matmul.ir C[%d][%d] = %.9g, want %.9g", i, j, C[i * N + j], acc);
+            }
+    }
+    nr_arena_free(&a);
+}
+
+/* A kernel written as IR text: its ops' locations are their lines in the
+ * text, and a fault points there. */
+static void test_ir_text_fault(void) {
+    static const char text[] =
+        "module {\n"
+        "  func @copy(%x: ptr<f32> {divisibility = 16}, %out: ptr<f32> {divisibility = 16}) kernel {\n"
+        "    %0 = arange {end = 64, start = 0} : tensor<64xi32>\n"
+        "    %1 = splat %x : tensor<64xptr<f32>>\n"
+        "    %2 = addptr %1, %0 : tensor<64xptr<f32>>\n"
+        "    %3 = load %2, _, _ : tensor<64xf32>\n"
+        "    %4 = splat %out : tensor<64xptr<f32>>\n"
+        "    %5 = addptr %4, %0 : tensor<64xptr<f32>>\n"
+        "    store %5, %3, _\n"
+        "    return\n"
+        "  }\n"
+        "}\n";
+    NrArena a;
+    nr_arena_init(&a);
+    NrSources src;
+    nr_sources_init(&src, &a);
+    NrDiags d;
+    nr_diags_init(&d, &a, &src);
+    NrModule *m = parse_ir(&a, &d, text, sizeof text - 1, "copy.ir");
+    if (m) {
+        float x[64], out[64];
+        for (int i = 0; i < 64; i++) x[i] = (float)i, out[i] = -1;
+        NrInterpArg args[2] = {buf(x, sizeof x, NULL), buf(out, sizeof out, NULL)};
+        uint32_t grid[3] = {1, 1, 1};
+        bool ok = nr_interp_launch(m->funcs[0], grid, args, 2, NULL, &d);
+        CHECK(ok && out[63] == 63.0f, "copy.ir: %s", nr_diags_render(&a, &d));
+        args[0].bytes = 60 * sizeof(float); /* the load now overruns x at lane 60 */
+        ok = nr_interp_launch(m->funcs[0], grid, args, 2, NULL, &d);
+        const char *text_out = nr_diags_render(&a, &d);
+        CHECK(!ok && strstr(text_out, "copy.ir:6:") && strstr(text_out, "out-of-bounds load: program (0, 0, 0), "
+              "element 60 of the block (index [60]) reads bytes 240..243 of argument 'x' (240 bytes)"),
+              "copy.ir fault:\n%s", text_out);
+    }
+    nr_arena_free(&a);
+}
+
 int main(void) {
     const char *env = getenv("NR_TEST_SEED");
     seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
@@ -2000,6 +2101,8 @@ int main(void) {
     test_args();
     test_print();
     test_assert();
+    test_ir_matmul();
+    test_ir_text_fault();
     if (failures) {
         printf("test_interp: %d of %d checks failed (seed %llu)\n", failures, checks, (unsigned long long)seed);
         return 1;
