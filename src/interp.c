@@ -24,6 +24,7 @@ static const NrIExecFn exec_table[NR_OP_COUNT] = {
 
 enum {
     MAX_CALL_DEPTH = 64,
+    MAX_NESTING = 1000,    /* regions inside regions, per function */
     VALUE_ALIGN = 64,      /* storage alignment of every value (vector loads) */
     HOST_LOW_MASK = 0xfff, /* host address bits kept in a buffer's virtual base */
 };
@@ -92,6 +93,7 @@ static uint64_t val_bytes(const NrType *t) {
 typedef struct FrameLayout {
     uint64_t *off; /* per value: byte offset + 1 (0 = no storage) */
     uint64_t total;
+    bool too_deep; /* regions nest deeper than MAX_NESTING */
 } FrameLayout;
 
 static void layout_val(NrFunc *f, FrameLayout *L, NrValId v) {
@@ -104,7 +106,10 @@ static void layout_val(NrFunc *f, FrameLayout *L, NrValId v) {
 
 /* Assigns storage to the live values of block b and its nested regions. */
 static void layout_block(NrFunc *f, FrameLayout *L, NrBlockId b, int depth) {
-    if (depth > 1000) return;
+    if (depth > MAX_NESTING) {
+        L->too_deep = true;
+        return;
+    }
     const NrBlock *blk = &f->blocks[b];
     for (int i = 0; i < blk->nargs; i++) layout_val(f, L, blk->args[i]);
     for (NrOpId o = blk->first; o; o = f->ops[o].next) {
@@ -118,11 +123,17 @@ static NrIFrame *frame_new(NrInterp *in, NrFunc *f, int depth, const NrOp *at) {
     FrameLayout L;
     L.off = calloc((size_t)f->nvals + 1, sizeof(uint64_t));
     L.total = 0;
+    L.too_deep = false;
     if (!L.off) {
         nr_ifail(in, at, "out of memory setting up the interpreter");
         return NULL;
     }
     layout_block(f, &L, f->body, 0);
+    if (L.too_deep) {
+        free(L.off);
+        nr_ifail(in, at, "function '%s' nests regions deeper than %d", f->name, MAX_NESTING);
+        return NULL;
+    }
     if (L.total > MAX_FRAME_BYTES) {
         free(L.off);
         nr_ifail(in, at,
