@@ -380,7 +380,7 @@ static int smoke_run(const char *ptx_path, const NrCudaConfig *cfg) {
     size_t ptx_len;
     char *ptx = smoke_read_file(ptx_path, &ptx_len);
     if (!ptx) {
-        printf("FAIL cannot read %s\n", ptx_path);
+        printf("FAIL cannot read %s (run from the repository root, or pass the path of vadd.ptx)\n", ptx_path);
         return 1;
     }
     NrCuda *cu;
