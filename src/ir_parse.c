@@ -600,7 +600,9 @@ static bool parse_operand(Parser *p, NrValId *out) {
     if (!e) {
         for (int i = p->nretired - 1; i >= 0; i--) {
             if (p->retired[i].n == n && memcmp(p->retired[i].s, s, n) == 0) {
-                error_at(p, tok_loc(p, &t), "value %%%.*s is not visible here: it is defined at %u:%u in a region that does not enclose this use",
+                error_at(p, tok_loc(p, &t),
+                         "value %%%.*s is not visible here: it is defined at %u:%u in a region that does not enclose "
+                         "this use",
                          (int)n, s, p->retired[i].loc.line, p->retired[i].loc.col);
                 return false;
             }
