@@ -255,7 +255,7 @@ static const char *const forms_text =
     "      yield\n"
     "    }\n"
     "    store %p, %3, _\n"
-    "    print %13, %4 {hex = true, prefix = \"w=\\t\\\"x\\\"\\n\\x01\\x7f\\xff\"}\n"
+    "    print %13, %4 {hex = true, prefix = \"w=\\t\\\"x\\\"\\n\\r\\x01\\x7f\\xff\"}\n"
     "    barrier\n"
     "    %19 = const {value = -1.5e-07} : f64\n"
     "    %20 = const {value = nan} : f32\n"
@@ -428,6 +428,31 @@ static void test_parse_errors(void) {
     /* an op's own results are not visible in its regions */
     expect_parse_error("module { func @f(%c: i1) {\n %r = if %c : i1 {\n yield %r\n } {\n yield %c\n }\n return } }",
                        "use of undefined value %r");
+    {
+        char num[600] = "module { func @f() { %0 = const {value = 1.";
+        size_t n = strlen(num);
+        memset(num + n, '5', 450);
+        strcpy(num + n + 450, "} : f64\n return } }");
+        expect_parse_error(num, "number is too long");
+    }
+    expect_parse_error("module { func @f(%c: i1) { if %c {yield} {yield} {yield} {yield} {yield} {yield} {yield} "
+                       "{yield} {yield} {yield} {yield} {yield} {yield} {yield} {yield} {yield} {yield}\n return } }",
+                       "more than 16 regions");
+    expect_parse_error("module { func @f() { print {prefix = \"\x01\"}\n return } } \x01", "character 0x01");
+    /* list lengths are bounded */
+    {
+        size_t cap = 70000 * 4 + 200;
+        char *s = malloc(cap);
+        size_t n = (size_t)snprintf(s, cap, "module { func @f(%%a: i32) { print %%a");
+        for (int i = 0; i < 65536; i++) n += (size_t)snprintf(s + n, cap - n, ", %%a");
+        snprintf(s + n, cap - n, "\n return } }");
+        expect_parse_error(s, "more than 65536 operands");
+        n = (size_t)snprintf(s, cap, "module { func @f() { %%0 = trans {order = [0");
+        for (int i = 0; i < 65536; i++) n += (size_t)snprintf(s + n, cap - n, ", 0");
+        snprintf(s + n, cap - n, "]} : i32\n return } }");
+        expect_parse_error(s, "more than 65536 elements in a list");
+        free(s);
+    }
     /* deep nesting is an error, not a stack overflow */
     {
         size_t cap = 300 * 40 + 200;
@@ -542,6 +567,19 @@ static void test_verifier_api(void) {
     t = print(m);
     CHECK(strstr(t, "%0 = invalid %arg0, %arg0 : i32") != NULL, "printer on a bad opcode:\n%s", t);
     nr_module_remove_func(m, f);
+
+    /* function-level rules */
+    f = nr_func_new(m, "dup", 1, args, 0, NULL);
+    b = nr_builder_at_end(f, f->body);
+    nr_build(&b, NR_OP_RETURN, 0, NULL, 0, NULL, 0);
+    NrFunc *f2 = nr_func_new(m, "dup", 1, args, 0, NULL);
+    b = nr_builder_at_end(f2, f2->body);
+    nr_build(&b, NR_OP_RETURN, 0, NULL, 0, NULL, 0);
+    f2->params[0].divisibility = 0;
+    expect_verify_error(&c, m, "function @dup is defined twice");
+    expect_verify_error(&c, m, "function @dup: parameter 0 has divisibility 0, expected a positive value");
+    nr_module_remove_func(m, f);
+    nr_module_remove_func(m, f2);
 
     /* a module-level rule: call of a missing function */
     f = nr_func_new(m, "caller", 1, args, 0, NULL);
