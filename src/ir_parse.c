@@ -16,7 +16,7 @@
 #include "ir.h"
 #include "util.h"
 
-#include <errno.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,6 +319,10 @@ static bool float_value(Parser *p, const Tok *t, bool neg, double *out) {
     buf[0] = '-';
     memcpy(buf + 1, p->src + t->start, n);
     buf[n + 1] = 0;
+    /* strtod reads the C locale's decimal point; the text always has '.' */
+    char point = localeconv()->decimal_point[0];
+    for (char *c = buf; *c; c++)
+        if (*c == '.') *c = point;
     *out = strtod(neg ? buf : buf + 1, NULL);
     return true;
 }
