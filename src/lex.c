@@ -553,7 +553,7 @@ static void lex_prefixed_int(Lexer *L, const char *start, NrLoc loc) {
     int nd;
     bool ok = scan_digitpart(L, base, true, &v, &ovf, &nd);
     int c = ch(L, 0);
-    if (ok && nd > 0 && base < 16 && is_digit(c)) {
+    if (ok && base < 16 && is_digit(c)) {
         skip_name_chars(L);
         error_tok(L, loc, start, nr_sprintf(L->a, "invalid digit '%c' in %s literal", c, what));
         return;
