@@ -604,6 +604,8 @@ static void indent(Buf *b, int level) {
     for (int i = 0; i < level; i++) put(b, "  ", 2);
 }
 
+/* Floats as Python's repr() writes them: the shortest digits that read back
+ * exactly, in positional notation for exponents from -4 to 15. */
 static void put_float(Buf *b, double f) {
     char tmp[64];
     if (isnan(f)) {
@@ -614,12 +616,21 @@ static void put_float(Buf *b, double f) {
         puts_(b, f > 0 ? "inf" : "-inf");
         return;
     }
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(tmp, sizeof tmp, "%.*g", prec, f);
+    int prec = 1;
+    for (; prec < 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*e", prec - 1, f);
         if (strtod(tmp, NULL) == f) break;
     }
-    puts_(b, tmp);
-    if (!strpbrk(tmp, ".e")) puts_(b, ".0");
+    snprintf(tmp, sizeof tmp, "%.*e", prec - 1, f);
+    int exp = atoi(strchr(tmp, 'e') + 1);
+    if (exp >= -4 && exp < 16) {
+        int decimals = prec - 1 - exp;
+        snprintf(tmp, sizeof tmp, "%.*f", decimals > 0 ? decimals : 0, f);
+        puts_(b, tmp);
+        if (!strchr(tmp, '.')) puts_(b, ".0");
+    } else {
+        puts_(b, tmp);
+    }
 }
 
 static void put_str(Buf *b, const char *s, size_t n) {

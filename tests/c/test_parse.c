@@ -314,6 +314,13 @@ static void test_expressions(void) {
     EXPR("1.", "1.0");
     EXPR("1e300", "1e+300");
     EXPR("0.1", "0.1");
+    EXPR("2.5e2", "250.0");
+    EXPR("1e-3", "0.001");
+    EXPR("1e-5", "1e-05");
+    EXPR("1.5e16", "1.5e+16");
+    EXPR("123456789.125", "123456789.125");
+    EXPR("1e400", "inf");
+    EXPR("0.30000000000000004", "0.30000000000000004");
     EXPR("True", "True");
     EXPR("False", "False");
     EXPR("None", "None");
