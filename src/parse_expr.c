@@ -101,6 +101,14 @@ static NrExpr *unsupported(NrParser *p, NrLoc loc, const char *what) {
     return NULL;
 }
 
+/* An element of a tuple, list or subscript: `*x` would be a starred
+ * expression there, which kernels do not support. */
+static NrExpr *element(NrParser *p, NrExpr *(*item)(NrParser *)) {
+    const NrToken *t = nr_p_peek(p);
+    if (t->kind == NR_T_STAR) return unsupported(p, t->loc, "starred expressions are not supported in kernels");
+    return item(p);
+}
+
 /* --- atoms ----------------------------------------------------------------------------------- */
 
 /* strings: STRING+   (adjacent literals are concatenated) */
@@ -133,7 +141,7 @@ static NrExpr *paren(NrParser *p) {
     const NrToken *open = nr_p_next(p);
     ExprVec v = {0};
     if (nr_p_accept(p, NR_T_RPAR)) return seq(p, NR_E_TUPLE, open->loc, &v);
-    NrExpr *first = nr_p_test(p);
+    NrExpr *first = element(p, nr_p_test);
     if (!first) return NULL;
     NrTokKind k = nr_p_kind(p);
     if (k == NR_T_KW_FOR || k == NR_T_KW_ASYNC)
@@ -141,7 +149,7 @@ static NrExpr *paren(NrParser *p) {
     if (nr_p_accept(p, NR_T_RPAR)) return first;
     push_expr(p, &v, first);
     while (nr_p_accept(p, NR_T_COMMA) && nr_p_kind(p) != NR_T_RPAR) {
-        NrExpr *e = nr_p_test(p);
+        NrExpr *e = element(p, nr_p_test);
         if (!e) return NULL;
         push_expr(p, &v, e);
     }
@@ -157,7 +165,7 @@ static NrExpr *list(NrParser *p) {
     const NrToken *open = nr_p_next(p);
     ExprVec v = {0};
     while (nr_p_kind(p) != NR_T_RSQB) {
-        NrExpr *e = nr_p_test(p);
+        NrExpr *e = element(p, nr_p_test);
         if (!e) return NULL;
         NrTokKind k = nr_p_kind(p);
         if (k == NR_T_KW_FOR || k == NR_T_KW_ASYNC)
@@ -288,7 +296,7 @@ static NrExpr *subscript_item(NrParser *p) {
     NrLoc loc = nr_p_peek(p)->loc;
     NrExpr *lo = NULL;
     if (nr_p_kind(p) != NR_T_COLON) {
-        lo = nr_p_test(p);
+        lo = element(p, nr_p_test);
         if (!lo || nr_p_kind(p) != NR_T_COLON) return lo;
     }
     nr_p_next(p);
@@ -377,7 +385,6 @@ static NrExpr *factor(NrParser *p) {
     case NR_T_PLUS: op = NR_UN_POS; break;
     case NR_T_MINUS: op = NR_UN_NEG; break;
     case NR_T_TILDE: op = NR_UN_INVERT; break;
-    case NR_T_STAR: return unsupported(p, t->loc, "starred expressions are not supported in kernels");
     default: return power(p);
     }
     nr_p_next(p);
@@ -527,12 +534,12 @@ NrExpr *nr_p_test(NrParser *p) {
 /* A comma-separated list of `item`s, a tuple if there is a comma. */
 static NrExpr *item_list(NrParser *p, NrExpr *(*item)(NrParser *)) {
     NrLoc loc = nr_p_peek(p)->loc;
-    NrExpr *first = item(p);
+    NrExpr *first = element(p, item);
     if (!first || nr_p_kind(p) != NR_T_COMMA) return first;
     ExprVec v = {0};
     push_expr(p, &v, first);
     while (nr_p_accept(p, NR_T_COMMA) && starts_expr(nr_p_kind(p))) {
-        NrExpr *e = item(p);
+        NrExpr *e = element(p, item);
         if (!e) return NULL;
         push_expr(p, &v, e);
     }

@@ -598,6 +598,10 @@ static void test_errors(void) {
     BODY_ERROR("    f = lambda x: x\n", "3:9: error: 'lambda' is not supported in kernels");
     BODY_ERROR("    a, *b = x\n", "3:8: error: starred expressions are not supported in kernels");
     BODY_ERROR("    x = [*a]\n", "3:10: error: starred expressions are not supported in kernels");
+    BODY_ERROR("    x = (a, *b)\n", "3:13: error: starred expressions are not supported in kernels");
+    BODY_ERROR("    x = a[*b]\n", "3:11: error: starred expressions are not supported in kernels");
+    BODY_ERROR("    for *a in b:\n        pass\n", "3:9: error: starred expressions are not supported in kernels");
+    BODY_ERROR("    x = a + *b\n", "3:13: error: expected an expression");
     BODY_ERROR("    x = [i for i in y]\n", "3:9: error: list comprehensions are not supported in kernels");
     BODY_ERROR("    x = {i for i in y}\n", "3:9: error: set comprehensions are not supported in kernels");
     BODY_ERROR("    x = {i: 1 for i in y}\n", "3:9: error: dict comprehensions are not supported in kernels");
