@@ -29,6 +29,7 @@ typedef struct Inliner {
     int *capcalls;
     int *state;         /* DFS: 0 unvisited, 1 on the stack, 2 done */
     int *order;         /* functions in post-order */
+    int *depth;         /* depth[i]: deepest nesting in function i, once known (else -1) */
     int norder;
     bool ok;
 } Inliner;
@@ -146,11 +147,41 @@ static void copy_block(Copy *c, NrBlockId from, NrBlockId to, NrOpId before, NrO
         if (o != skip) copy_op(c, o, to, before, depth);
 }
 
+/* How many regions enclose block b (0 for a function body). */
+static int block_depth(NrFunc *f, NrBlockId b) {
+    int d = 0;
+    while (f->blocks[b].parent && d <= NR_PASS_MAX_DEPTH) {
+        b = f->ops[f->blocks[b].parent].block;
+        d++;
+    }
+    return d;
+}
+
+/* The deepest region nesting inside f's body. */
+static int max_depth(NrFunc *f) {
+    int m = 0;
+    for (NrBlockId b = 1; b < f->nblocks; b++) {
+        NrOpId p = f->blocks[b].parent;
+        if (p && !f->ops[p].dead && f->ops[p].block) {
+            int d = block_depth(f, b);
+            if (d > m) m = d;
+        }
+    }
+    return m;
+}
+
 /* Replace call op `call` of f by g's body; its results are recorded in repl. */
 static bool inline_call(Inliner *in, NrFunc *f, NrOpId call, NrFunc *g, NrValMap *repl) {
     if ((int64_t)f->nops + g->nops > MAX_INLINED_OPS) {
         nr_error(in->d, f->ops[call].loc, "inlining '%s' makes '%s' larger than %d ops", g->name, f->name,
                  MAX_INLINED_OPS);
+        return false;
+    }
+    int j = func_index(in->m, g);
+    if (in->depth[j] < 0) in->depth[j] = max_depth(g); /* g is final: its callees are inlined */
+    if (block_depth(f, f->ops[call].block) + in->depth[j] > NR_PASS_MAX_NESTING) {
+        nr_error(in->d, f->ops[call].loc, "inlining '%s' here nests control flow more than %d deep", g->name,
+                 NR_PASS_MAX_NESTING);
         return false;
     }
     NrOpId ret = nr_block_terminator(g, g->body);
@@ -202,12 +233,14 @@ bool nr_pass_inline(NrModule *m, NrDiags *d) {
     NrArena scratch;
     nr_arena_init(&scratch);
     size_t n = (size_t)m->nfuncs + 1;
-    Inliner in = {m, d, &scratch, NULL, NULL, NULL, NULL, NULL, 0, true};
+    Inliner in = {m, d, &scratch, NULL, NULL, NULL, NULL, NULL, NULL, 0, true};
     in.calls = nr_alloc(&scratch, sizeof(NrOpId *) * n);
     in.ncalls = nr_alloc(&scratch, sizeof(int) * n);
     in.capcalls = nr_alloc(&scratch, sizeof(int) * n);
     in.state = nr_alloc(&scratch, sizeof(int) * n);
     in.order = nr_alloc(&scratch, sizeof(int) * n);
+    in.depth = nr_alloc(&scratch, sizeof(int) * n);
+    for (size_t i = 0; i < n; i++) in.depth[i] = -1;
     in.ok = collect_calls(&in);
     if (in.ok) order_functions(&in);
     for (int k = 0; in.ok && k < in.norder; k++) in.ok = inline_calls_of(&in, in.order[k]);

@@ -130,33 +130,6 @@ void nr_vmap_apply_all(NrFunc *f, NrValMap *m) {
         if (!f->ops[o].dead && f->ops[o].block) nr_vmap_apply_op(f, m, o);
 }
 
-/* --- uses and effects -------------------------------------------------------------------------- */
-int32_t *nr_pass_count_uses(NrFunc *f, NrArena *scratch) {
-    int32_t *c = nr_alloc(scratch, sizeof(int32_t) * (size_t)(f->nvals > 0 ? f->nvals : 1));
-    for (NrOpId o = 1; o < f->nops; o++) {
-        const NrOp *op = &f->ops[o];
-        if (op->dead || !op->block) continue;
-        for (int i = 0; i < op->nopnds; i++)
-            if (op->opnds[i] > 0 && op->opnds[i] < f->nvals) c[op->opnds[i]]++;
-    }
-    return c;
-}
-
-static bool has_effects(NrFunc *f, NrOpId op, int depth) {
-    const NrOp *o = &f->ops[op];
-    unsigned fl = nr_op_info[o->opc].flags;
-    if (fl & NR_OPF_WRITE) return true;
-    if (o->opc == NR_OP_CALL || o->opc == NR_OP_RETURN) return true;
-    if (o->opc == NR_OP_LOAD && nr_op_int(f, op, NR_A_VOLATILE, 0)) return true;
-    if (o->nregions && depth >= NR_PASS_MAX_DEPTH) return true;
-    for (int r = 0; r < o->nregions; r++)
-        NR_FOR_OPS(f, o->regions[r], x)
-            if (has_effects(f, x, depth + 1)) return true;
-    return false;
-}
-
-bool nr_op_has_effects(NrFunc *f, NrOpId op) { return has_effects(f, op, 0); }
-
 /* --- removing operands, results and block arguments -------------------------------------------- */
 void nr_op_remove_operand(NrFunc *f, NrOpId op, int i) {
     NrOp *o = &f->ops[op];

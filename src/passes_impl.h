@@ -16,6 +16,9 @@
 
 /* Region nesting the passes follow; deeper IR is refused by the verifier. */
 #define NR_PASS_MAX_DEPTH 4096
+/* The deepest region nesting the verifier and the interpreter accept;
+ * inlining must not build deeper IR. */
+#define NR_PASS_MAX_NESTING 1000
 
 typedef struct NrValMap {
     NrArena *a;
@@ -32,14 +35,6 @@ NrValId nr_vmap_find(NrValMap *m, NrValId v);
 bool nr_vmap_apply_op(NrFunc *f, NrValMap *m, NrOpId op);
 /* Rewrite the operands of every live op of f. */
 void nr_vmap_apply_all(NrFunc *f, NrValMap *m);
-
-/* Use counts of every value of f in the scratch arena (uses by live ops that
- * are linked into a block). */
-int32_t *nr_pass_count_uses(NrFunc *f, NrArena *scratch);
-
-/* True if op, or any op nested in its regions, writes memory or has another
- * effect that must be kept: WRITE ops, calls, volatile loads. */
-bool nr_op_has_effects(NrFunc *f, NrOpId op);
 
 /* The op defining v, or NR_NONE for a block argument. */
 static inline NrOpId nr_val_def(const NrFunc *f, NrValId v) { return v ? f->vals[v].def : NR_NONE; }

@@ -289,6 +289,65 @@ static void test_inline(void) {
     ctx_free(&c);
 }
 
+/* Builds `depth` nested ifs on condition c at the end of block b (before
+ * its yield, if it has one); returns the innermost then-block, which ends
+ * in a yield. */
+static NrBlockId nest_ifs(NrFunc *f, NrBlockId b, NrValId c, int depth) {
+    for (int i = 0; i < depth; i++) {
+        NrOpId term = nr_block_terminator(f, b);
+        NrBuilder bb = term ? nr_builder_before(f, term) : nr_builder_at_end(f, b);
+        NrOpId iff = nr_build(&bb, NR_OP_IF, 1, &c, 0, NULL, 2);
+        for (int r = 0; r < 2; r++) {
+            NrBuilder y = nr_builder_at_end(f, f->ops[iff].regions[r]);
+            nr_build(&y, NR_OP_YIELD, 0, NULL, 0, NULL, 0);
+        }
+        b = f->ops[iff].regions[0];
+    }
+    return b;
+}
+
+/* Inlining must not nest regions deeper than the verifier accepts. */
+static void test_inline_depth(void) {
+    for (int deep = 0; deep < 2; deep++) {
+        Ctx c;
+        ctx_init(&c);
+        NrTypeId ps[2] = {ti(&c, NR_DT_I1), nr_type_ptr(c.m, NR_DT_I32, 1)};
+        NrFunc *g = nr_func_new(c.m, "g", 2, ps, 0, NULL);
+        NrBlockId in = nest_ifs(g, g->body, arg(g, 0), 600);
+        NrBuilder b = nr_builder_at_end(g, in);
+        NrValId one = nr_build_const_int(&b, ti(&c, NR_DT_I32), 1);
+        nr_op_unlink(g, g->vals[one].def);
+        nr_op_insert_before(g, g->blocks[in].first, g->vals[one].def);
+        NrValId st[3] = {arg(g, 1), one, NR_NONE};
+        NrOpId s = nr_build(&b, NR_OP_STORE, 3, st, 0, NULL, 0);
+        nr_op_unlink(g, s);
+        nr_op_insert_before(g, g->blocks[in].last, s);
+        b = nr_builder_at_end(g, g->body);
+        nr_build(&b, NR_OP_RETURN, 0, NULL, 0, NULL, 0);
+        NrFunc *k = nr_func_new(c.m, "k", 2, ps, 0, NULL);
+        k->is_kernel = true;
+        in = nest_ifs(k, k->body, arg(k, 0), deep ? 401 : 400);
+        b = nr_builder_at_end(k, in);
+        b.loc = (NrLoc){0, 7, 3};
+        NrOpId call = nr_build(&b, NR_OP_CALL, 2, (NrValId[]){arg(k, 0), arg(k, 1)}, 0, NULL, 0);
+        nr_op_set_str(k, call, NR_A_CALLEE, "g");
+        nr_op_unlink(k, call);
+        nr_op_insert_before(k, k->blocks[in].last, call);
+        b = nr_builder_at_end(k, k->body);
+        nr_build(&b, NR_OP_RETURN, 0, NULL, 0, NULL, 0);
+        CHECK(verify(&c), "nested input does not verify");
+        bool ok = nr_pass_inline(c.m, &c.d);
+        if (deep) {
+            CHECK(!ok && c.d.n == 1 && c.d.v[0].loc.line == 7 &&
+                      strcmp(c.d.v[0].msg, "inlining 'g' here nests control flow more than 1000 deep") == 0,
+                  "too deep: %s", c.d.n ? c.d.v[0].msg : "no error");
+        } else {
+            CHECK(ok && verify(&c) && count_ops(k, NR_OP_STORE) == 1, "1000 levels deep failed");
+        }
+        ctx_free(&c);
+    }
+}
+
 /* canonicalize + dce on an if with a constant condition and x + 0. */
 static void test_canonicalize(void) {
     Ctx c;
@@ -698,6 +757,7 @@ int main(void) {
     test_registry();
     test_pipeline();
     test_inline();
+    test_inline_depth();
     test_canonicalize();
     test_cse_licm_dce();
     test_large();
