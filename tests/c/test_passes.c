@@ -454,6 +454,224 @@ static void test_large(void) {
     ctx_free(&c);
 }
 
+/* --- the pipeline keeps what kernels compute ------------------------------------------------------ */
+/* Kernels with helpers, loops, ifs, masks, invariant and dead code.  Each
+ * takes (x: ptr<f32>, y: ptr<f32>, out: ptr<f32>, n: i32) and runs on 3
+ * programs of 64 lanes over n = 150 elements. */
+static const char *const kernels[] = {
+    /* a helper for the offsets, masked loads, foldable and removable arithmetic */
+    "module {\n"
+    "  func @offsets(%pid: i32) -> (tensor<64xi32>) {\n"
+    "    %c = const {value = 64} : i32\n"
+    "    %base = mul %pid, %c : i32\n"
+    "    %b = splat %base : tensor<64xi32>\n"
+    "    %r = arange {end = 64, start = 0} : tensor<64xi32>\n"
+    "    %o = add %b, %r : tensor<64xi32>\n"
+    "    return %o\n"
+    "  }\n"
+    "  func @k(%x: ptr<f32>, %y: ptr<f32>, %out: ptr<f32>, %n: i32) kernel {\n"
+    "    %pid = program_id {axis = 0} : i32\n"
+    "    %o = call %pid {callee = \"offsets\"} : tensor<64xi32>\n"
+    "    %o2 = call %pid {callee = \"offsets\"} : tensor<64xi32>\n"
+    "    %ns = splat %n : tensor<64xi32>\n"
+    "    %m = cmp %o, %ns {pred = \"lt\"} : tensor<64xi1>\n"
+    "    %xs = splat %x : tensor<64xptr<f32>>\n"
+    "    %xp = addptr %xs, %o : tensor<64xptr<f32>>\n"
+    "    %xv = load %xp, %m, _ : tensor<64xf32>\n"
+    "    %ys = splat %y : tensor<64xptr<f32>>\n"
+    "    %yp = addptr %ys, %o2 : tensor<64xptr<f32>>\n"
+    "    %yv = load %yp, %m, _ : tensor<64xf32>\n"
+    "    %dead = load %yp, %m, _ : tensor<64xf32>\n"
+    "    %nz = const {value = -0.0} : tensor<64xf32>\n"
+    "    %s = add %xv, %yv : tensor<64xf32>\n"
+    "    %s1 = add %s, %nz : tensor<64xf32>\n"
+    "    %two = const {value = 2.0} : f32\n"
+    "    %half = const {value = 0.5} : f32\n"
+    "    %one = mul %two, %half : f32\n"
+    "    %ones = splat %one : tensor<64xf32>\n"
+    "    %s2 = mul %s1, %ones : tensor<64xf32>\n"
+    "    %pz = const {value = 0.0} : tensor<64xf32>\n"
+    "    %s3 = add %s2, %pz : tensor<64xf32>\n"
+    "    %os = splat %out : tensor<64xptr<f32>>\n"
+    "    %op = addptr %os, %o : tensor<64xptr<f32>>\n"
+    "    store %op, %s3, %m\n"
+    "    return\n"
+    "  }\n"
+    "}\n",
+    /* a loop with an invariant scale, a dead accumulator, a constant if and a
+     * zero-trip loop inside */
+    "module {\n"
+    "  func @scale(%a: f32) -> (f32) {\n"
+    "    %t = const {value = 3.0} : f32\n"
+    "    %r = mul %a, %t : f32\n"
+    "    return %r\n"
+    "  }\n"
+    "  func @k(%x: ptr<f32>, %y: ptr<f32>, %out: ptr<f32>, %n: i32) kernel {\n"
+    "    %pid = program_id {axis = 0} : i32\n"
+    "    %c64 = const {value = 64} : i32\n"
+    "    %base = mul %pid, %c64 : i32\n"
+    "    %r = arange {end = 64, start = 0} : tensor<64xi32>\n"
+    "    %bs = splat %base : tensor<64xi32>\n"
+    "    %o = add %bs, %r : tensor<64xi32>\n"
+    "    %ns = splat %n : tensor<64xi32>\n"
+    "    %m = cmp %o, %ns {pred = \"lt\"} : tensor<64xi1>\n"
+    "    %z = const {value = 0} : i32\n"
+    "    %one = const {value = 1} : i32\n"
+    "    %four = const {value = 4} : i32\n"
+    "    %acc0 = const {value = 0.0} : tensor<64xf32>\n"
+    "    %acc, %junk = for %z, %four, %one, %acc0, %acc0 : tensor<64xf32>, tensor<64xf32> {\n"
+    "    ^(%i: i32, %a: tensor<64xf32>, %j: tensor<64xf32>):\n"
+    "      %y0 = load %y, _, _ : f32\n"
+    "      %sc = call %y0 {callee = \"scale\"} : f32\n"
+    "      %scs = splat %sc : tensor<64xf32>\n"
+    "      %xs = splat %x : tensor<64xptr<f32>>\n"
+    "      %xp = addptr %xs, %o : tensor<64xptr<f32>>\n"
+    "      %xv = load %xp, %m, _ : tensor<64xf32>\n"
+    "      %fi = cast %i : f32\n"
+    "      %fis = splat %fi : tensor<64xf32>\n"
+    "      %p = mul %xv, %scs : tensor<64xf32>\n"
+    "      %q = add %p, %fis : tensor<64xf32>\n"
+    "      %t = const {value = 1} : i1\n"
+    "      %w = if %t : tensor<64xf32> {\n"
+    "        %q2 = add %q, %a : tensor<64xf32>\n"
+    "        yield %q2\n"
+    "      } {\n"
+    "        yield %a\n"
+    "      }\n"
+    "      %never = for %four, %z, %one, %w : tensor<64xf32> {\n"
+    "      ^(%k: i32, %b: tensor<64xf32>):\n"
+    "        %b2 = add %b, %b : tensor<64xf32>\n"
+    "        yield %b2\n"
+    "      }\n"
+    "      %j2 = mul %j, %q : tensor<64xf32>\n"
+    "      yield %never, %j2\n"
+    "    }\n"
+    "    %os = splat %out : tensor<64xptr<f32>>\n"
+    "    %op = addptr %os, %o : tensor<64xptr<f32>>\n"
+    "    store %op, %acc, %m\n"
+    "    return\n"
+    "  }\n"
+    "}\n",
+    /* a while loop with a dead result and carried value, a reduction,
+     * conditions on the program id, and duplicated work */
+    "module {\n"
+    "  func @k(%x: ptr<f32>, %y: ptr<f32>, %out: ptr<f32>, %n: i32) kernel {\n"
+    "    %pid = program_id {axis = 0} : i32\n"
+    "    %z = const {value = 0} : i32\n"
+    "    %one = const {value = 1} : i32\n"
+    "    %lim = const {value = 5} : i32\n"
+    "    %f0 = const {value = 0.0} : f32\n"
+    "    %cnt, %sum, %dead = while %z, %f0, %f0 : i32, f32, f32 {\n"
+    "    ^(%i: i32, %s: f32, %d: f32):\n"
+    "      %l2 = add %lim, %pid : i32\n"
+    "      %go = cmp %i, %l2 {pred = \"lt\"} : i1\n"
+    "      %d1 = add %d, %s : f32\n"
+    "      condition %go, %i, %s, %d1\n"
+    "    } {\n"
+    "    ^(%i2: i32, %s2: f32, %d2: f32):\n"
+    "      %xp = addptr %x, %i2 : ptr<f32>\n"
+    "      %xv = load %xp, _, _ : f32\n"
+    "      %s3 = add %s2, %xv : f32\n"
+    "      %i3 = add %i2, %one : i32\n"
+    "      yield %i3, %s3, %d2\n"
+    "    }\n"
+    "    %c64 = const {value = 64} : i32\n"
+    "    %base = mul %pid, %c64 : i32\n"
+    "    %r = arange {end = 64, start = 0} : tensor<64xi32>\n"
+    "    %bs = splat %base : tensor<64xi32>\n"
+    "    %o = add %bs, %r : tensor<64xi32>\n"
+    "    %ns = splat %n : tensor<64xi32>\n"
+    "    %m = cmp %o, %ns {pred = \"lt\"} : tensor<64xi1>\n"
+    "    %ys = splat %y : tensor<64xptr<f32>>\n"
+    "    %yp = addptr %ys, %o : tensor<64xptr<f32>>\n"
+    "    %oth = const {value = 0.0} : tensor<64xf32>\n"
+    "    %yv = load %yp, %m, %oth : tensor<64xf32>\n"
+    "    %tot = reduce %yv {axis = 0, kind = \"add\"} : f32\n"
+    "    %odd = and %pid, %one : i32\n"
+    "    %isodd = cmp %odd, %one {pred = \"eq\"} : i1\n"
+    "    %v = if %isodd : f32 {\n"
+    "      %a = add %sum, %tot : f32\n"
+    "      yield %a\n"
+    "    } {\n"
+    "      %b = sub %sum, %tot : f32\n"
+    "      %b2 = sub %sum, %tot : f32\n"
+    "      %b3 = mul %b, %b2 : f32\n"
+    "      yield %b3\n"
+    "    }\n"
+    "    %fc = cast %cnt : f32\n"
+    "    %v2 = add %v, %fc : f32\n"
+    "    %vs = splat %v2 : tensor<64xf32>\n"
+    "    %w = add %yv, %vs : tensor<64xf32>\n"
+    "    %os = splat %out : tensor<64xptr<f32>>\n"
+    "    %op = addptr %os, %o : tensor<64xptr<f32>>\n"
+    "    store %op, %w, %m\n"
+    "    return\n"
+    "  }\n"
+    "}\n",
+};
+
+static NrModule *parse(NrArena *a, NrSources *src, const char *text, NrDiags *d) {
+    nr_sources_init(src, a);
+    nr_diags_init(d, a, src);
+    NrModule *m = nr_module_parse(a, text, strlen(text), "kernel.ir", d);
+    if (!m) printf("%s", nr_diags_render(a, d));
+    return m;
+}
+
+/* Runs the kernel of m on random x, y; out poisoned with NaN. */
+static bool run_kernel(NrModule *m, const float *x, const float *y, float *out, NrDiags *d) {
+    enum { N = 150, CAP = 192 };
+    for (int i = 0; i < CAP; i++) out[i] = NAN;
+    NrFunc *k = NULL;
+    for (int i = 0; i < m->nfuncs; i++)
+        if (m->funcs[i]->is_kernel) k = m->funcs[i];
+    NrInterpArg args[4] = {{NR_IA_BUFFER, (void *)x, CAP * 4, "x", 0, 0},
+                           {NR_IA_BUFFER, (void *)y, CAP * 4, "y", 0, 0},
+                           {NR_IA_BUFFER, out, CAP * 4, "out", 0, 0},
+                           {NR_IA_INT, NULL, 0, "n", N, 0}};
+    uint32_t grid[3] = {3, 1, 1};
+    NrInterpOptions o = {NULL, 1000000};
+    return k && nr_interp_launch(k, grid, args, 4, &o, d);
+}
+
+static void test_pipeline_semantics(void) {
+    enum { CAP = 192 };
+    float x[CAP], y[CAP], want[CAP], got[CAP];
+    for (size_t t = 0; t < COUNTOF(kernels); t++) {
+        for (int i = 0; i < CAP; i++) {
+            x[i] = (float)((int64_t)(rnd() % 2001) - 1000) / 64.0f;
+            y[i] = (float)((int64_t)(rnd() % 2001) - 1000) / 64.0f;
+        }
+        NrArena a;
+        nr_arena_init(&a);
+        NrSources s1, s2;
+        NrDiags d1, d2;
+        NrModule *before = parse(&a, &s1, kernels[t], &d1);
+        NrModule *after = parse(&a, &s2, kernels[t], &d2);
+        CHECK(before && after, "kernel %zu does not parse", t);
+        if (!before || !after) {
+            nr_arena_free(&a);
+            continue;
+        }
+        NrPipelineOptions po = {NULL, true, NULL};
+        CHECK(nr_run_block_pipeline(after, &po, &d2), "kernel %zu: pipeline failed", t);
+        CHECK(after->nfuncs == 1, "kernel %zu: %d functions left", t, after->nfuncs);
+        bool ok1 = run_kernel(before, x, y, want, &d1), ok2 = run_kernel(after, x, y, got, &d2);
+        CHECK(ok1 && ok2, "kernel %zu: interpreter failed: %s", t,
+              d1.n ? d1.v[0].msg : d2.n ? d2.v[0].msg : "");
+        int bad = 0;
+        for (int i = 0; ok1 && ok2 && i < CAP; i++)
+            if (memcmp(&want[i], &got[i], 4) != 0 && bad++ < 3)
+                CHECK(false, "kernel %zu: out[%d] is %g after the pipeline, %g before", t, i, got[i], want[i]);
+        CHECK(bad == 0, "kernel %zu: %d outputs differ", t, bad);
+        /* the optimized kernel has less to do */
+        CHECK(after->funcs[0]->nops > 0 && count_ops(after->funcs[0], NR_OP_INVALID) <
+                                               count_ops(nr_module_find_func(before, "k"), NR_OP_INVALID),
+              "kernel %zu did not shrink", t);
+        nr_arena_free(&a);
+    }
+}
+
 /* --- folding against the interpreter ---------------------------------------------------------------- */
 enum { NCASE = 48, LANES = 4 };
 
@@ -761,6 +979,7 @@ int main(void) {
     test_canonicalize();
     test_cse_licm_dce();
     test_large();
+    test_pipeline_semantics();
     test_fold_differential();
     if (failures) {
         printf("test_passes: %d of %d checks failed\n", failures, checks);
