@@ -30,7 +30,8 @@ typedef struct Bracket {
 } Bracket;
 
 typedef struct Lexer {
-    NrArena *a;
+    NrArena *a;             /* strings and messages */
+    NrArena *ta;            /* the token array */
     uint32_t file;
     const char *p, *end;
     uint32_t line;
@@ -110,13 +111,12 @@ static void skip_to_eol(Lexer *L) {
 /* --- token emission -------------------------------------------------------------------------- */
 
 static NrToken *push_tok(Lexer *L, NrTokKind kind, NrLoc loc, const char *start) {
-    NrToken *t = NR_PUSH(L->a, L->toks.v, L->toks.n, L->toks.cap);
-    t->kind = kind;
+    NrToken *t = NR_PUSH(L->ta, L->toks.v, L->toks.n, L->toks.cap);
+    t->kind = (uint8_t)kind;
     t->loc = loc;
     t->depth = L->nlv - 1;
     t->text = start;
     t->len = (size_t)(L->p - start);
-    t->end = loc_here(L);
     return t;
 }
 
@@ -126,7 +126,7 @@ static NrToken *real_tok(Lexer *L, NrTokKind kind, NrLoc loc, const char *start)
     if (L->bol) t->flags |= NR_TF_BOL;
     L->bol = false;
     L->line_has_tok = true;
-    L->last_end = t->end;
+    L->last_end = loc_here(L);
     return t;
 }
 
@@ -139,7 +139,6 @@ static void error_tok(Lexer *L, NrLoc loc, const char *start, const char *msg) {
 static NrToken *struct_tok(Lexer *L, NrTokKind kind, NrLoc loc) {
     NrToken *t = push_tok(L, kind, loc, L->p);
     t->len = 0;
-    t->end = loc;
     return t;
 }
 
@@ -480,7 +479,7 @@ static void lex_string(Lexer *L, const char *start, NrLoc loc, int flags) {
             return;
         }
         NrToken *t = real_tok(L, NR_T_STRING, loc, start);
-        t->flags |= (uint32_t)flags;
+        t->flags |= (uint8_t)flags;
         t->v.str.s = nr_strndup(L->a, start, t->len);
         t->v.str.n = t->len;
         return;
@@ -494,7 +493,7 @@ static void lex_string(Lexer *L, const char *start, NrLoc loc, int flags) {
         return;
     }
     NrToken *t = real_tok(L, NR_T_STRING, loc, start);
-    t->flags |= (uint32_t)flags;
+    t->flags |= (uint8_t)flags;
     t->v.str.s = decode_string(L->a, body, (size_t)(body_end - body), flags & NR_TF_RAW, flags & NR_TF_BYTES,
                                &t->v.str.n);
 }
@@ -796,10 +795,11 @@ static void lex_backslash(Lexer *L) {
     else error_tok(L, loc, start, "unexpected character after line continuation character");
 }
 
-NrTokens nr_lex(NrArena *a, const NrSources *s, uint32_t file) {
+NrTokens nr_lex(NrArena *a, NrArena *tok_arena, const NrSources *s, uint32_t file) {
     NR_ASSERT(s && file > 0 && (int)file < s->n);
     Lexer L = {0};
     L.a = a;
+    L.ta = tok_arena;
     L.file = file;
     L.p = s->v[file].text;
     L.end = L.p + s->v[file].len;

@@ -459,7 +459,8 @@ static void kernel(Top *t, int jit_at, int def_at) {
         f->noinline = j.noinline;
         if (j.do_not_specialize) resolve_do_not_specialize(p, f, j.do_not_specialize);
     }
-    if (f && !p->err && nr_p_kind(p) == NR_T_INDENT) nr_p_error(p, nr_p_peek(p)->loc, "unexpected indent");
+    /* An indented line right after a one-line kernel (host code after it is not read). */
+    if (f && !p->err && p->toks[p->pos].kind == NR_T_INDENT) nr_p_error(p, p->toks[p->pos].loc, "unexpected indent");
     if (!f || p->err) {
         t->failed = true;
         return;
@@ -483,12 +484,19 @@ static void decorated(Top *t, int i) {
         while (end < t->p.ntoks - 1 && raw(t, end)->kind != NR_T_NEWLINE) end++;
         if (is_jit_decorator(t, i + 1, end)) jit_at = i + 1;
         i = end + 1;
-        if (!item_start(raw(t, i))) return;
+        if (!item_start(raw(t, i))) {
+            t->p.pos = i;
+            return;
+        }
     }
     NrTokKind k = raw(t, i)->kind;
     bool is_def = k == NR_T_KW_DEF || (k == NR_T_KW_ASYNC && raw(t, i + 1)->kind == NR_T_KW_DEF);
-    if (is_def && jit_at >= 0) kernel(t, jit_at, i);
-    else if (is_def || k == NR_T_KW_CLASS) host_def(t, i);
+    if (is_def && jit_at >= 0) {
+        kernel(t, jit_at, i);
+        return;
+    }
+    if (is_def || k == NR_T_KW_CLASS) host_def(t, i);
+    t->p.pos = i;  /* go on after the decorators, each read once */
 }
 
 /* --- the module ------------------------------------------------------------------------------ */
@@ -543,7 +551,9 @@ static void dedup(Top *t) {
 }
 
 NrAstModule *nr_parse_module(NrArena *a, NrSources *src, uint32_t file, NrDiags *d) {
-    NrTokens toks = nr_lex(a, src, file);
+    NrArena scratch;  /* the token array, dropped once the module is parsed */
+    nr_arena_init(&scratch);
+    NrTokens toks = nr_lex(a, &scratch, src, file);
     Top t = {0};
     t.p.a = a;
     t.p.d = d;
@@ -567,6 +577,7 @@ NrAstModule *nr_parse_module(NrArena *a, NrSources *src, uint32_t file, NrDiags 
         i = next;
     }
     dedup(&t);
+    nr_arena_free(&scratch);
     return t.failed ? NULL : t.m;
 }
 
