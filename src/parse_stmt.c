@@ -63,6 +63,9 @@ static const char *tok_text(NrParser *p, const NrToken *t) {
         if (t->len > 24) return nr_sprintf(p->a, "'%.20s...'", t->text);
         return nr_sprintf(p->a, "'%.*s'", (int)t->len, t->text);
     }
+    if (t->kind == NR_T_STRING) return "string literal";
+    if (t->kind == NR_T_INDENT) return "indent";
+    if (t->kind == NR_T_DEDENT) return "dedent";
     return nr_tok_describe(t->kind);
 }
 

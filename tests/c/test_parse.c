@@ -677,6 +677,11 @@ static void test_errors(void) {
     BODY_ERROR("    x = 1 +\n", "3:12: error: expected an expression");
     BODY_ERROR("    x = a b\n", "3:11: error: unexpected 'b' after the statement");
     BODY_ERROR("    return x y\n", "3:14: error: unexpected 'y' after the statement");
+    BODY_ERROR("    print 'x'\n", "3:11: error: unexpected string literal after the statement");
+    BODY_ERROR("    x = 1 if\n", "3:13: error: expected an expression");
+    BODY_ERROR("    x = 1 (\n", "3:11: error: '(' was never closed");
+    BODY_ERROR("    x = 1 99999999999999999999999999\n",
+               "3:11: error: unexpected '99999999999999999999...' after the statement");
     BODY_ERROR("    f(a b)\n", "3:9: error: expected ',' or ')' after a call argument");
     BODY_ERROR("    x = (a b)\n", "3:12: error: expected ',' or ')'");
     BODY_ERROR("    x = [a b]\n", "3:12: error: expected ',' or ']'");
