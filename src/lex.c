@@ -14,6 +14,7 @@
 #include "lex.h"
 #include "util.h"
 
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -567,11 +568,14 @@ static void lex_prefixed_int(Lexer *L, const char *start, NrLoc loc) {
     if (ovf) t->flags |= NR_TF_OVERFLOW;
 }
 
-/* The value of a float literal start..end (underscores dropped). */
+/* The value of a float literal start..end (underscores dropped).  strtod
+ * reads the decimal point of the current locale, so '.' is swapped for it. */
 static double float_value(NrArena *a, const char *s, const char *e) {
+    const char *point = localeconv()->decimal_point;
+    char dp = point && point[0] && !point[1] ? point[0] : '.';
     char *buf = nr_alloc(a, (size_t)(e - s) + 1), *o = buf;
     for (; s < e; s++)
-        if (*s != '_' && *s != 'j' && *s != 'J') *o++ = *s;
+        if (*s != '_' && *s != 'j' && *s != 'J') *o++ = *s == '.' ? dp : *s;
     *o = 0;
     return strtod(buf, NULL);
 }
@@ -586,24 +590,22 @@ static void lex_number(Lexer *L) {
         lex_prefixed_int(L, start, loc);
         return;
     }
-    uint64_t v = 0, frac = 0;
-    bool ovf = false, ok = true, is_float = false;
+    uint64_t v = 0, ignored = 0;  /* the value of an integer; float parts are only checked */
+    bool ovf = false, ignored_ovf = false, ok = true, is_float = false;
     int nd;
     if (ch(L, 0) != '.') ok = scan_digitpart(L, 10, false, &v, &ovf, &nd);
     if (ok && ch(L, 0) == '.') {
         is_float = true;
         L->p++;
-        if (is_digit(ch(L, 0))) ok = scan_digitpart(L, 10, false, &frac, &ovf, &nd);
+        if (is_digit(ch(L, 0))) ok = scan_digitpart(L, 10, false, &ignored, &ignored_ovf, &nd);
     }
     int e = ch(L, 0);
     if (ok && (e == 'e' || e == 'E')) {
         int s = ch(L, 1);
         size_t skip = (s == '+' || s == '-') ? 2 : 1;
         if (is_digit(ch(L, skip))) {
-            uint64_t ev = 0;
-            bool eovf = false;
             L->p += skip;
-            ok = scan_digitpart(L, 10, false, &ev, &eovf, &nd);
+            ok = scan_digitpart(L, 10, false, &ignored, &ignored_ovf, &nd);
             is_float = true;
         }
     }

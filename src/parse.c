@@ -519,7 +519,10 @@ static void kernel(Top *t, int jit_at, int def_at) {
 
 /* A `def` or `class` of host code at token i: record its name. */
 static void host_def(Top *t, int i) {
-    if (raw(t, i)->kind == NR_T_KW_ASYNC) i++;
+    if (raw(t, i)->kind == NR_T_KW_ASYNC) {
+        if (raw(t, i + 1)->kind != NR_T_KW_DEF) return;  /* async for / with: no name */
+        i++;
+    }
     const NrToken *name = raw(t, i + 1);
     if (name->kind == NR_T_NAME) add_host(t, name, raw(t, i)->kind == NR_T_KW_CLASS ? "class" : "function");
 }

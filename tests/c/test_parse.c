@@ -550,6 +550,7 @@ static void test_module(void) {
     DUMP("def f(x):\n    return 0123 + 1abc + `\nclass C(\n", "(host f function)\n(host C class)\n");
     DUMP("if x:\n        a\n    b\nc = 1\n", "(global c 1)\n");
     DUMP("x = 1; y = 2\n", "(global x 1)\n");
+    DUMP("async with a as b:\n    pass\nasync for x in y:\n    pass\nasync def g(): pass\n", "(host g function)\n");
     DUMP("'''unterminated\n@jit\ndef k():\n    pass\n", "");
     /* Nested kernels are host code. */
     DUMP("def outer():\n    @triton.jit\n    def k():\n        pass\n", "(host outer function)\n");
