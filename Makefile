@@ -46,6 +46,12 @@ $(BUILD)/nereid: tools/nereid.c $(BUILD)/libnereid.a
 $(BUILD)/tests/%: tests/c/%.c $(BUILD)/libnereid.a | $(BUILD)/tests
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libnereid.a $(LDLIBS)
 
+# The CUDA runtime smoke test; needs a GPU to run (build/tests/rt_smoke [ptx [device]]).
+# test_cuda_rt includes it and runs it against a driver double.
+$(BUILD)/tests/rt_smoke: tests/gpu/rt_smoke.c $(BUILD)/libnereid.a | $(BUILD)/tests
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libnereid.a $(LDLIBS)
+$(BUILD)/tests/test_cuda_rt: tests/gpu/rt_smoke.c
+
 # The Python extension, built in place so that `python/` is importable.
 pyext: $(PYEXT)
 $(PYEXT): python/nereid/_C.c $(OBJS)

@@ -5,6 +5,7 @@
 #ifndef NR_FP_H
 #define NR_FP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 uint16_t nr_f32_to_f16(float x);          /* RNE; overflow -> inf */
@@ -24,5 +25,12 @@ float nr_f32_round_tf32(float x);
 uint16_t nr_f64_to_f16(double x);
 uint16_t nr_f64_to_bf16(double x);
 float nr_f64_to_f32(double x);
+
+/* Every format by number, for the general conversion below. */
+typedef enum NrFpFormat { NR_FPF_F8E4NV, NR_FPF_F8E5, NR_FPF_F16, NR_FPF_BF16, NR_FPF_F32 } NrFpFormat;
+/* Round x once to `fmt` and return its bits: to nearest even, or toward zero
+ * when rtz; fp8 saturates (satfinite), the others overflow to inf (rtz: to the
+ * largest finite).  Exact for every double, so also for f32 and int inputs. */
+uint32_t nr_fp_round(double x, NrFpFormat fmt, bool rtz);
 
 #endif

@@ -195,6 +195,10 @@ typedef struct NrModule {
     NrSources sources;
     NrType *types; int32_t ntypes, captypes;  /* [0] unused */
     NrFunc **funcs; int32_t nfuncs, capfuncs;
+    /* GPU level (gpu.h): the layout table ([0] unused) and the target. */
+    struct NrLayout *layouts; int32_t nlayouts, caplayouts;
+    int32_t num_warps;      /* 0 while the module is target-independent */
+    int32_t sm;             /* target compute capability x10 (80, 90); 0 = none */
 } NrModule;
 
 /* --- module and functions -------------------------------------------------------------------- */

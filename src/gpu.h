@@ -1,0 +1,138 @@
+/* gpu.h - the GPU level of the IR: layouts, linear layouts, axis info, the
+ * GPU pass pipeline and the PTX emitter's entry point.
+ *
+ * The GPU IR is the block IR with a layout on every block type
+ * (NrType.layout, an id into NrModule.layouts) plus the GPU ops of ops.def
+ * (convert_layout, shared-memory ops, async copies).  A layout says which
+ * thread of the program (CTA) holds which elements of a block:
+ *
+ *   blocked   size_per_thread x threads_per_warp x warps_per_cta tiles, fastest
+ *             dimension first in `order`; the tile repeats over larger
+ *             shapes and is broadcast (replicated) over smaller ones
+ *   slice     the parent layout with dimension `dim` removed: the result of
+ *             reducing along `dim`, and the operand of expand_dims(dim)
+ *   mma       tensor-core accumulator: version 2 = mma.sync (m16n8), version 3
+ *             = wgmma (m64nNk*); warps_per_cta tiles of the instruction shape
+ *   dot_op    operand op_idx (0 = A, 1 = B) of a dot whose result has the mma
+ *             layout `parent`; k_width consecutive k-elements per register group
+ *   shared    a shared-memory layout: `order` of dimensions in memory,
+ *             XOR swizzle of `vec`-element groups with `per_phase` rows per
+ *             phase and `max_phase` phases (no swizzle: max_phase = 1);
+ *             nvmma = the 32/64/128-byte swizzles that TMA and wgmma read
+ *
+ * Every distributed layout (all but shared) over a given power-of-two shape
+ * is also a linear layout: each bit of the register index, the lane id and
+ * the warp id maps to a coordinate vector, and the coordinates of element
+ * (reg, lane, warp) are the XOR of the vectors of its set bits.  Code
+ * generation works on linear layouts only, so every named layout needs only
+ * its conversion to linear form. */
+#ifndef NR_GPU_H
+#define NR_GPU_H
+
+#include "ir.h"
+
+typedef enum NrLayoutKind {
+    NR_LK_NONE = 0,
+    NR_LK_BLOCKED,
+    NR_LK_SLICE,
+    NR_LK_MMA,
+    NR_LK_DOT_OP,
+    NR_LK_SHARED,
+} NrLayoutKind;
+
+typedef struct NrLayout {
+    uint8_t kind;         /* NrLayoutKind */
+    uint8_t rank;         /* rank of the blocks it applies to */
+    /* blocked */
+    int32_t size_per_thread[NR_MAX_RANK];
+    int32_t threads_per_warp[NR_MAX_RANK];
+    int32_t warps_per_cta[NR_MAX_RANK];   /* also mma */
+    int32_t order[NR_MAX_RANK];           /* fastest-varying dimension first; also shared */
+    /* slice */
+    int32_t dim;
+    int32_t parent;       /* layout id: slice's parent, dot_op's mma */
+    /* mma */
+    int32_t version;      /* 2: mma.sync, 3: wgmma */
+    int32_t instr[3];     /* instruction shape m, n, k */
+    /* dot_op */
+    int32_t op_idx;
+    int32_t k_width;
+    /* shared */
+    int32_t vec, per_phase, max_phase;
+    bool nvmma;           /* Hopper's swizzled layouts (swizzle_bytes = vec * elem size * max_phase) */
+    int32_t swizzle_bytes;/* nvmma: 0 (none), 32, 64 or 128 */
+} NrLayout;
+
+/* Intern a layout in m's table; ids start at 1. */
+int32_t nr_layout_intern(NrModule *m, const NrLayout *l);
+static inline const NrLayout *nr_layout(const NrModule *m, int32_t id) { return &m->layouts[id]; }
+/* `blocked<spt = [1, 4], tpw = [8, 4], wpc = [4, 1], order = [1, 0]>`, ... (layout table lines). */
+void nr_layout_print(const NrModule *m, int32_t id, FILE *out);
+/* A block type with layout `layout` (same shape and element as t). */
+NrTypeId nr_type_with_layout(NrModule *m, NrTypeId t, int32_t layout);
+
+/* The default blocked layout Nereid gives a block of `shape` before
+ * coalescing: one element per thread, lanes then warps along the fastest
+ * dimension first (as Triton's default encoding). */
+int32_t nr_layout_default_blocked(NrModule *m, int rank, const int32_t *shape, int num_warps);
+int32_t nr_layout_slice(NrModule *m, int32_t parent, int dim);
+
+/* --- linear layouts ------------------------------------------------------------------------------ */
+#define NR_LL_MAX_BITS 20
+
+typedef struct NrLinear {
+    int rank;
+    int32_t shape[NR_MAX_RANK];
+    int nreg, nlane, nwarp;                    /* bit counts: registers = 1 << nreg, ... */
+    int32_t reg[NR_LL_MAX_BITS][NR_MAX_RANK];
+    int32_t lane[NR_LL_MAX_BITS][NR_MAX_RANK];
+    int32_t warp[NR_LL_MAX_BITS][NR_MAX_RANK];
+} NrLinear;
+
+/* The linear form of distributed layout `layout` over a block of `shape`,
+ * for a program of num_warps warps of 32 lanes.  Returns false (with no
+ * diagnostic) if the layout cannot describe that shape. */
+bool nr_layout_linear(const NrModule *m, int32_t layout, int rank, const int32_t *shape, int num_warps,
+                      NrLinear *out);
+/* Coordinates of element (reg, lane, warp). */
+void nr_linear_coords(const NrLinear *ll, uint32_t reg, uint32_t lane, uint32_t warp, int32_t *coords);
+/* Elements held per thread (1 << nreg). */
+static inline int nr_linear_regs(const NrLinear *ll) { return 1 << ll->nreg; }
+
+/* --- axis info ------------------------------------------------------------------------------------ */
+/* Per value and dimension: the largest power of two c such that runs of c
+ * consecutive elements along the dimension are contiguous integers (or
+ * addresses, in elements); divisibility: the largest power of two dividing
+ * the first element of each run (in elements for pointers, then scaled to
+ * bytes by the consumers); constancy: runs of equal values. */
+typedef struct NrAxisInfo {
+    int32_t contiguity[NR_MAX_RANK];
+    int64_t divisibility[NR_MAX_RANK];
+    int32_t constancy[NR_MAX_RANK];
+    int64_t divisibility_bytes;   /* pointers: of the address of each run's first element */
+} NrAxisInfo;
+
+/* Analyse every value of f; returns an arena array indexed by NrValId. */
+NrAxisInfo *nr_axis_analysis(NrFunc *f);
+
+/* --- the GPU pipeline and the PTX emitter --------------------------------------------------------- */
+typedef struct NrGpuOptions {
+    int num_warps;       /* 1..16 */
+    int num_stages;      /* software pipelining depth */
+    int sm;              /* 80, 86, 89, 90 */
+    bool sm_a;           /* 90a features (wgmma, setmaxnreg) allowed */
+    const char *stop_after;
+    bool verify_each;
+    FILE *dump;
+} NrGpuOptions;
+
+/* Convert a block-IR module (after the block pipeline) to GPU IR and run the
+ * GPU passes: layouts + coalescing, dots on tensor cores, pipelining, fewer
+ * layout conversions, shared-memory allocation, barriers. */
+bool nr_run_gpu_pipeline(NrModule *m, const NrGpuOptions *opt, NrDiags *d);
+
+/* Write the PTX of kernel f (GPU IR) into the arena; NULL with a diagnostic
+ * if an op cannot be emitted for the target. */
+char *nr_emit_ptx(NrFunc *f, const NrGpuOptions *opt, NrDiags *d);
+
+#endif
