@@ -205,6 +205,39 @@ static Val eval_const(Sema *s, const NrExpr *e, const char *what) {
     return v;
 }
 
+/* A global written NAME = tl.constexpr(...) or NAME: tl.constexpr = ... */
+static bool declared_constexpr(Sema *s, const NrGlobal *g) {
+    if (nr_sm_is_constexpr_annotation(s, g->annotation)) return true;
+    const NrExpr *v = g->value;
+    return v->kind == NR_E_CALL && nr_sm_is_constexpr_annotation(s, v->call.func);
+}
+
+/* Evaluate a plain global; false (with no diagnostic left behind) if it is
+ * not a compile-time constant: then it is host data. */
+static bool try_eval_global(Sema *s, const NrGlobal *g, Val *out) {
+    jmp_buf jb;
+    jmp_buf *outer = s->fail;
+    SmFn *fn = s->fn;
+    const char *what = s->const_what;
+    int depth = s->depth, ncalls = s->ncalls, ndiags = s->d->n, nerrors = s->d->nerrors;
+    s->fail = &jb;
+    if (setjmp(jb)) {
+        s->fail = outer;
+        s->fn = fn;
+        s->const_what = what;
+        s->depth = depth;
+        s->ncalls = ncalls;
+        s->d->n = ndiags;
+        s->d->nerrors = nerrors;
+        return false;
+    }
+    Val v = eval_const(s, g->value, nr_sprintf(s->a, "global '%s'", g->name));
+    s->fail = outer;
+    if (!is_const_val(v)) return false;
+    *out = v;
+    return true;
+}
+
 static bool lookup_global(Sema *s, NrLoc loc, const char *name, Val *out) {
     int gi = -1;
     for (int i = 0; i < s->ast->nglobals; i++)
@@ -213,11 +246,16 @@ static bool lookup_global(Sema *s, NrLoc loc, const char *name, Val *out) {
     SmGlobal *g = &s->globals[gi];
     if (g->state == 1) nr_sm_fail(s, loc, "global '%s' is defined in terms of itself", name);
     if (g->state == 0) {
+        const NrGlobal *gl = &s->ast->globals[gi];
         g->state = 1;
-        Val v = eval_const(s, s->ast->globals[gi].value, nr_sprintf(s->a, "global '%s'", name));
-        if (!is_const_val(v))
-            nr_sm_fail(s, s->ast->globals[gi].loc, "global '%s' must be a compile-time constant", name);
-        g->v = v;
+        if (declared_constexpr(s, gl)) {
+            Val v = eval_const(s, gl->value, nr_sprintf(s->a, "global '%s'", name));
+            if (!is_const_val(v)) nr_sm_fail(s, gl->loc, "global '%s' must be a compile-time constant", name);
+            g->v = v;
+        } else if (!try_eval_global(s, gl, &g->v)) {
+            nr_sm_fail(s, loc, "'%s' is a host variable; kernels can only use constexpr globals (%s = tl.constexpr(...))",
+                       name, name);
+        }
         g->state = 2;
     }
     *out = g->v;

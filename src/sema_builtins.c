@@ -582,10 +582,16 @@ static bool arg_nan_all(Sema *s, const SmCall *c, int i) {
     return nr_cv_truthy(&v.c);
 }
 
+/* A tensor operand of a function that first applies to_tensor (and turns bf16 into fp32). */
+static Val tensor_operand(Sema *s, NrLoc loc, Val v, const char *name) {
+    if (v.k == V_IR) return v_ir(bf16_to_f32(s, loc, v.ir));
+    if (v.k == V_CONST && nr_cv_is_num(&v.c)) return v;
+    return v_ir(nr_sm_to_ir(s, loc, v, name));
+}
+
 static NrValId minmax(Sema *s, NrLoc loc, bool is_max, Val a, Val b, bool nan_all, const char *name) {
-    NrValId x = bf16_to_f32(s, loc, nr_sm_to_ir(s, loc, a, name));
-    NrValId y = bf16_to_f32(s, loc, nr_sm_to_ir(s, loc, b, name));
-    nr_sm_binary_prep(s, loc, name, v_ir(x), v_ir(y), false, false, true, false, &x, &y);
+    NrValId x, y;
+    nr_sm_binary_prep_tensors(s, loc, name, tensor_operand(s, loc, a, name), tensor_operand(s, loc, b, name), &x, &y);
     NrOpId op = nr_sm_emit_op(s, loc, is_max ? NR_OP_MAX : NR_OP_MIN, 2, (NrValId[]){x, y}, 1,
                               (NrTypeId[]){nr_sm_tid(s, x)}, 0);
     if (nr_dt_is_float(dtype_of(s, x))) nr_op_set_str(s->fn->f, op, NR_A_NAN, nan_all ? "all" : "none");
@@ -597,13 +603,20 @@ static Val h_minmax(Sema *s, const SmCall *c) {
 }
 
 static Val h_clamp(Sema *s, const SmCall *c) {
-    NrValId x = bf16_to_f32(s, c->loc, arg_ir(s, c, 0));
-    NrValId lo = bf16_to_f32(s, c->loc, arg_ir(s, c, 1));
-    NrValId hi = bf16_to_f32(s, c->loc, arg_ir(s, c, 2));
+    const char *bn = BN(c);
+    Val xv = tensor_operand(s, c->loc, c->arg[0], bn);
+    Val lov = tensor_operand(s, c->loc, c->arg[1], bn);
+    Val hiv = tensor_operand(s, c->loc, c->arg[2], bn);
     bool all = arg_nan_all(s, c, 3);
-    nr_sm_binary_prep(s, c->loc, "tl.clamp", v_ir(lo), v_ir(hi), false, false, true, false, &lo, &hi);
-    nr_sm_binary_prep(s, c->loc, "tl.clamp", v_ir(x), v_ir(lo), false, false, true, false, &x, &lo);
-    nr_sm_binary_prep(s, c->loc, "tl.clamp", v_ir(x), v_ir(hi), false, false, true, false, &x, &hi);
+    NrValId x, lo, hi;
+    if (lov.k == V_CONST && hiv.k == V_CONST) { /* both become tensors of the same kind: skip their own promotion */
+        nr_sm_binary_prep_tensors(s, c->loc, bn, xv, lov, &x, &lo);
+        nr_sm_binary_prep_tensors(s, c->loc, bn, v_ir(x), hiv, &x, &hi);
+    } else {
+        nr_sm_binary_prep_tensors(s, c->loc, bn, lov, hiv, &lo, &hi);
+        nr_sm_binary_prep_tensors(s, c->loc, bn, xv, v_ir(lo), &x, &lo);
+        nr_sm_binary_prep_tensors(s, c->loc, bn, v_ir(x), v_ir(hi), &x, &hi);
+    }
     if (!nr_dt_is_float(dtype_of(s, x)))
         nr_sm_fail(s, c->loc, "tl.clamp takes floats, got %s (use tl.minimum and tl.maximum for integers)", ename(s, x));
     NrDtype dt = dtype_of(s, x);
@@ -1298,23 +1311,29 @@ static Val h_libdevice(Sema *s, const SmCall *c) {
     if (args.tup.n != n)
         nr_sm_fail(s, c->loc, "%s takes %d argument%s, got %d", bn, n, n == 1 ? "" : "s", args.tup.n);
     NrValId x[3];
-    for (int i = 0; i < n; i++) x[i] = nr_sm_to_ir(s, c->argloc[0], args.tup.v[i], nr_sprintf(s->a, "argument %d of %s", i + 1, bn));
-    bool same = true;
-    for (int i = 1; i < n; i++) same = same && dtype_of(s, x[i]) == dtype_of(s, x[0]) && !ptr_of(s, x[i]);
-    if (!same || ptr_of(s, x[0])) {
-        if (strcmp(c->bi->str, "pow") == 0 && !ptr_of(s, x[1]) && nr_dt_is_int(dtype_of(s, x[1])) && !ptr_of(s, x[0]) &&
-            nr_dt_is_float(dtype_of(s, x[0])))
-            x[1] = nr_sm_cast(s, c->loc, x[1], dtype_of(s, x[0]), 0, NULL);
-        else
-            for (int i = 1; i < n; i++)
-                nr_sm_binary_prep(s, c->loc, bn, v_ir(x[0]), v_ir(x[i]), false, false, true, false, &x[0], &x[i]);
+    Val a0 = args.tup.v[0];
+    if (n == 1) {
+        x[0] = nr_sm_to_ir(s, c->argloc[0], a0, bn);
+    } else {
+        Val a1 = args.tup.v[1];
+        bool pow_int = strcmp(c->bi->str, "pow") == 0 && a0.k == V_IR && !ptr_of(s, a0.ir) &&
+                       nr_dt_is_float(dtype_of(s, a0.ir)) &&
+                       ((a1.k == V_IR && !ptr_of(s, a1.ir) && nr_dt_is_int(dtype_of(s, a1.ir))) ||
+                        (a1.k == V_CONST && (a1.c.kind == NR_CV_INT || a1.c.kind == NR_CV_BOOL)));
+        if (pow_int) { /* libdevice's powi: the exponent as a float of x's dtype */
+            x[0] = a0.ir;
+            x[1] = value_for(s, c->argloc[0], a1, x[0], dtype_of(s, x[0]), 0, bn);
+            nr_sm_broadcast_pair(s, c->loc, &x[0], &x[1]);
+        } else {
+            nr_sm_binary_prep_tensors(s, c->loc, bn, a0, a1, &x[0], &x[1]);
+            if (n == 3) {
+                nr_sm_binary_prep_tensors(s, c->loc, bn, v_ir(x[0]), args.tup.v[2], &x[0], &x[2]);
+                x[1] = nr_sm_cast(s, c->loc, x[1], dtype_of(s, x[0]), 0, NULL);
+                broadcast3(s, c->loc, &x[0], &x[1], &x[2]);
+            }
+        }
     }
-    for (int i = 0; i < n; i++) {
-        check_float_dtype(s, c->argloc[0], bn, x[i], false);
-        x[i] = nr_sm_cast(s, c->loc, x[i], dtype_of(s, x[0]), 0, NULL);
-    }
-    if (n == 2) nr_sm_broadcast_pair(s, c->loc, &x[0], &x[1]);
-    if (n == 3) broadcast3(s, c->loc, &x[0], &x[1], &x[2]);
+    for (int i = 0; i < n; i++) check_float_dtype(s, c->argloc[0], bn, x[i], false);
     if (strcmp(c->bi->str, "fma") == 0) return v_ir(nr_sm_emit(s, c->loc, NR_OP_FMA, nr_sm_tid(s, x[0]), 3, x));
     NrOpId op = nr_sm_emit_op(s, c->loc, NR_OP_MATH, n, x, 1, (NrTypeId[]){nr_sm_tid(s, x[0])}, 0);
     nr_op_set_str(s->fn->f, op, NR_A_FN, c->bi->str);

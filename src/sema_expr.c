@@ -378,6 +378,10 @@ void nr_sm_binary_prep(Sema *s, NrLoc loc, const char *opname, Val a, Val b, boo
     binary_prep(s, loc, opname, a, b, allow_ptr_a, allow_ptr_b, arith, div_or_mod, true, ra, rb);
 }
 
+void nr_sm_binary_prep_tensors(Sema *s, NrLoc loc, const char *opname, Val a, Val b, NrValId *ra, NrValId *rb) {
+    binary_prep(s, loc, opname, a, b, false, false, true, false, false, ra, rb);
+}
+
 /* --- operators ------------------------------------------------------------------------------------ */
 static const char *binop_name(int op) {
     static const char *const n[] = {"+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^", "@"};
@@ -708,7 +712,7 @@ static Val lower_call_expr(Sema *s, const NrExpr *e) {
     for (int i = 0; i < nk; i++) {
         kwn[i] = e->call.kw[i].name;
         kwv[i] = nr_sm_lower_expr(s, e->call.kw[i].value);
-        kwl[i] = e->call.kw[i].value ? e->call.kw[i].value->loc : e->call.kw[i].loc;
+        kwl[i] = e->call.kw[i].loc.line ? e->call.kw[i].loc : e->call.kw[i].value->loc;
     }
     return nr_sm_call(s, e->loc, fn, na, args, locs, nk, kwn, kwv, kwl);
 }

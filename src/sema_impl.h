@@ -193,6 +193,9 @@ Val nr_sm_logical(Sema *s, NrLoc loc, bool is_and, Val a, Val b);  /* IR operand
  * common type (unless !arith) and broadcasts them. */
 void nr_sm_binary_prep(Sema *s, NrLoc loc, const char *opname, Val a, Val b, bool allow_ptr_a, bool allow_ptr_b,
                        bool arith, bool div_or_mod, NrValId *ra, NrValId *rb);
+/* The same, with Python numbers first turned into tensors of their default
+ * dtype (as tl.maximum, tl.where's callers and comparisons do). */
+void nr_sm_binary_prep_tensors(Sema *s, NrLoc loc, const char *opname, Val a, Val b, NrValId *ra, NrValId *rb);
 NrDtype nr_sm_integer_promote(NrDtype a, NrDtype b);
 Val nr_sm_lower_expr(Sema *s, const NrExpr *e);
 Val nr_sm_call(Sema *s, NrLoc loc, Val fn, int nargs, const Val *args, const NrLoc *arglocs, int nkw,
