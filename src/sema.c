@@ -1310,7 +1310,14 @@ Val nr_sm_call_jit(Sema *s, NrLoc loc, const NrFuncDecl *fn, int nargs, const Va
         sp->key = key;
         sp->f = g;
         sp->ret = ret;
+        /* a helper that only computes a compile-time value needs no call */
+        NrOpId only = g->blocks[g->body].first;
+        if (g->nrtypes == 0 && only && g->ops[only].opc == NR_OP_RETURN) {
+            nr_module_remove_func(s->m, g);
+            sp->f = NULL;
+        }
     }
+    if (!sp->f) return sp->ret;
     NrFunc *g = sp->f;
     NrOpId op = nr_sm_emit_op(s, loc, NR_OP_CALL, na, av, g->nrtypes, g->rtypes, 0);
     nr_op_set_str(s->fn->f, op, NR_A_CALLEE, g->name);

@@ -591,7 +591,9 @@ static Val tensor_operand(Sema *s, NrLoc loc, Val v, const char *name) {
 
 static NrValId minmax(Sema *s, NrLoc loc, bool is_max, Val a, Val b, bool nan_all, const char *name) {
     NrValId x, y;
-    nr_sm_binary_prep_tensors(s, loc, name, tensor_operand(s, loc, a, name), tensor_operand(s, loc, b, name), &x, &y);
+    Val ta = tensor_operand(s, loc, a, name);
+    Val tb = tensor_operand(s, loc, b, name);
+    nr_sm_binary_prep_tensors(s, loc, name, ta, tb, &x, &y);
     NrOpId op = nr_sm_emit_op(s, loc, is_max ? NR_OP_MAX : NR_OP_MIN, 2, (NrValId[]){x, y}, 1,
                               (NrTypeId[]){nr_sm_tid(s, x)}, 0);
     if (nr_dt_is_float(dtype_of(s, x))) nr_op_set_str(s->fn->f, op, NR_A_NAN, nan_all ? "all" : "none");
