@@ -168,14 +168,14 @@ static void test_pipeline(void) {
     char *dump = run_pipeline(&c, NULL, &ok);
     CHECK(ok && !nr_has_errors(&c.d), "pipeline failed");
     static const char *const order[] = {"// after inline\n", "// after canonicalize\n", "// after cse\n",
-                                        "// after licm\n", "// after canonicalize\n", "// after dce\n"};
+                                        "// after licm\n", "// after cse\n", "// after canonicalize\n", "// after dce\n"};
     const char *p = dump;
     for (size_t i = 0; i < COUNTOF(order); i++) {
         const char *q = p ? strstr(p, order[i]) : NULL;
         CHECK(q != NULL, "dump lacks %s", order[i]);
         p = q ? q + 1 : NULL;
     }
-    CHECK(count_str(dump, "// after ") == 6, "dump has %d headers", count_str(dump, "// after "));
+    CHECK(count_str(dump, "// after ") == 7, "dump has %d headers", count_str(dump, "// after "));
     CHECK(c.m->nfuncs == 1 && c.m->funcs[0] == k, "helper not removed");
     CHECK(count_ops(k, NR_OP_CALL) == 0, "calls remain");
     /* the invariant k + 7 left the loop */
