@@ -253,7 +253,9 @@ static NrPv float_to_int(NrPtx *p, NrDtype from, NrDtype to, NrPv a) {
         from = NR_DT_F32;
     }
     NrPt ft = from == NR_DT_F64 ? NR_PT_F64 : from == NR_DT_F16 ? NR_PT_F16 : NR_PT_F32;
-    if (to == NR_DT_I1) return nr_pb_setp(p, NR_PC_NEU, ft, a, from == NR_DT_F64 ? nr_pv_f64(0) : nr_pv_f32(0));
+    if (to == NR_DT_I1)
+        return nr_pb_setp(p, NR_PC_NEU, ft, a,
+                          from == NR_DT_F64 ? nr_pv_f64(0) : from == NR_DT_F16 ? nr_pv_imm(NR_PK_H, 0) : nr_pv_f32(0));
     static const NrPt sg[] = {NR_PT_S8, NR_PT_S16, NR_PT_S32, NR_PT_S64}, us[] = {NR_PT_U8, NR_PT_U16, NR_PT_U32,
                                                                                    NR_PT_U64};
     int w = dt_bits(to), i = w == 8 ? 0 : w == 16 ? 1 : w == 32 ? 2 : 3;
@@ -302,7 +304,7 @@ NrPv nr_pe_cast(NrPtx *p, NrDtype from, NrDtype to, bool rtz, NrPv a) {
     bool ff = nr_dt_is_float(from), tf = nr_dt_is_float(to);
     if (ff && tf) return float_to_float(p, from, to, rtz, a);
     if (ff) return float_to_int(p, from, to, a);
-    if (tf) return int_to_float(p, from, to, rtz, a);
+    if (tf) return int_to_float(p, from, to, false, a); /* rounding applies to float narrowing only */
     return int_to_int(p, from, to, a);
 }
 
@@ -312,7 +314,7 @@ static NrPv bitcast(NrPtx *p, NrDtype from, NrDtype to, NrPv a) {
     if (from == NR_DT_I1 || to == NR_DT_I1) return a;
     if (fk == tk || (fk != NR_PK_H && tk != NR_PK_H)) {
         NrPv r = nr_pb_bits(p, tk, a);
-        return dt_bits(to) < 32 ? norm(p, to, nr_pb_bits(p, NR_PK_I32, r)) : r;
+        return tk == NR_PK_I32 && dt_bits(to) < 32 ? norm(p, to, r) : r;
     }
     if (tk == NR_PK_H) { /* 8/16-bit int -> 16-bit float bits */
         NrPv h = nr_pb_cvt(p, NR_PR_NONE, NR_PT_U16H, NR_PT_U32, a);
@@ -521,15 +523,15 @@ NrPv nr_pe_unary(NrPtx *p, NrOpcode opc, NrDtype dt, NrPv a) {
     if (!nr_dt_is_float(dt)) {
         if (dt == NR_DT_I1) return a; /* -a and |a| are a modulo 2 */
         NrPt t = int_pt(dt);
-        if (opc == NR_OP_NEG) return norm(p, dt, nr_pb_un(p, NR_PO_NEG, t, a));
+        if (opc == NR_OP_NEG) /* neg wants a signed type; the bits are the same */
+            return norm(p, dt, nr_pb_un(p, NR_PO_NEG, dt_bits(dt) == 64 ? NR_PT_S64 : NR_PT_S32, a));
         if (nr_dt_is_signed(dt)) return norm(p, dt, nr_pb_un(p, NR_PO_ABS, t, a));
         return a;
     }
     if (opc == NR_OP_NEG || opc == NR_OP_ABS) {
-        if (nr_dt_is_fp8(dt)) { /* the sign bit */
-            NrPv m = nr_pv_imm(NR_PK_H, opc == NR_OP_NEG ? 0x80 : 0x7f);
-            return nr_pb_bin(p, opc == NR_OP_NEG ? NR_PO_XOR : NR_PO_AND, NR_PT_B16, a, m);
-        }
+        if (nr_dt_is_fp8(dt)) /* through f32: e5m2 infinities saturate on the way back */
+            return nr_pe_from_f32(p, dt, nr_pb_un(p, opc == NR_OP_NEG ? NR_PO_NEG : NR_PO_ABS, NR_PT_F32,
+                                                  nr_pe_to_f32(p, dt, a)));
         return nr_pb_un(p, opc == NR_OP_NEG ? NR_PO_NEG : NR_PO_ABS, float_pt(dt), a);
     }
     if (dt == NR_DT_F64) return f64_unary(p, opc, a);

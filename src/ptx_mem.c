@@ -251,14 +251,14 @@ bool nr_ptx_op_store(NrPtx *p, NrOpId op) {
     }
     /* Only owners write: thread 0 for a scalar, else the holder with its
      * replicating lane and warp bits clear. */
-    NrPv own = lay < 0 ? (NrPv){NR_PK_P, nr_ptx_thread0(p), 0} : (NrPv){NR_PK_P, nr_ptx_owner(p, lay), 0};
-    if (lay >= 0 && !p->lays[lay].rep_lane && !p->lays[lay].rep_warp) own = nr_pv_pred(true);
+    NrPv own = nr_pv_pred(true);
+    if (lay < 0) own = (NrPv){NR_PK_P, nr_ptx_thread0(p), 0};
+    else if (p->lays[lay].rep_lane || p->lays[lay].rep_warp) own = (NrPv){NR_PK_P, nr_ptx_owner(p, lay), 0};
     int es = es_of(dt);
     int v = vector_width(p, ptr, mask, lay, es);
     for (int g = 0; g < n; g += v) {
         if (lay >= 0 && p->lays[lay].dup[g]) continue;
         NrPv pred = me ? nr_pb_pand(p, me[g], own) : own;
-        pred = pred.r ? pred : pred;
         store_group(p, op, dt, pv->e[g], pred, vv->e + g, v);
     }
     return true;
@@ -504,18 +504,22 @@ static bool atomic_common(NrPtx *p, NrOpId op, bool cas) {
     NrPv *me = mask ? nr_ptx_val(p, mask)->e : NULL, *ce = cop ? nr_ptx_val(p, cop)->e : NULL;
     int n = pv->n, lay = pv->lay;
     NrPv *out = nr_alloc(p->a, sizeof(NrPv) * (size_t)n);
-    NrPv own = lay < 0 ? (NrPv){NR_PK_P, nr_ptx_thread0(p), 0} : (NrPv){NR_PK_P, nr_ptx_owner(p, lay), 0};
     bool replicated = lay < 0 || p->lays[lay].rep_lane || p->lays[lay].rep_warp;
-    if (!replicated) own = nr_pv_pred(true);
+    NrPv own = nr_pv_pred(true);
+    if (lay < 0) own = (NrPv){NR_PK_P, nr_ptx_thread0(p), 0};
+    else if (replicated) own = (NrPv){NR_PK_P, nr_ptx_owner(p, lay), 0};
     NrPk k = nr_ptx_kind(A.dt);
     for (int i = 0; i < n; i++) {
         if (lay >= 0 && p->lays[lay].dup[i]) continue;
         NrPv pred = me ? nr_pb_pand(p, me[i], own) : own;
         NrPv res = {(uint8_t)k, nr_ptx_newreg(p, k), 0};
         nr_pb_mov_to(p, res, nr_pv_imm(k, 0)); /* masked-off lanes return 0 */
+        if (pred.r == 0 && !pred.c) {
+            out[i] = res;
+            continue;
+        }
         int skip = nr_ptx_label(p);
-        pred = nr_ptx_inreg(p, pred);
-        nr_ptx_emit(p, "@!%s bra $L%d;", nr_ptx_reg(p, pred.r), skip);
+        if (pred.r) nr_ptx_emit(p, "@!%s bra $L%d;", nr_ptx_reg(p, pred.r), skip);
         NrPv old = atom_elem(p, &A, pv->e[i], vv->e[i], ce ? ce[i] : NOPND);
         nr_pb_mov_to(p, res, old);
         nr_ptx_emit(p, "$L%d:", skip);

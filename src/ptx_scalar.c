@@ -307,6 +307,36 @@ static const char *bin_name(NrPo o, NrPt t) {
     }
 }
 
+/* Integer identities with one immediate operand: x + 0, x * 1, x & ~0,
+ * x << 0, ... (never for floats: -0 + 0 is +0). */
+static bool identity(NrPo o, NrPt t, NrPv a, NrPv b, NrPv *out) {
+    char c = pts[t].cls;
+    if (c != 's' && c != 'u' && c != 'b') return false;
+    uint64_t m = wmask(pts[t].bits);
+    NrPk k = pts[t].k;
+    for (int side = 0; side < 2; side++) {
+        NrPv x = side ? b : a, imm = side ? a : b;
+        if (imm.r != 0 || x.r == 0) continue;
+        uint64_t v = imm.c & m;
+        bool right_only = o == NR_PO_SUB || o == NR_PO_SHL || o == NR_PO_SHR;
+        if (right_only && side == 1) continue;
+        if ((o == NR_PO_ADD || o == NR_PO_SUB || o == NR_PO_OR || o == NR_PO_XOR || o == NR_PO_SHL ||
+             o == NR_PO_SHR) && v == 0) {
+            *out = nr_pb_bits(NULL, k, x);
+            return true;
+        }
+        if ((o == NR_PO_MUL && v == 1) || (o == NR_PO_AND && v == m)) {
+            *out = nr_pb_bits(NULL, k, x);
+            return true;
+        }
+        if ((o == NR_PO_MUL || o == NR_PO_AND) && v == 0) {
+            *out = nr_pv_imm(k, 0);
+            return true;
+        }
+    }
+    return false;
+}
+
 NrPv nr_pb_bin(NrPtx *p, NrPo o, NrPt t, NrPv a, NrPv b) {
     NrPk k = pts[t].k;
     if (a.r == 0 && b.r == 0 && foldable(p, o)) {
@@ -317,6 +347,8 @@ NrPv nr_pb_bin(NrPtx *p, NrPo o, NrPt t, NrPv a, NrPv b) {
         else r = ibin(o, t, a.c, b.c);
         return nr_pv_imm(k, r);
     }
+    NrPv same;
+    if (identity(o, t, a, b, &same)) return same;
     NR_ASSERT(!p->eval);
     a = fix(p, t, a);
     b = fix(p, t, b);
