@@ -77,6 +77,33 @@ NrTypeId nr_type_with_layout(NrModule *m, NrTypeId t, int32_t layout);
 int32_t nr_layout_default_blocked(NrModule *m, int rank, const int32_t *shape, int num_warps);
 int32_t nr_layout_slice(NrModule *m, int32_t parent, int dim);
 
+/* Constructors: intern the layout with the given fields (gpu_layout.c). */
+int32_t nr_layout_blocked(NrModule *m, int rank, const int32_t *spt, const int32_t *tpw, const int32_t *wpc,
+                          const int32_t *order);
+int32_t nr_layout_mma(NrModule *m, int version, int rank, const int32_t *wpc, const int32_t instr[3]);
+int32_t nr_layout_dot_op(NrModule *m, int32_t parent, int op_idx, int k_width);
+int32_t nr_layout_shared(NrModule *m, int rank, int vec, int per_phase, int max_phase, const int32_t *order);
+int32_t nr_layout_nvmma(NrModule *m, int rank, int swizzle_bytes, const int32_t *order);
+/* Every layout but shared says which thread holds which element. */
+bool nr_layout_is_distributed(const NrModule *m, int32_t id);
+/* Checks that layout `id` is well formed (its parent defined before it,
+ * field values in range; warps multiply to num_warps when num_warps > 0);
+ * false with a message in why[0..n). */
+bool nr_layout_check(const NrModule *m, int32_t id, int num_warps, char *why, size_t n);
+
+/* Element offset of `coords` in a shared-memory buffer of `shape` laid out by
+ * shared layout `layout`.  rank is the layout's rank, or one more: then the
+ * leading dimension indexes the buffers of a multi-buffered allocation.
+ *   shared: rows along order[1], columns along order[0] (outer dimensions
+ *     follow in order); the column's vec-element group is XORed with the
+ *     phase (row / per_phase) % max_phase, limited to the groups of a row.
+ *   nvmma: columns are split into blocks of swizzle_bytes (one block after
+ *     another in memory, each holding every row); within a block the 16-byte
+ *     chunk index (byte address bits 4..6) is XORed with address bits 7..9,
+ *     as TMA and wgmma read them (no swizzle: swizzle_bytes = 0). */
+int64_t nr_shared_offset(const NrModule *m, int32_t layout, int rank, const int32_t *shape, int elem_bytes,
+                         const int32_t *coords);
+
 /* --- linear layouts ------------------------------------------------------------------------------ */
 #define NR_LL_MAX_BITS 20
 
