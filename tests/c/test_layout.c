@@ -529,7 +529,58 @@ static void test_shared(void) {
     nr_module_free(m);
 }
 
+/* --- text ---------------------------------------------------------------------------------------- */
+/* A GPU module built through the API prints, parses back and prints the same. */
+static void test_text_roundtrip(void) {
+    NrArena a;
+    nr_arena_init(&a);
+    NrSources src;
+    nr_sources_init(&src, &a);
+    NrDiags d;
+    nr_diags_init(&d, &a, &src);
+    NrModule *m = nr_module_new(&a);
+    m->num_warps = 8;
+    m->sm = 80;
+    int32_t shape[2] = {128, 64};
+    int32_t bl = nr_layout_default_blocked(m, 2, shape, 8);
+    int32_t sl = nr_layout_slice(m, bl, 1);
+    int32_t mma = nr_layout_mma(m, 2, 2, (int32_t[]){4, 2}, (int32_t[]){16, 8, 16});
+    nr_layout_dot_op(m, mma, 0, 2);
+    int32_t sh = nr_layout_shared(m, 2, 8, 2, 4, (int32_t[]){1, 0});
+    NrTypeId f32 = nr_type_scalar(m, NR_DT_F32);
+    NrTypeId blk = nr_type_with_layout(m, nr_type_block(m, f32, 2, shape), bl);
+    NrTypeId row = nr_type_with_layout(m, nr_type_block(m, f32, 1, shape), sl);
+    NrType md = *nr_type(m, nr_type_block(m, f32, 2, shape));
+    md.kind = NR_TK_MEMDESC;
+    md.layout = sh;
+    NrTypeId buf = nr_type_intern(m, &md);
+    NrFunc *f = nr_func_new(m, "k", 1, &blk, 0, NULL);
+    f->is_kernel = true;
+    f->smem_bytes = 32768;
+    NrBuilder b = nr_builder_at_end(f, f->body);
+    NrValId x = f->blocks[f->body].args[0];
+    NrOpId alloc = nr_build(&b, NR_OP_LOCAL_ALLOC, 1, &x, 1, &buf, 0);
+    nr_op_set_int(f, alloc, NR_A_SMEM_OFFSET, 0);
+    NrValId y = nr_build1(&b, NR_OP_LOCAL_LOAD, blk, 1, &f->ops[alloc].results[0]);
+    NrOpId red = nr_build(&b, NR_OP_REDUCE, 1, &y, 1, &row, 0);
+    nr_op_set_int(f, red, NR_A_AXIS, 1);
+    nr_op_set_str(f, red, NR_A_KIND, "max");
+    nr_build(&b, NR_OP_RETURN, 0, NULL, 0, NULL, 0);
+    CHECK(nr_module_verify(m, &d), "built GPU module verifies: %s", nr_diags_render(&a, &d));
+    char *t1 = nr_module_to_string(m, NULL);
+    NrModule *m2 = nr_module_parse(&a, t1, strlen(t1), "t.ir", &d);
+    CHECK(m2 != NULL, "GPU module text parses back:\n%s\n%s", t1, nr_diags_render(&a, &d));
+    if (m2) {
+        char *t2 = nr_module_to_string(m2, NULL);
+        CHECK(strcmp(t1, t2) == 0, "round trip differs:\n%s---\n%s", t1, t2);
+        CHECK(m2->num_warps == 8 && m2->sm == 80 && m2->funcs[0]->smem_bytes == 32768, "header and smem read back");
+    }
+    CHECK(strstr(t1, "module attributes {num_warps = 8, sm = 80} {\n  #L1 = blocked<") != NULL, "header: %s", t1);
+    nr_arena_free(&a);
+}
+
 int main(void) {
+    test_text_roundtrip();
     test_default_blocked();
     test_blocked_and_slices();
     test_mma_fragments();
