@@ -14,6 +14,7 @@
 #include "lex.h"
 #include "util.h"
 
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,8 @@ typedef struct Bracket {
 } Bracket;
 
 typedef struct Lexer {
-    NrArena *a;
+    NrArena *a;             /* strings and messages */
+    NrArena *ta;            /* the token array */
     uint32_t file;
     const char *p, *end;
     uint32_t line;
@@ -110,13 +112,12 @@ static void skip_to_eol(Lexer *L) {
 /* --- token emission -------------------------------------------------------------------------- */
 
 static NrToken *push_tok(Lexer *L, NrTokKind kind, NrLoc loc, const char *start) {
-    NrToken *t = NR_PUSH(L->a, L->toks.v, L->toks.n, L->toks.cap);
-    t->kind = kind;
+    NrToken *t = NR_PUSH(L->ta, L->toks.v, L->toks.n, L->toks.cap);
+    t->kind = (uint8_t)kind;
     t->loc = loc;
     t->depth = L->nlv - 1;
     t->text = start;
     t->len = (size_t)(L->p - start);
-    t->end = loc_here(L);
     return t;
 }
 
@@ -126,7 +127,7 @@ static NrToken *real_tok(Lexer *L, NrTokKind kind, NrLoc loc, const char *start)
     if (L->bol) t->flags |= NR_TF_BOL;
     L->bol = false;
     L->line_has_tok = true;
-    L->last_end = t->end;
+    L->last_end = loc_here(L);
     return t;
 }
 
@@ -139,7 +140,6 @@ static void error_tok(Lexer *L, NrLoc loc, const char *start, const char *msg) {
 static NrToken *struct_tok(Lexer *L, NrTokKind kind, NrLoc loc) {
     NrToken *t = push_tok(L, kind, loc, L->p);
     t->len = 0;
-    t->end = loc;
     return t;
 }
 
@@ -480,7 +480,7 @@ static void lex_string(Lexer *L, const char *start, NrLoc loc, int flags) {
             return;
         }
         NrToken *t = real_tok(L, NR_T_STRING, loc, start);
-        t->flags |= (uint32_t)flags;
+        t->flags |= (uint8_t)flags;
         t->v.str.s = nr_strndup(L->a, start, t->len);
         t->v.str.n = t->len;
         return;
@@ -494,7 +494,7 @@ static void lex_string(Lexer *L, const char *start, NrLoc loc, int flags) {
         return;
     }
     NrToken *t = real_tok(L, NR_T_STRING, loc, start);
-    t->flags |= (uint32_t)flags;
+    t->flags |= (uint8_t)flags;
     t->v.str.s = decode_string(L->a, body, (size_t)(body_end - body), flags & NR_TF_RAW, flags & NR_TF_BYTES,
                                &t->v.str.n);
 }
@@ -568,11 +568,14 @@ static void lex_prefixed_int(Lexer *L, const char *start, NrLoc loc) {
     if (ovf) t->flags |= NR_TF_OVERFLOW;
 }
 
-/* The value of a float literal start..end (underscores dropped). */
+/* The value of a float literal start..end (underscores dropped).  strtod
+ * reads the decimal point of the current locale, so '.' is swapped for it. */
 static double float_value(NrArena *a, const char *s, const char *e) {
+    const char *point = localeconv()->decimal_point;
+    char dp = point && point[0] && !point[1] ? point[0] : '.';
     char *buf = nr_alloc(a, (size_t)(e - s) + 1), *o = buf;
     for (; s < e; s++)
-        if (*s != '_' && *s != 'j' && *s != 'J') *o++ = *s;
+        if (*s != '_' && *s != 'j' && *s != 'J') *o++ = *s == '.' ? dp : *s;
     *o = 0;
     return strtod(buf, NULL);
 }
@@ -587,24 +590,22 @@ static void lex_number(Lexer *L) {
         lex_prefixed_int(L, start, loc);
         return;
     }
-    uint64_t v = 0, frac = 0;
-    bool ovf = false, ok = true, is_float = false;
+    uint64_t v = 0, ignored = 0;  /* the value of an integer; float parts are only checked */
+    bool ovf = false, ignored_ovf = false, ok = true, is_float = false;
     int nd;
     if (ch(L, 0) != '.') ok = scan_digitpart(L, 10, false, &v, &ovf, &nd);
     if (ok && ch(L, 0) == '.') {
         is_float = true;
         L->p++;
-        if (is_digit(ch(L, 0))) ok = scan_digitpart(L, 10, false, &frac, &ovf, &nd);
+        if (is_digit(ch(L, 0))) ok = scan_digitpart(L, 10, false, &ignored, &ignored_ovf, &nd);
     }
     int e = ch(L, 0);
     if (ok && (e == 'e' || e == 'E')) {
         int s = ch(L, 1);
         size_t skip = (s == '+' || s == '-') ? 2 : 1;
         if (is_digit(ch(L, skip))) {
-            uint64_t ev = 0;
-            bool eovf = false;
             L->p += skip;
-            ok = scan_digitpart(L, 10, false, &ev, &eovf, &nd);
+            ok = scan_digitpart(L, 10, false, &ignored, &ignored_ovf, &nd);
             is_float = true;
         }
     }
@@ -796,10 +797,11 @@ static void lex_backslash(Lexer *L) {
     else error_tok(L, loc, start, "unexpected character after line continuation character");
 }
 
-NrTokens nr_lex(NrArena *a, const NrSources *s, uint32_t file) {
+NrTokens nr_lex(NrArena *a, NrArena *tok_arena, const NrSources *s, uint32_t file) {
     NR_ASSERT(s && file > 0 && (int)file < s->n);
     Lexer L = {0};
     L.a = a;
+    L.ta = tok_arena;
     L.file = file;
     L.p = s->v[file].text;
     L.end = L.p + s->v[file].len;

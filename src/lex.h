@@ -63,11 +63,10 @@ enum {
 };
 
 typedef struct NrToken {
-    NrTokKind kind;
-    uint32_t flags;
+    uint8_t kind;         /* NrTokKind */
+    uint8_t flags;        /* NR_TF_* */
     int32_t depth;        /* indentation level of the token's logical line (0 = module level) */
     NrLoc loc;            /* of the first byte */
-    NrLoc end;            /* just past the last byte */
     const char *text;     /* the token's bytes in the source (not NUL-terminated) */
     size_t len;
     union {
@@ -85,8 +84,10 @@ typedef struct NrTokens {
     int n, cap;           /* v[n - 1] is NR_T_EOF */
 } NrTokens;
 
-/* Tokenize source `file` of `s`.  Never fails; every allocation is from `a`. */
-NrTokens nr_lex(NrArena *a, const NrSources *s, uint32_t file);
+/* Tokenize source `file` of `s`.  Never fails.  Names, string contents and
+ * messages are allocated from `a`; the token array from `tok_arena`, which
+ * may be `a` or a scratch arena released once parsing is done. */
+NrTokens nr_lex(NrArena *a, NrArena *tok_arena, const NrSources *s, uint32_t file);
 /* How a token kind is named in messages: "'('", "'if'", "end of line", "a name". */
 const char *nr_tok_describe(NrTokKind k);
 /* The spelling of an operator or keyword ("(", "if"); a description for other kinds. */

@@ -108,6 +108,28 @@ bool nr_p_enter(NrParser *p) {
 
 void nr_p_leave(NrParser *p) { p->depth--; }
 
+typedef struct NameAt {
+    const char *name;
+    int index;
+} NameAt;
+
+static int cmp_name_at(const void *x, const void *y) {
+    const NameAt *a = x, *b = y;
+    int c = strcmp(a->name, b->name);
+    return c ? c : (a->index > b->index) - (a->index < b->index);
+}
+
+int nr_p_first_duplicate(NrArena *a, const char *const *names, int n) {
+    if (n < 2) return -1;
+    NameAt *v = nr_alloc(a, sizeof *v * (size_t)n);
+    for (int i = 0; i < n; i++) v[i] = (NameAt){names[i], i};
+    qsort(v, (size_t)n, sizeof *v, cmp_name_at);
+    int first = -1;
+    for (int i = 1; i < n; i++)
+        if (strcmp(v[i].name, v[i - 1].name) == 0 && (first < 0 || v[i].index < first)) first = v[i].index;
+    return first;
+}
+
 /* --- module state ---------------------------------------------------------------------------- */
 
 enum { B_FUNC, B_GLOBAL, B_IMPORT, B_HOST };
@@ -164,16 +186,25 @@ typedef struct ImportVec {
     int n, cap;
 } ImportVec;
 
-/* dotted_name: NAME ('.' NAME)*   -> "a.b.c"; *first gets the first NAME */
+/* dotted_name: NAME ('.' NAME)*   -> prefix + "a.b.c"; *first gets the first NAME */
 static const char *dotted_name(NrParser *p, const char *prefix, const NrToken **first) {
     const NrToken *t = nr_p_expect(p, NR_T_NAME, "in the import");
     if (!t) return NULL;
     *first = t;
-    const char *s = nr_sprintf(p->a, "%s%s", prefix, t->v.str.s);
+    int start = p->pos - 1;
+    size_t len = strlen(prefix) + t->v.str.n;
     while (nr_p_kind(p) == NR_T_DOT && nr_p_kind_at(p, 1) == NR_T_NAME) {
         nr_p_next(p);
-        s = nr_sprintf(p->a, "%s.%s", s, nr_p_next(p)->v.str.s);
+        len += 1 + nr_p_next(p)->v.str.n;
     }
+    char *s = nr_alloc(p->a, len + 1), *o = s;
+    o += sprintf(o, "%s", prefix);
+    for (int i = start; i < p->pos; i++) {
+        const NrToken *k = &p->toks[i];
+        if (k->kind == NR_T_DOT) *o++ = '.';
+        else memcpy(o, k->v.str.s, k->v.str.n), o += k->v.str.n;
+    }
+    *o = 0;
     return s;
 }
 
@@ -207,12 +238,14 @@ static bool import_name(NrParser *p, ImportVec *v) {
  * names: NAME ['as' NAME] (',' NAME ['as' NAME])* */
 static bool import_from(NrParser *p, ImportVec *v) {
     nr_p_next(p);
-    const char *dots = "";
+    size_t ndots = 0;
     for (;;) {
-        if (nr_p_accept(p, NR_T_DOT)) dots = nr_sprintf(p->a, "%s.", dots);
-        else if (nr_p_accept(p, NR_T_ELLIPSIS)) dots = nr_sprintf(p->a, "%s...", dots);
+        if (nr_p_accept(p, NR_T_DOT)) ndots += 1;
+        else if (nr_p_accept(p, NR_T_ELLIPSIS)) ndots += 3;
         else break;
     }
+    char *dots = nr_alloc(p->a, ndots + 1);
+    memset(dots, '.', ndots);
     const char *mod = dots;
     const NrToken *first;
     if (nr_p_kind(p) == NR_T_NAME || !*dots) mod = dotted_name(p, dots, &first);
@@ -347,18 +380,31 @@ static JitArgs jit_args(Top *t, int i) {
 /* Resolve do_not_specialize entries (parameter names or indices) to names. */
 static void resolve_do_not_specialize(NrParser *p, NrFuncDecl *f, const NrExpr *list) {
     f->do_not_specialize = nr_alloc(p->a, sizeof(char *) * (size_t)(list->seq.n + 1));
+    NameAt *params = nr_alloc(p->a, sizeof *params * (size_t)(f->nparams + 1));
+    for (int k = 0; k < f->nparams; k++) params[k] = (NameAt){f->params[k].name, k};
+    qsort(params, (size_t)f->nparams, sizeof *params, cmp_name_at);
     for (int i = 0; i < list->seq.n; i++) {
         const NrExpr *e = list->seq.v[i];
         const char *name = NULL;
         if (e->kind == NR_E_STR) {
-            for (int k = 0; k < f->nparams; k++)
-                if (strlen(f->params[k].name) == e->str.len && memcmp(f->params[k].name, e->str.s, e->str.len) == 0)
-                    name = f->params[k].name;
-            if (!name) {
+            NameAt key = {e->str.s, -1};
+            const NameAt *hit = NULL;
+            if (strlen(e->str.s) == e->str.len) {
+                /* the lowest index with this name sorts first after key */
+                int lo = 0, hi = f->nparams;
+                while (lo < hi) {
+                    int mid = lo + (hi - lo) / 2;
+                    if (cmp_name_at(&params[mid], &key) < 0) lo = mid + 1;
+                    else hi = mid;
+                }
+                if (lo < f->nparams && strcmp(params[lo].name, e->str.s) == 0) hit = &params[lo];
+            }
+            if (!hit) {
                 nr_p_error(p, e->loc, "do_not_specialize names '%s', which is not a parameter of '%s'", e->str.s,
                            f->name);
                 return;
             }
+            name = hit->name;
         } else if (e->kind == NR_E_INT) {
             if (e->lit.u >= (uint64_t)f->nparams) {
                 nr_p_error(p, e->loc, "do_not_specialize index %llu is out of range: '%s' has %d parameters",
@@ -396,11 +442,6 @@ static bool param(NrParser *p, NrParamDecl **v, int *n, int *cap, bool *seen_def
         return false;
     }
     nr_p_next(p);
-    for (int i = 0; i < *n; i++)
-        if (strcmp((*v)[i].name, t->v.str.s) == 0) {
-            nr_p_error(p, t->loc, "duplicate parameter '%s'", t->v.str.s);
-            return false;
-        }
     NrParamDecl *pd = NR_PUSH(p->a, *v, *n, *cap);
     pd->name = t->v.str.s;
     pd->loc = t->loc;
@@ -435,6 +476,13 @@ static NrFuncDecl *funcdef(NrParser *p) {
         nr_p_unclosed(p, open, "',' or ')' after a parameter");
         return NULL;
     }
+    const char **names = nr_alloc(p->a, sizeof(char *) * (size_t)(f->nparams + 1));
+    for (int i = 0; i < f->nparams; i++) names[i] = f->params[i].name;
+    int dup = nr_p_first_duplicate(p->a, names, f->nparams);
+    if (dup >= 0) {
+        nr_p_error(p, f->params[dup].loc, "duplicate parameter '%s'", names[dup]);
+        return NULL;
+    }
     if (nr_p_accept(p, NR_T_ARROW) && !nr_p_test(p)) return NULL;
     if (!nr_p_accept(p, NR_T_COLON)) {
         nr_p_error_here(p, "expected ':' after the function signature");
@@ -459,7 +507,8 @@ static void kernel(Top *t, int jit_at, int def_at) {
         f->noinline = j.noinline;
         if (j.do_not_specialize) resolve_do_not_specialize(p, f, j.do_not_specialize);
     }
-    if (f && !p->err && nr_p_kind(p) == NR_T_INDENT) nr_p_error(p, nr_p_peek(p)->loc, "unexpected indent");
+    /* An indented line right after a one-line kernel (host code after it is not read). */
+    if (f && !p->err && p->toks[p->pos].kind == NR_T_INDENT) nr_p_error(p, p->toks[p->pos].loc, "unexpected indent");
     if (!f || p->err) {
         t->failed = true;
         return;
@@ -470,7 +519,10 @@ static void kernel(Top *t, int jit_at, int def_at) {
 
 /* A `def` or `class` of host code at token i: record its name. */
 static void host_def(Top *t, int i) {
-    if (raw(t, i)->kind == NR_T_KW_ASYNC) i++;
+    if (raw(t, i)->kind == NR_T_KW_ASYNC) {
+        if (raw(t, i + 1)->kind != NR_T_KW_DEF) return;  /* async for / with: no name */
+        i++;
+    }
     const NrToken *name = raw(t, i + 1);
     if (name->kind == NR_T_NAME) add_host(t, name, raw(t, i)->kind == NR_T_KW_CLASS ? "class" : "function");
 }
@@ -483,12 +535,19 @@ static void decorated(Top *t, int i) {
         while (end < t->p.ntoks - 1 && raw(t, end)->kind != NR_T_NEWLINE) end++;
         if (is_jit_decorator(t, i + 1, end)) jit_at = i + 1;
         i = end + 1;
-        if (!item_start(raw(t, i))) return;
+        if (!item_start(raw(t, i))) {
+            t->p.pos = i;
+            return;
+        }
     }
     NrTokKind k = raw(t, i)->kind;
     bool is_def = k == NR_T_KW_DEF || (k == NR_T_KW_ASYNC && raw(t, i + 1)->kind == NR_T_KW_DEF);
-    if (is_def && jit_at >= 0) kernel(t, jit_at, i);
-    else if (is_def || k == NR_T_KW_CLASS) host_def(t, i);
+    if (is_def && jit_at >= 0) {
+        kernel(t, jit_at, i);
+        return;
+    }
+    if (is_def || k == NR_T_KW_CLASS) host_def(t, i);
+    t->p.pos = i;  /* go on after the decorators, each read once */
 }
 
 /* --- the module ------------------------------------------------------------------------------ */
@@ -543,7 +602,9 @@ static void dedup(Top *t) {
 }
 
 NrAstModule *nr_parse_module(NrArena *a, NrSources *src, uint32_t file, NrDiags *d) {
-    NrTokens toks = nr_lex(a, src, file);
+    NrArena scratch;  /* the token array, dropped once the module is parsed */
+    nr_arena_init(&scratch);
+    NrTokens toks = nr_lex(a, &scratch, src, file);
     Top t = {0};
     t.p.a = a;
     t.p.d = d;
@@ -567,6 +628,7 @@ NrAstModule *nr_parse_module(NrArena *a, NrSources *src, uint32_t file, NrDiags 
         i = next;
     }
     dedup(&t);
+    nr_arena_free(&scratch);
     return t.failed ? NULL : t.m;
 }
 

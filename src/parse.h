@@ -48,6 +48,9 @@ void nr_p_error_here(NrParser *p, const char *fmt, ...) __attribute__((format(pr
  * else "expected <what>". */
 void nr_p_unclosed(NrParser *p, const NrToken *open, const char *what);
 bool nr_p_enter(NrParser *p);                   /* false (with an error) when nested too deeply */
+/* The index of the first of names[0..n) that repeats an earlier one, or -1
+ * (O(n log n), so that huge inputs stay fast). */
+int nr_p_first_duplicate(NrArena *a, const char *const *names, int n);
 void nr_p_leave(NrParser *p);
 
 /* Expressions (parse_expr.c). */

@@ -258,9 +258,6 @@ static NrExpr *call(NrParser *p, NrExpr *func) {
         if (t->kind == NR_T_NAME && nr_p_kind_at(p, 1) == NR_T_ASSIGN) {
             nr_p_next(p);
             nr_p_next(p);
-            for (int i = 0; i < nkw; i++)
-                if (strcmp(kw[i].name, t->v.str.s) == 0)
-                    return unsupported(p, t->loc, nr_sprintf(p->a, "repeated keyword argument '%s'", t->v.str.s));
             NrExpr *v = nr_p_test(p);
             if (!v || !grow(p, e, v, NULL, NULL)) return NULL;
             NrKwarg *k = NR_PUSH(p->a, kw, nkw, capkw);
@@ -284,6 +281,10 @@ static NrExpr *call(NrParser *p, NrExpr *func) {
         nr_p_unclosed(p, open, "',' or ')' after a call argument");
         return NULL;
     }
+    const char **names = nr_alloc(p->a, sizeof(char *) * (size_t)(nkw + 1));
+    for (int i = 0; i < nkw; i++) names[i] = kw[i].name;
+    int dup = nr_p_first_duplicate(p->a, names, nkw);
+    if (dup >= 0) return unsupported(p, kw[dup].loc, nr_sprintf(p->a, "repeated keyword argument '%s'", names[dup]));
     e->call.args = args.v;
     e->call.nargs = args.n;
     e->call.kw = kw;

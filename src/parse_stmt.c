@@ -16,12 +16,17 @@ static NrStmt *new_stmt(NrParser *p, NrStmtKind k, NrLoc loc) {
     return s;
 }
 
+/* NrStmtList keeps no capacity: its array has 8 slots, doubled whenever n
+ * reaches a power of two from 8 on, so the capacity follows from n. */
 static void push_stmt(NrParser *p, NrStmtList *l, NrStmt *s) {
-    /* NrStmtList keeps no capacity.  NR_PUSH doubles from 8, so the array
-     * is full exactly when n is 0 or a power of two >= 8. */
     int n = l->n;
-    int cap = (n == 0 || (n >= 8 && (n & (n - 1)) == 0)) ? n : n + 1;
-    *NR_PUSH(p->a, l->v, l->n, cap) = s;
+    if (n == 0 || (n >= 8 && (n & (n - 1)) == 0)) {
+        int cap = n == 0 ? 8 : 2 * n;
+        NrStmt **v = nr_alloc(p->a, sizeof *v * (size_t)cap);
+        if (n) memcpy(v, l->v, sizeof *v * (size_t)n);
+        l->v = v;
+    }
+    l->v[l->n++] = s;
 }
 
 /* Statements rejected at their first token. */
@@ -58,6 +63,9 @@ static const char *tok_text(NrParser *p, const NrToken *t) {
         if (t->len > 24) return nr_sprintf(p->a, "'%.20s...'", t->text);
         return nr_sprintf(p->a, "'%.*s'", (int)t->len, t->text);
     }
+    if (t->kind == NR_T_STRING) return "string literal";
+    if (t->kind == NR_T_INDENT) return "indent";
+    if (t->kind == NR_T_DEDENT) return "dedent";
     return nr_tok_describe(t->kind);
 }
 

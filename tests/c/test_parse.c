@@ -126,7 +126,7 @@ static char *lex_string(const char *src, size_t len) {
     NrSources s;
     nr_sources_init(&s, &a);
     uint32_t file = nr_sources_add(&s, &a, "t.py", src, len);
-    NrTokens t = nr_lex(&a, &s, file);
+    NrTokens t = nr_lex(&a, &a, &s, file);
     size_t cap = 1 << 16, n = 0;
     char *out = malloc(cap);
     out[0] = 0;
@@ -176,7 +176,7 @@ static void check_lex(int line, const char *src, size_t len, const char *want) {
 #define LEX(src, want) check_lex(__LINE__, src, strlen(src), want)
 #define LEXN(src, want) check_lex(__LINE__, src, sizeof(src) - 1, want)
 
-/* Location of token i of src: "line:col-endline:endcol". */
+/* Location and length of token i of src: "line:col+len". */
 static void check_loc(int line, const char *src, int i, const char *want) {
     checks++;
     NrArena a;
@@ -184,10 +184,10 @@ static void check_loc(int line, const char *src, int i, const char *want) {
     NrSources s;
     nr_sources_init(&s, &a);
     uint32_t file = nr_sources_add(&s, &a, "t.py", src, strlen(src));
-    NrTokens t = nr_lex(&a, &s, file);
+    NrTokens t = nr_lex(&a, &a, &s, file);
     char got[64] = "no such token";
     if (i < t.n)
-        snprintf(got, sizeof got, "%u:%u-%u:%u", t.v[i].loc.line, t.v[i].loc.col, t.v[i].end.line, t.v[i].end.col);
+        snprintf(got, sizeof got, "%u:%u+%zu", t.v[i].loc.line, t.v[i].loc.col, t.v[i].len);
     if (strcmp(got, want) != 0) fail(line, "location", src, want, got);
     nr_arena_free(&a);
 }
@@ -290,17 +290,17 @@ static void test_lexer(void) {
     LEX("\xef\xbb\xbfx", "NAME:x NEWLINE EOF");
 
     /* Locations: 1-based byte columns, a tab is one column. */
-    LOC("x = 1", 0, "1:1-1:2");
-    LOC("x = 1", 2, "1:5-1:6");
-    LOC("x = 1", 3, "1:6-1:6");  /* NEWLINE at the end of the last token */
-    LOC("\tx", 0, "1:2-1:2");    /* INDENT, at the first token */
-    LOC("\tx", 1, "1:2-1:3");
-    LOC("a\r\nbc", 2, "2:1-2:3");
-    LOC("a\rbc", 2, "2:1-2:3");
-    LOC("'''a\nb''' c", 0, "1:1-2:5");
-    LOC("'''a\nb''' c", 1, "2:6-2:7");
-    LOC("(a,\n b)", 3, "2:2-2:3");
-    LOC("x = 'abc\n", 2, "1:5-1:9");
+    LOC("x = 1", 0, "1:1+1");
+    LOC("x = 1", 2, "1:5+1");
+    LOC("x = 1", 3, "1:6+0");  /* NEWLINE at the end of the last token */
+    LOC("\tx", 0, "1:2+0");    /* INDENT, at the first token */
+    LOC("\tx", 1, "1:2+1");
+    LOC("a\r\nbc", 2, "2:1+2");
+    LOC("a\rbc", 2, "2:1+2");
+    LOC("'''a\nb''' c", 0, "1:1+9");
+    LOC("'''a\nb''' c", 1, "2:6+1");
+    LOC("(a,\n b)", 3, "2:2+1");
+    LOC("x = 'abc\n", 2, "1:5+4");
 }
 
 /* --- expressions ----------------------------------------------------------------------------- */
@@ -550,6 +550,7 @@ static void test_module(void) {
     DUMP("def f(x):\n    return 0123 + 1abc + `\nclass C(\n", "(host f function)\n(host C class)\n");
     DUMP("if x:\n        a\n    b\nc = 1\n", "(global c 1)\n");
     DUMP("x = 1; y = 2\n", "(global x 1)\n");
+    DUMP("async with a as b:\n    pass\nasync for x in y:\n    pass\nasync def g(): pass\n", "(host g function)\n");
     DUMP("'''unterminated\n@jit\ndef k():\n    pass\n", "");
     /* Nested kernels are host code. */
     DUMP("def outer():\n    @triton.jit\n    def k():\n        pass\n", "(host outer function)\n");
@@ -677,6 +678,11 @@ static void test_errors(void) {
     BODY_ERROR("    x = 1 +\n", "3:12: error: expected an expression");
     BODY_ERROR("    x = a b\n", "3:11: error: unexpected 'b' after the statement");
     BODY_ERROR("    return x y\n", "3:14: error: unexpected 'y' after the statement");
+    BODY_ERROR("    print 'x'\n", "3:11: error: unexpected string literal after the statement");
+    BODY_ERROR("    x = 1 if\n", "3:13: error: expected an expression");
+    BODY_ERROR("    x = 1 (\n", "3:11: error: '(' was never closed");
+    BODY_ERROR("    x = 1 99999999999999999999999999\n",
+               "3:11: error: unexpected '99999999999999999999...' after the statement");
     BODY_ERROR("    f(a b)\n", "3:9: error: expected ',' or ')' after a call argument");
     BODY_ERROR("    x = (a b)\n", "3:12: error: expected ',' or ')'");
     BODY_ERROR("    x = [a b]\n", "3:12: error: expected ',' or ']'");
@@ -722,6 +728,8 @@ static void test_errors(void) {
           "t.py:13:12: error: expected an expression\n        x = 1 +\n               ^\n");
     /* Errors in host code are never reported. */
     DIAGS("def host():\n    break\n    x = $\nclass C:\n    @jit\n    def k(): break\n", "");
+    DIAGS("@jit\ndef k():\n    return 1\n$x = 1\n", "");
+    DIAGS("@jit\ndef k(): return 1\n$x = 1\n", "");
 }
 
 /* --- limits ---------------------------------------------------------------------------------- */
