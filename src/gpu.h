@@ -153,6 +153,30 @@ typedef struct NrGpuOptions {
     FILE *dump;
 } NrGpuOptions;
 
+/* The GPU passes, each runnable alone (`nereid opt --pass NAME`); the target
+ * comes from the module's attributes (num_warps, sm; gpu-convert sets them:
+ * 4 warps and sm 80 unless the module names others).  docs/gpu.md.
+ *   gpu-convert          block IR -> GPU IR: default layouts, slices for
+ *                        reductions, mma/dot_op layouts for dots
+ *   gpu-coalesce         per load/store/atomic: the blocked layout giving each
+ *                        thread the widest aligned vector
+ *   gpu-remove-converts  re-solves every layout from the memory ops and dots,
+ *                        keeping only the conversions that must stay
+ *   gpu-pipeline         software pipelining of loops (a hook: no change yet)
+ *   gpu-smem             shared-memory offsets (smem_offset) and the total
+ *   gpu-barriers         barriers between shared-memory writes and later accesses
+ * They are registered with the block passes (passes.h's nr_pass_find). */
+bool nr_gpu_convert(NrModule *m, NrDiags *d);
+bool nr_gpu_coalesce(NrModule *m, NrDiags *d);
+bool nr_gpu_remove_converts(NrModule *m, NrDiags *d);
+bool nr_gpu_pipeline_loops(NrModule *m, NrDiags *d);
+bool nr_gpu_alloc_smem(NrModule *m, NrDiags *d);
+bool nr_gpu_barriers(NrModule *m, NrDiags *d);
+
+/* Bytes of shared memory op needs for its own scratch (reductions across
+ * warps, layout conversions, ...), 0 if none: the PTX emitter's answer. */
+int64_t nr_ptx_scratch_bytes(NrFunc *f, NrOpId op);
+
 /* Convert a block-IR module (after the block pipeline) to GPU IR and run the
  * GPU passes: layouts + coalescing, dots on tensor cores, pipelining, fewer
  * layout conversions, shared-memory allocation, barriers. */

@@ -8,7 +8,7 @@
  * vector: those bits replicate elements (broadcast).  When a layout's tile is
  * smaller than the block, extra register bits repeat it, fastest dimension
  * first.  docs/gpu.md draws each layout. */
-#include "gpu.h"
+#include "gpu_impl.h"
 #include "util.h"
 
 #include <string.h>
@@ -167,22 +167,16 @@ int32_t nr_layout_nvmma(NrModule *m, int rank, int swizzle_bytes, const int32_t 
     return nr_layout_intern(m, &l);
 }
 
-/* Triton's default: one element per thread; from the fastest dimension
- * (order = [rank-1, ..., 0]) each dimension takes as many threads as it has
- * elements, lanes first, then warps, from those still free; the slowest
- * dimension takes every lane and warp left over. */
-int32_t nr_layout_default_blocked(NrModule *m, int rank, const int32_t *shape, int num_warps) {
+int32_t nr_gpu_blocked_for(NrModule *m, int rank, const int32_t *shape, const int32_t *spt, const int32_t *order,
+                           int num_warps) {
     NR_ASSERT(rank >= 1 && rank <= NR_MAX_RANK && nr_is_pow2(num_warps));
-    int32_t spt[NR_MAX_RANK], tpw[NR_MAX_RANK], wpc[NR_MAX_RANK], order[NR_MAX_RANK];
-    for (int i = 0; i < rank; i++) {
-        spt[i] = 1;
-        order[i] = rank - 1 - i;
-    }
+    int32_t tpw[NR_MAX_RANK], wpc[NR_MAX_RANK];
     int64_t lanes = 32, warps = num_warps, threads = 32 * (int64_t)num_warps;
     int64_t used_lanes = 1, used_warps = 1;
     for (int k = 0; k < rank - 1; k++) {
         int d = order[k];
-        int64_t want = threads < shape[d] ? threads : shape[d];
+        int64_t room = shape[d] / spt[d];
+        int64_t want = threads < room ? threads : room;
         if (want < 1) want = 1;
         tpw[d] = (int32_t)(want < lanes ? want : lanes);
         int64_t w = want / tpw[d];
@@ -198,6 +192,34 @@ int32_t nr_layout_default_blocked(NrModule *m, int rank, const int32_t *shape, i
     tpw[slow] = (int32_t)(32 / used_lanes);
     wpc[slow] = (int32_t)(num_warps / used_warps);
     return nr_layout_blocked(m, rank, spt, tpw, wpc, order);
+}
+
+/* Triton's default: one element per thread, the last dimension fastest. */
+int32_t nr_layout_default_blocked(NrModule *m, int rank, const int32_t *shape, int num_warps) {
+    NR_ASSERT(rank >= 1 && rank <= NR_MAX_RANK);
+    int32_t spt[NR_MAX_RANK], order[NR_MAX_RANK];
+    for (int i = 0; i < rank; i++) {
+        spt[i] = 1;
+        order[i] = rank - 1 - i;
+    }
+    return nr_gpu_blocked_for(m, rank, shape, spt, order, num_warps);
+}
+
+int32_t nr_gpu_permute_blocked(NrModule *m, int32_t id, const int64_t *order, bool inverse) {
+    const NrLayout *l = &m->layouts[id];
+    NR_ASSERT(l->kind == NR_LK_BLOCKED);
+    int r = l->rank;
+    int32_t spt[NR_MAX_RANK], tpw[NR_MAX_RANK], wpc[NR_MAX_RANK], ord[NR_MAX_RANK], inv[NR_MAX_RANK];
+    for (int i = 0; i < r; i++) inv[order[i]] = i;
+    for (int i = 0; i < r; i++) {
+        /* forward: result dim i is operand dim order[i] */
+        int src = inverse ? inv[i] : (int)order[i];
+        spt[i] = l->size_per_thread[src];
+        tpw[i] = l->threads_per_warp[src];
+        wpc[i] = l->warps_per_cta[src];
+        ord[i] = inverse ? (int32_t)order[l->order[i]] : inv[l->order[i]];
+    }
+    return nr_layout_blocked(m, r, spt, tpw, wpc, ord);
 }
 
 int32_t nr_layout_slice(NrModule *m, int32_t parent, int dim) {
@@ -642,4 +664,58 @@ int64_t nr_shared_offset(const NrModule *m, int32_t layout, int rank, const int3
         off = row * cols + c;
     }
     return buffer * per_buffer + off;
+}
+
+/* --- compaction ---------------------------------------------------------------------------------- */
+static void mark_layout(const NrModule *m, int32_t id, uint8_t *used) {
+    for (int depth = 0; id > 0 && id < m->nlayouts && !used[id] && depth < 64; depth++) {
+        used[id] = 1;
+        const NrLayout *l = &m->layouts[id];
+        id = l->kind == NR_LK_SLICE || l->kind == NR_LK_DOT_OP ? l->parent : 0;
+    }
+}
+
+static void mark_type(const NrModule *m, NrTypeId t, uint8_t *used) {
+    if (t > 0 && t < m->ntypes) mark_layout(m, m->types[t].layout, used);
+}
+
+static void mark_block(const NrFunc *f, NrBlockId b, uint8_t *used, int depth) {
+    if (depth > 1000) return;
+    const NrModule *m = f->mod;
+    for (int i = 0; i < f->blocks[b].nargs; i++) mark_type(m, f->vals[f->blocks[b].args[i]].type, used);
+    NR_FOR_OPS(f, b, o) {
+        const NrOp *op = &f->ops[o];
+        for (int i = 0; i < op->nresults; i++) mark_type(m, f->vals[op->results[i]].type, used);
+        for (int r = 0; r < op->nregions; r++) mark_block(f, op->regions[r], used, depth + 1);
+    }
+}
+
+void nr_gpu_compact_layouts(NrModule *m) {
+    int32_t old = m->nlayouts;
+    if (old <= 1) return;
+    NrArena a;
+    nr_arena_init(&a);
+    uint8_t *used = nr_alloc(&a, (size_t)m->nlayouts);
+    int32_t *to = nr_alloc(&a, sizeof(int32_t) * (size_t)m->nlayouts);
+    for (int i = 0; i < m->nfuncs; i++) {
+        const NrFunc *f = m->funcs[i];
+        mark_block(f, f->body, used, 0);
+        for (int r = 0; r < f->nrtypes; r++) mark_type(m, f->rtypes[r], used);
+    }
+    int32_t n = 1;
+    for (int32_t id = 1; id < m->nlayouts; id++) {
+        if (!used[id]) continue;
+        to[id] = n;
+        NrLayout l = m->layouts[id];
+        if (l.kind == NR_LK_SLICE || l.kind == NR_LK_DOT_OP) l.parent = to[l.parent];
+        m->layouts[n++] = l; /* parents come first, so they have moved already */
+    }
+    m->nlayouts = n;
+    /* Types of layouts no value has any more keep an id that names no
+     * layout (-1): unreachable, they never compare equal to a new type. */
+    for (NrTypeId t = 1; t < m->ntypes; t++) {
+        int32_t l = m->types[t].layout;
+        if (l > 0) m->types[t].layout = l < old && used[l] ? to[l] : -1;
+    }
+    nr_arena_free(&a);
 }
