@@ -344,7 +344,67 @@ static void test_scratch(void) {
     ctx_free(&c);
 }
 
+/* A matmul loop through the whole pipeline with num_stages = 3: both tiles
+ * go through cp.async into 3-buffered shared memory. */
+static void test_pipelined_matmul(void) {
+    static const char *text =
+        "module {\n"
+        "  func @mm(%a: ptr<f16> {divisibility = 16}, %b: ptr<f16> {divisibility = 16}, %c: ptr<f32> {divisibility = 16},\n"
+        "           %n: i32) kernel {\n"
+        "    %0 = arange {end = 64, start = 0} : tensor<64xi32>\n"
+        "    %1 = expand_dims %0 {axis = 1} : tensor<64x1xi32>\n"
+        "    %2 = const {value = 64} : tensor<64x1xi32>\n"
+        "    %3 = mul %1, %2 : tensor<64x1xi32>\n"
+        "    %4 = broadcast %3 : tensor<64x64xi32>\n"
+        "    %5 = expand_dims %0 {axis = 0} : tensor<1x64xi32>\n"
+        "    %6 = broadcast %5 : tensor<64x64xi32>\n"
+        "    %7 = add %4, %6 : tensor<64x64xi32>\n"
+        "    %8 = splat %a : tensor<64x64xptr<f16>>\n"
+        "    %9 = addptr %8, %7 : tensor<64x64xptr<f16>>\n"
+        "    %10 = splat %b : tensor<64x64xptr<f16>>\n"
+        "    %11 = addptr %10, %7 : tensor<64x64xptr<f16>>\n"
+        "    %12 = const {value = 0.0} : tensor<64x64xf32>\n"
+        "    %13 = const {value = 0} : i32\n"
+        "    %14 = const {value = 1} : i32\n"
+        "    %15 = const {value = 4096} : tensor<64x64xi32>\n"
+        "    %26 = const {value = 64} : tensor<64x64xi32>\n"
+        "    %16, %17, %18 = for %13, %n, %14, %12, %9, %11 : tensor<64x64xf32>, tensor<64x64xptr<f16>>, tensor<64x64xptr<f16>> {\n"
+        "    ^(%i: i32, %acc: tensor<64x64xf32>, %pa: tensor<64x64xptr<f16>>, %pb: tensor<64x64xptr<f16>>):\n"
+        "      %19 = load %pa, _, _ : tensor<64x64xf16>\n"
+        "      %20 = load %pb, _, _ : tensor<64x64xf16>\n"
+        "      %21 = dot %19, %20, %acc : tensor<64x64xf32>\n"
+        "      %22 = addptr %pa, %26 : tensor<64x64xptr<f16>>\n"
+        "      %23 = addptr %pb, %15 : tensor<64x64xptr<f16>>\n"
+        "      yield %21, %22, %23\n"
+        "    }\n"
+        "    %24 = splat %c : tensor<64x64xptr<f32>>\n"
+        "    %25 = addptr %24, %7 : tensor<64x64xptr<f32>>\n"
+        "    store %25, %16, _\n"
+        "    return\n"
+        "  }\n"
+        "}\n";
+    for (int stages = 1; stages <= 4; stages++) {
+        Ctx c;
+        if (!ctx_parse(&c, text)) return;
+        NrGpuOptions o = {4, stages, 80, false, NULL, true, NULL};
+        CHECK(nr_run_gpu_pipeline(c.m, &o, &c.d), "pipeline (%d stages): %s", stages, nr_diags_render(&c.a, &c.d));
+        NrFunc *f = c.m->funcs[0];
+        int allocs = count_ops(f, NR_OP_LOCAL_ALLOC), copies = count_ops(f, NR_OP_ASYNC_COPY);
+        int loads = count_ops(f, NR_OP_LOAD), waits = count_ops(f, NR_OP_ASYNC_WAIT);
+        if (stages == 1) {
+            CHECK(allocs == 0 && copies == 0 && loads == 2, "1 stage: no pipelining");
+        } else {
+            CHECK(allocs == 2 && loads == 0, "%d stages: %d allocs, %d loads", stages, allocs, loads);
+            CHECK(copies == 2 * stages, "%d stages: %d copies", stages, copies);
+            CHECK(waits == 2, "%d stages: %d waits", stages, waits);
+            CHECK(f->smem_bytes >= 2 * stages * 64 * 64 * 2, "%d stages: %lld bytes", stages, (long long)f->smem_bytes);
+        }
+        ctx_free(&c);
+    }
+}
+
 int main(void) {
+    test_pipelined_matmul();
     test_pipeline();
     test_scratch();
     test_axis_vector_add();
