@@ -57,7 +57,9 @@ Val nr_sm_none(void) { return v_const(nr_cv_none()); }
 
 const char *nr_sm_val_kind(Sema *s, Val v) {
     switch (v.k) {
-    case V_IR: return nr_sm_type_str(s, nr_sm_tid(s, v.ir));
+    case V_IR:
+        if (nr_sm_type(s, v.ir)->rank == 0) return nr_sprintf(s->a, "scalar %s", nr_sm_type_str(s, nr_sm_tid(s, v.ir)));
+        return nr_sm_type_str(s, nr_sm_tid(s, v.ir));
     case V_CONST:
         switch (v.c.kind) {
         case NR_CV_NONE: return "None";
@@ -95,6 +97,17 @@ bool nr_sm_val_same(Val a, Val b) {
     case V_SLICE: return true;
     }
     return false;
+}
+
+const char *nr_sm_const_hint(Sema *s, Val v) {
+    if (v.k == V_TUPLE)
+        for (int i = 0; i < v.tup.n; i++)
+            if (*nr_sm_const_hint(s, v.tup.v[i])) return nr_sm_const_hint(s, v.tup.v[i]);
+    if (v.k != V_IR || !s->fn) return "";
+    NrOpId def = s->fn->f->vals[v.ir].def;
+    if (!def || s->fn->f->ops[def].opc != NR_OP_CONST) return "";
+    return " (a number assigned to a variable becomes a tensor, as in Triton; write `name: tl.constexpr = ...` to keep "
+           "it a compile-time value)";
 }
 
 /* --- scopes --------------------------------------------------------------------------------------- */
@@ -400,7 +413,7 @@ static void assign_target(Sema *s, const NrExpr *t, Val v, NrLoc loc) {
     case NR_E_TUPLE:
     case NR_E_LIST:
         if (v.k != V_TUPLE)
-            nr_sm_fail(s, t->loc, "cannot unpack a %s into %d names", nr_sm_val_kind(s, v), t->seq.n);
+            nr_sm_fail(s, t->loc, "cannot unpack %s into %d names", nr_sm_val_kind(s, v), t->seq.n);
         if (v.tup.n != t->seq.n)
             nr_sm_fail(s, t->loc, "%s values to unpack (expected %d, got %d)", v.tup.n > t->seq.n ? "too many" : "not enough",
                        t->seq.n, v.tup.n);
@@ -437,7 +450,7 @@ static void lower_annassign(Sema *s, const NrStmt *st) {
             nr_sm_fail(s, t->loc, "'%s' is already defined; a constexpr cannot be reassigned", t->name.id);
         Val v = nr_sm_lower_expr(s, st->ann.value);
         if (!is_const_val(v))
-            nr_sm_fail(s, st->ann.value->loc, "'%s' is annotated tl.constexpr but its value is a %s, not a compile-time "
+            nr_sm_fail(s, st->ann.value->loc, "'%s' is annotated tl.constexpr but its value is %s, not a compile-time "
                                               "constant",
                        t->name.id, nr_sm_val_kind(s, v));
         scope_set(s, &s->fn->sc, t->name.id, v, st->loc);
@@ -468,11 +481,11 @@ static Val if_condition(Sema *s, const NrExpr *e, const char *what) {
     Val c = nr_sm_lower_expr(s, e);
     if (c.k == V_CONST) {
         if (c.c.kind != NR_CV_BOOL && c.c.kind != NR_CV_INT && c.c.kind != NR_CV_NONE)
-            nr_sm_fail(s, e->loc, "%s must be a bool, an int or None when it is a compile-time value, not a %s", what,
+            nr_sm_fail(s, e->loc, "%s must be a bool, an int or None when it is a compile-time value, not %s", what,
                        nr_sm_val_kind(s, c));
         return c;
     }
-    if (c.k != V_IR) nr_sm_fail(s, e->loc, "%s cannot be a %s", what, nr_sm_val_kind(s, c));
+    if (c.k != V_IR) nr_sm_fail(s, e->loc, "%s cannot be %s", what, nr_sm_val_kind(s, c));
     return v_ir(nr_sm_to_i1(s, e->loc, c.ir, what));
 }
 
@@ -515,7 +528,7 @@ static Merge *merge_branches(Sema *s, NrLoc loc, const Scope *s0, const Scope *s
         }
         if (!bv) continue; /* defined differently in each branch and not before: not visible after */
         const Var *changed = nr_sm_val_same(tv->v, bv->v) ? ev : tv;
-        nr_sm_fail(s, changed->loc, "'%s' becomes a %s in one branch of an if on a runtime condition but is a %s in the "
+        nr_sm_fail(s, changed->loc, "'%s' becomes %s in one branch of an if on a runtime condition but is %s in the "
                                     "other; only tensors can differ between branches",
                    tv->name, nr_sm_val_kind(s, changed->v), nr_sm_val_kind(s, changed == ev ? tv->v : ev->v));
     }
@@ -719,7 +732,7 @@ static void loop_finals(Sema *s, const Scope *s0, Carry *c, int nc) {
     for (int i = 0; i < nc; i++) {
         Var *x = scope_find(sc, c[i].name);
         if (x->v.k != V_IR)
-            nr_sm_fail(s, x->loc, "loop-carried variable '%s' must stay a tensor, but the loop assigns it a %s",
+            nr_sm_fail(s, x->loc, "loop-carried variable '%s' must stay a tensor, but the loop assigns it %s",
                        c[i].name, nr_sm_val_kind(s, x->v));
         NrTypeId t0 = nr_sm_tid(s, c[i].init), t1 = nr_sm_tid(s, x->v.ir);
         if (t0 != t1)
@@ -733,7 +746,7 @@ static void loop_finals(Sema *s, const Scope *s0, Carry *c, int nc) {
         if (b->v.k == V_IR) continue;
         Var *x = scope_find(sc, b->name);
         if (x && !nr_sm_val_same(x->v, b->v))
-            nr_sm_fail(s, x->loc, "'%s' is a %s before the loop and cannot change inside it (only tensors can be "
+            nr_sm_fail(s, x->loc, "'%s' is %s before the loop and cannot change inside it (only tensors can be "
                                   "loop-carried)",
                        b->name, nr_sm_val_kind(s, b->v));
     }
@@ -792,7 +805,7 @@ static void range_args(Sema *s, const NrExpr *call, int kind, const Builtin *bi,
 
 static int64_t const_int_arg(Sema *s, Val v, NrLoc loc, const char *what) {
     if (v.k != V_CONST || (v.c.kind != NR_CV_INT && v.c.kind != NR_CV_BOOL))
-        nr_sm_fail(s, loc, "%s must be a constexpr int, got a %s", what, nr_sm_val_kind(s, v));
+        nr_sm_fail(s, loc, "%s must be a constexpr int, got %s%s", what, nr_sm_val_kind(s, v), nr_sm_const_hint(s, v));
     if (v.c.kind == NR_CV_BOOL) return v.c.b;
     if (v.c.is_unsigned) nr_sm_fail(s, loc, "%s is too large", what);
     return v.c.i;
@@ -830,7 +843,7 @@ static NrDtype bound_dtype(Sema *s, NrLoc loc, Val v, const char *what) {
             nr_sm_fail(s, loc, "%s of a for loop must be an integer, got %s", what, nr_sm_val_kind(s, v));
         return dt;
     }
-    if (v.k != V_IR) nr_sm_fail(s, loc, "%s of a for loop must be an integer, got a %s", what, nr_sm_val_kind(s, v));
+    if (v.k != V_IR) nr_sm_fail(s, loc, "%s of a for loop must be an integer, got %s", what, nr_sm_val_kind(s, v));
     const NrType *t = nr_sm_type(s, v.ir);
     if (t->ptr || !nr_dt_is_int((NrDtype)t->dtype))
         nr_sm_fail(s, loc, "%s of a for loop must be an integer, got %s", what, nr_sm_val_kind(s, v));
@@ -991,7 +1004,7 @@ static void lower_while(Sema *s, const NrStmt *st) {
         nr_sm_fail(s, st->while_.cond->loc, "the condition of a while loop is always true: the loop would never end "
                                             "(kernels have no 'break')");
     }
-    if (cv.k != V_IR) nr_sm_fail(s, st->while_.cond->loc, "the condition of a while loop cannot be a %s",
+    if (cv.k != V_IR) nr_sm_fail(s, st->while_.cond->loc, "the condition of a while loop cannot be %s",
                                  nr_sm_val_kind(s, cv));
     NrValId cond = nr_sm_to_i1(s, st->while_.cond->loc, cv.ir, "the condition of a while loop");
     NrOpId condop = nr_op_new(f, NR_OP_CONDITION, 1, &cond, 0, NULL, 0, st->loc);

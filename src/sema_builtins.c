@@ -165,8 +165,8 @@ static NrValId arg_tensor(Sema *s, const SmCall *c, int i) {
 static int64_t arg_int(Sema *s, const SmCall *c, int i) {
     Val v = c->arg[i];
     if (v.k != V_CONST || (v.c.kind != NR_CV_INT && v.c.kind != NR_CV_BOOL))
-        nr_sm_fail(s, c->argloc[i], "'%s' of %s must be a constexpr int, got %s", pname(s, c, i), BN(c),
-                   nr_sm_val_kind(s, v));
+        nr_sm_fail(s, c->argloc[i], "'%s' of %s must be a constexpr int, got %s%s", pname(s, c, i), BN(c),
+                   nr_sm_val_kind(s, v), nr_sm_const_hint(s, v));
     if (v.c.kind == NR_CV_BOOL) return v.c.b;
     if (v.c.is_unsigned) nr_sm_fail(s, c->argloc[i], "'%s' of %s is too large", pname(s, c, i), BN(c));
     return v.c.i;
@@ -208,16 +208,16 @@ static int shape_of_val(Sema *s, NrLoc loc, Val v, const char *what, int64_t *sh
     }
     if (v.k != V_TUPLE)
         nr_sm_fail(s, loc, "%s must be a constexpr int or a tuple of constexpr ints (block shapes are fixed at compile "
-                           "time), got %s",
-                   what, nr_sm_val_kind(s, v));
+                           "time), got %s%s",
+                   what, nr_sm_val_kind(s, v), nr_sm_const_hint(s, v));
     if (v.tup.n > NR_MAX_RANK)
         nr_sm_fail(s, loc, "%s has %d dimensions; blocks have at most %d", what, v.tup.n, NR_MAX_RANK);
     for (int i = 0; i < v.tup.n; i++) {
         Val e = v.tup.v[i];
         if (e.k != V_CONST || (e.c.kind != NR_CV_INT && e.c.kind != NR_CV_BOOL))
             nr_sm_fail(s, loc, "%s must be made of constexpr ints (block shapes are fixed at compile time), but "
-                               "dimension %d is %s",
-                       what, i, nr_sm_val_kind(s, e));
+                               "dimension %d is %s%s",
+                       what, i, nr_sm_val_kind(s, e), nr_sm_const_hint(s, e));
         shape[i] = e.c.kind == NR_CV_BOOL ? e.c.b : e.c.is_unsigned ? INT64_MAX : e.c.i;
     }
     return v.tup.n;
@@ -274,8 +274,8 @@ static Val h_program_id(Sema *s, const SmCall *c) {
 static Val h_arange(Sema *s, const SmCall *c) {
     for (int i = 0; i < 2; i++)
         if (c->arg[i].k != V_CONST)
-            nr_sm_fail(s, c->argloc[i], "the arguments of tl.arange must be constexprs, but '%s' is %s", pname(s, c, i),
-                       nr_sm_val_kind(s, c->arg[i]));
+            nr_sm_fail(s, c->argloc[i], "the arguments of tl.arange must be constexprs, but '%s' is %s%s",
+                       pname(s, c, i), nr_sm_val_kind(s, c->arg[i]), nr_sm_const_hint(s, c->arg[i]));
     int64_t start = arg_int(s, c, 0), end = arg_int(s, c, 1);
     if (start < INT32_MIN || start > INT32_MAX || end < INT32_MIN || end > INT32_MAX)
         nr_sm_fail(s, c->loc, "tl.arange's arguments must fit in int32, got %lld and %lld", (long long)start,
@@ -1217,7 +1217,7 @@ static NrCVal arg_const(Sema *s, const SmCall *c, int i) {
     Val v = c->arg[i];
     if (v.k == V_IR)
         nr_sm_fail(s, c->argloc[i], "%s() of a tensor is not supported (use x.to(...) to convert tensors)", BN(c));
-    if (v.k != V_CONST) nr_sm_fail(s, c->argloc[i], "%s() does not take a %s", BN(c), nr_sm_val_kind(s, v));
+    if (v.k != V_CONST) nr_sm_fail(s, c->argloc[i], "%s() does not take %s", BN(c), nr_sm_val_kind(s, v));
     return v.c;
 }
 
@@ -1293,7 +1293,7 @@ static Val h_py_len(Sema *s, const SmCall *c) {
     Val v = c->arg[0];
     if (v.k == V_TUPLE) return v_const(nr_cv_int(v.tup.n));
     if (v.k == V_CONST && v.c.kind == NR_CV_STR) return v_const(nr_cv_int((int64_t)v.c.str.len));
-    nr_sm_fail(s, c->argloc[0], "len() of a %s is not supported (use x.shape[0] for blocks)", nr_sm_val_kind(s, v));
+    nr_sm_fail(s, c->argloc[0], "len() of %s is not supported (use x.shape[0] for blocks)", nr_sm_val_kind(s, v));
 }
 
 static Val h_py_print(Sema *s, const SmCall *c) {

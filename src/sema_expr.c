@@ -627,7 +627,7 @@ static Val lower_boolop(Sema *s, const NrExpr *e) {
 
 static int64_t index_int(Sema *s, const NrExpr *e, Val v, const char *what) {
     if (v.k != V_CONST || (v.c.kind != NR_CV_INT && v.c.kind != NR_CV_BOOL))
-        nr_sm_fail(s, e->loc, "%s must be a constexpr int, got %s", what, nr_sm_val_kind(s, v));
+        nr_sm_fail(s, e->loc, "%s must be a constexpr int, got %s%s", what, nr_sm_val_kind(s, v), nr_sm_const_hint(s, v));
     if (v.c.kind == NR_CV_BOOL) return v.c.b;
     if (v.c.is_unsigned) return INT64_MAX;
     return v.c.i;
@@ -672,7 +672,7 @@ static Val lower_subscript(Sema *s, const NrExpr *e) {
             nr_sm_fail(s, ix->loc, "tuple index out of range (the tuple has %d elements)", v.tup.n);
         return v.tup.v[i];
     }
-    if (v.k != V_IR) nr_sm_fail(s, e->loc, "a %s cannot be indexed", nr_sm_val_kind(s, v));
+    if (v.k != V_IR) nr_sm_fail(s, e->loc, "%s cannot be indexed", nr_sm_val_kind(s, v));
     NrValId x = v.ir;
     int rank = rank_of(s, x), colons = 0;
     for (int d = 0; d < e->sub.nidx; d++) {
@@ -726,7 +726,7 @@ Val nr_sm_call(Sema *s, NrLoc loc, Val fn, int nargs, const Val *args, const NrL
     case V_MODULE:
         if (fn.mod == SM_MOD_HOST) nr_sm_fail(s, loc, "kernels cannot call into host modules");
         nr_sm_fail(s, loc, "module %s is not callable", nr_sm_module_name(fn.mod));
-    default: nr_sm_fail(s, loc, "a %s is not callable", nr_sm_val_kind(s, fn));
+    default: nr_sm_fail(s, loc, "%s is not callable", nr_sm_val_kind(s, fn));
     }
 }
 
@@ -746,7 +746,7 @@ Val nr_sm_getattr(Sema *s, NrLoc loc, Val v, const char *name) {
     case V_TYPE: return nr_sm_dtype_attr(s, loc, v, name);
     default: break;
     }
-    nr_sm_fail(s, loc, "a %s has no attribute '%s'", nr_sm_val_kind(s, v), name);
+    nr_sm_fail(s, loc, "%s has no attribute '%s'", nr_sm_val_kind(s, v), name);
 }
 
 static Val lower_literal(Sema *s, const NrExpr *e) {

@@ -135,6 +135,9 @@ Val nr_sm_tuple(Sema *s, int n);          /* a tuple of n (unset) elements */
 Val nr_sm_none(void);
 const char *nr_sm_val_kind(Sema *s, Val v);   /* "int32 scalar", "tensor<64xf32>", "constexpr 3", "module tl" ... */
 bool nr_sm_val_same(Val a, Val b);        /* the same value (IR id, equal constants, same tuple elements) */
+/* For errors about a runtime value where a constexpr is needed: a hint when
+ * the value is a number assigned without `: tl.constexpr`, else "". */
+const char *nr_sm_const_hint(Sema *s, Val v);
 
 /* --- compile-time values (sema_cval.c) ---------------------------------------------------------- */
 NrCVal nr_cv_none(void);
