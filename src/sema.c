@@ -84,7 +84,9 @@ bool nr_sm_val_same(Val a, Val b) {
     if (a.k != b.k) return false;
     switch (a.k) {
     case V_IR: return a.ir == b.ir;
-    case V_CONST: return a.c.kind == b.c.kind && nr_cv_eq(&a.c, &b.c);
+    case V_CONST:
+        if (a.c.kind == NR_CV_FLOAT && b.c.kind == NR_CV_FLOAT) return memcmp(&a.c.f, &b.c.f, sizeof a.c.f) == 0;
+        return a.c.kind == b.c.kind && nr_cv_eq(&a.c, &b.c);
     case V_TUPLE:
         if (a.tup.n != b.tup.n) return false;
         for (int i = 0; i < a.tup.n; i++)
@@ -315,6 +317,15 @@ Val nr_sm_lookup(Sema *s, NrLoc loc, const char *name) {
         nr_sm_fail(s, loc, "'%s' is a host variable; kernels can only use constexpr globals (%s = tl.constexpr(...))",
                    name, name);
     }
+    static const char *const py_hints[][2] = {
+        {"abs", "tl.abs"}, {"sum", "tl.sum"}, {"pow", "libdevice.pow"}, {"round", "libdevice.round"},
+        {"divmod", "// and %"}, {"any", "tl.reduce_or or tl.max"}, {"all", "tl.min"}, {"zip", "tl.static_range"},
+        {"enumerate", "tl.static_range"}, {"list", "a tuple"}, {"tuple", "a tuple display (a, b)"},
+        {"isinstance", "x.dtype comparisons"}, {"getattr", "attribute access"}, {"hasattr", "attribute access"},
+    };
+    for (size_t i = 0; i < NR_COUNTOF(py_hints); i++)
+        if (strcmp(py_hints[i][0], name) == 0)
+            nr_sm_fail(s, loc, "the Python builtin '%s' is not available in kernels; use %s", name, py_hints[i][1]);
     nr_sm_fail(s, loc, "'%s' is not defined", name);
 }
 

@@ -905,8 +905,12 @@ static Val h_dot(Sema *s, const SmCall *c) {
         rdt = odt.dt;
     }
     int32_t cs[NR_MAX_RANK];
-    for (int i = 0; i < rank - 1; i++) cs[i] = ta->shape[i];
+    int64_t numel = N;
+    for (int i = 0; i < rank - 1; i++) cs[i] = ta->shape[i], numel *= cs[i];
     cs[rank - 1] = N;
+    if (numel > SM_MAX_BLOCK_NUMEL)
+        nr_sm_fail(s, c->loc, "the result of tl.dot would have %lld elements; a block has at most %d", (long long)numel,
+                   SM_MAX_BLOCK_NUMEL);
     NrTypeId ct = nr_type_block(s->m, nr_type_scalar(s->m, rdt), rank, cs);
     NrValId acc;
     if (is_none(c, 2)) {

@@ -212,6 +212,11 @@ void nr_sm_broadcast_pair(Sema *s, NrLoc loc, NrValId *a, NrValId *b) {
             nr_sm_fail(s, loc, "cannot broadcast shapes %s and %s", nr_sm_shape_str(s, ta), nr_sm_shape_str(s, tb));
         sh[i] = da == 1 ? db : da;
     }
+    int64_t numel = 1;
+    for (int i = 0; i < rank; i++) numel *= sh[i];
+    if (numel > SM_MAX_BLOCK_NUMEL)
+        nr_sm_fail(s, loc, "broadcasting shapes %s and %s gives %lld elements; a block has at most %d",
+                   nr_sm_shape_str(s, ta), nr_sm_shape_str(s, tb), (long long)numel, SM_MAX_BLOCK_NUMEL);
     *a = nr_sm_broadcast_to(s, loc, *a, rank, sh, false);
     *b = nr_sm_broadcast_to(s, loc, *b, rank, sh, false);
 }
