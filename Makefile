@@ -23,6 +23,8 @@ PYEXT   := python/nereid/_C$(PYEXT_SUFFIX)
 VENV    := $(BUILD)/venv
 VPY     := $(VENV)/bin/python
 
+
+.PHONY: asan-py
 .PHONY: all lib cli pyext test test-c test-lit test-errors test-py asan fuzz valgrind clean venv demo check-determinism
 
 all: $(BUILD)/libnereid.a $(BUILD)/libnereid.so $(BUILD)/nereid
@@ -76,7 +78,7 @@ test-errors: all
 	$(PYTHON) tests/golden.py --nereid $(BUILD)/nereid tests/errors tests/golden
 
 test-py: pyext venv
-	PYTHONPATH=$(CURDIR)/python $(VPY) -m pytest -q -x tests/python
+	NEREID_VERIFY_EACH=1 PYTHONPATH=$(CURDIR)/python $(VPY) -m pytest -q -x tests/python
 
 check-determinism: all
 	$(PYTHON) tests/determinism.py --nereid $(BUILD)/nereid examples
@@ -87,6 +89,21 @@ asan:
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" OPT=-O1 test-c test-errors
 	$(MAKE) venv
 	ASAN_OPTIONS=detect_leaks=1 PATH="$(CURDIR)/build-asan:$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/lit -sv tests/lit
+	$(MAKE) asan-py
+
+# The Python end-to-end suite against an extension built with the sanitizers
+# (a copy of the package in build-asan/python; Python itself leaks, so leak
+# detection is off there).
+ASAN_CC := $(shell command -v gcc || echo $(CC))
+asan-py: venv
+	rm -rf build-asan/python && mkdir -p build-asan/python && cp -r python/nereid build-asan/python/
+	rm -f build-asan/python/nereid/_C*.so
+	$(ASAN_CC) -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -fsanitize=address,undefined -fno-omit-frame-pointer \
+	    -fno-sanitize-recover=all -Iinclude -Isrc -I$(PYINC) -shared -o build-asan/python/nereid/_C$(PYEXT_SUFFIX) \
+	    python/nereid/_C.c $(SRCS) $(LDLIBS)
+	LD_PRELOAD="$$($(ASAN_CC) -print-file-name=libasan.so) $$($(ASAN_CC) -print-file-name=libubsan.so)" \
+	    ASAN_OPTIONS=detect_leaks=0 NEREID_VERIFY_EACH=1 NEREID_TEST_PYTHONPATH=$(CURDIR)/build-asan/python \
+	    PYTHONPATH=$(CURDIR)/build-asan/python $(VPY) -m pytest -q -x -p no:cacheprovider tests/python
 
 # libFuzzer target for the front end (clang).  FUZZ_SECONDS=600 by default.
 FUZZ_SECONDS ?= 600

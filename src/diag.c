@@ -71,8 +71,9 @@ char *nr_source_line(NrArena *a, const NrSources *s, NrLoc loc) {
     if (!s || loc.file == 0 || (int)loc.file >= s->n || loc.line == 0) return nr_strdup(a, "");
     const NrSource *src = &s->v[loc.file];
     const char *p = src->text, *end = src->text + src->len;
+    /* Lines end at "\n", "\r\n" or a lone "\r", as the tokenizer counts them. */
     for (uint32_t l = 1; l < loc.line && p < end; p++)
-        if (*p == '\n') l++;
+        if (*p == '\n' || (*p == '\r' && (p + 1 == end || p[1] != '\n'))) l++;
     const char *q = p;
     while (q < end && *q != '\n' && *q != '\r') q++;
     return nr_strndup(a, p, (size_t)(q - p));

@@ -16,7 +16,7 @@
 #include "ir.h"
 #include "util.h"
 
-#include <errno.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,6 +319,10 @@ static bool float_value(Parser *p, const Tok *t, bool neg, double *out) {
     buf[0] = '-';
     memcpy(buf + 1, p->src + t->start, n);
     buf[n + 1] = 0;
+    /* strtod reads the C locale's decimal point; the text always has '.' */
+    char point = localeconv()->decimal_point[0];
+    for (char *c = buf; *c; c++)
+        if (*c == '.') *c = point;
     *out = strtod(neg ? buf : buf + 1, NULL);
     return true;
 }
@@ -600,7 +604,9 @@ static bool parse_operand(Parser *p, NrValId *out) {
     if (!e) {
         for (int i = p->nretired - 1; i >= 0; i--) {
             if (p->retired[i].n == n && memcmp(p->retired[i].s, s, n) == 0) {
-                error_at(p, tok_loc(p, &t), "value %%%.*s is not visible here: it is defined at %u:%u in a region that does not enclose this use",
+                error_at(p, tok_loc(p, &t),
+                         "value %%%.*s is not visible here: it is defined at %u:%u in a region that does not enclose "
+                         "this use",
                          (int)n, s, p->retired[i].loc.line, p->retired[i].loc.col);
                 return false;
             }

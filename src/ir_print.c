@@ -47,6 +47,9 @@ static void format_double(double v, char *buf) {
         double back = strtod(buf, NULL);
         if (memcmp(&back, &v, sizeof v) == 0) break;
     }
+    /* The text always uses '.', whatever the C locale's decimal point. */
+    for (char *c = buf; *c; c++)
+        if (!strchr("0123456789e+-", *c)) *c = '.';
     if (!strpbrk(buf, ".e")) strcat(buf, ".0");
 }
 

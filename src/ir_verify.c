@@ -1005,12 +1005,9 @@ static bool check_structure(V *v, NrOpId op) {
 static void check_op(V *v, NrOpId op, int depth) {
     NrFunc *f = v->f;
     const NrOp *o = &f->ops[op];
-    if (o->opc == NR_OP_INVALID || o->opc >= NR_OP_COUNT) {
-        op_error(v, op, "invalid opcode %d", o->opc);
-        return;
-    }
-    bool ok = check_structure(v, op);
-    const NrOpInfo *info = &nr_op_info[o->opc];
+    bool ok = o->opc != NR_OP_INVALID && o->opc < NR_OP_COUNT;
+    if (!ok) op_error(v, op, "invalid opcode %d", o->opc);
+    else ok = check_structure(v, op);
     if (ok) {
         /* region arguments are checked before a rule reads their types */
         for (int r = 0; r < o->nregions; r++) {
@@ -1029,6 +1026,7 @@ static void check_op(V *v, NrOpId op, int depth) {
         }
     }
     if (ok) {
+        const NrOpInfo *info = &nr_op_info[o->opc];
         if (info->vclass == NR_VC_SAME) rule_same(v, op);
         else if (info->vclass == NR_VC_CMP) rule_cmp(v, op);
         else rule_custom(v, op);

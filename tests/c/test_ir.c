@@ -206,7 +206,8 @@ static void test_locations(void) {
               "param name");
     }
     /* A verifier error in parsed IR shows the .ir line with a caret. */
-    NrModule *bad = parse(&c, "module {\n  func @f(%a: i32, %b: f32) {\n    %0 = add %a, %b : i32\n    return\n  }\n}\n");
+    NrModule *bad =
+        parse(&c, "module {\n  func @f(%a: i32, %b: f32) {\n    %0 = add %a, %b : i32\n    return\n  }\n}\n");
     char *r = nr_diags_render(&c.a, &c.d);
     CHECK(bad == NULL, "expected a verifier error");
     CHECK(strstr(r, "t.ir:3:10: error: add: operand 1 has type f32, expected i32\n"
@@ -254,7 +255,7 @@ static const char *const forms_text =
     "      yield\n"
     "    }\n"
     "    store %p, %3, _\n"
-    "    print %13, %4 {hex = true, prefix = \"w=\\t\\\"x\\\"\\n\\x01\\x7f\\xff\"}\n"
+    "    print %13, %4 {hex = true, prefix = \"w=\\t\\\"x\\\"\\n\\r\\x01\\x7f\\xff\"}\n"
     "    barrier\n"
     "    %19 = const {value = -1.5e-07} : f64\n"
     "    %20 = const {value = nan} : f32\n"
@@ -383,12 +384,16 @@ static void test_floats(void) {
 
 /* --- parse errors ------------------------------------------------------------------------------ */
 static void test_parse_errors(void) {
-    expect_parse_error("module { func @f(%a: i32) { %0 = add %a, %zz : i32\n return } }", "1:42: error: use of undefined value %zz");
+    expect_parse_error("module { func @f(%a: i32) { %0 = add %a, %zz : i32\n return } }",
+                       "1:42: error: use of undefined value %zz");
     expect_parse_error("module { func @f(%a: i32) { %0 = frob %a : i32\n return } }", "unknown op 'frob'");
-    expect_parse_error("module { func @f(%a: i32) { %0 = add %a, %a : i32, i32\n return } }", "add has 1 result but 2 result types");
-    expect_parse_error("module { func @f(%a: i32) { %a = add %a, %a : i32\n return } }", "value %a is already defined at 1:18");
+    expect_parse_error("module { func @f(%a: i32) { %0 = add %a, %a : i32, i32\n return } }",
+                       "add has 1 result but 2 result types");
+    expect_parse_error("module { func @f(%a: i32) { %a = add %a, %a : i32\n return } }",
+                       "value %a is already defined at 1:18");
     expect_parse_error("module { func @f(%a: tensor<0xf32>) { return } }", "block dimensions must be positive");
-    expect_parse_error("module { func @f(%a: tensor<4294967296xf32>) { return } }", "block dimensions must fit in 32 bits");
+    expect_parse_error("module { func @f(%a: tensor<4294967296xf32>) { return } }",
+                       "block dimensions must fit in 32 bits");
     expect_parse_error("module { func @f(%a: tensor<1x1x1x1x1x1x1x1x1xf32>) { return } }", "block rank exceeds 8");
     expect_parse_error("module { func @f(%a: tensor<f32>) { return } }", "a tensor type needs at least one dimension");
     expect_parse_error("module { func @f(%a: tensor<4xf31>) { return } }", "unknown element type 'f31'");
@@ -399,7 +404,8 @@ static void test_parse_errors(void) {
                        "pointer types nest more than 8 deep");
     expect_parse_error("module { func @f() { %0 = const {value = 99999999999999999999} : i64\n return } }",
                        "integer '99999999999999999999' is out of range");
-    expect_parse_error("module { func @f() { %0 = const {value = 1, value = 2} : i64\n return } }", "duplicate attribute 'value'");
+    expect_parse_error("module { func @f() { %0 = const {value = 1, value = 2} : i64\n return } }",
+                       "duplicate attribute 'value'");
     expect_parse_error("module { func @f() { %0 = const {valu = 1} : i64\n return } }", "unknown attribute 'valu'");
     expect_parse_error("module { func @f() { print {prefix = \"a\\qb\"}\n return } }", "unknown escape sequence '\\q'");
     expect_parse_error("module { func @f() { print {prefix = \"a\\x00b\"}\n return } }", "strings may not contain NUL");
@@ -408,17 +414,45 @@ static void test_parse_errors(void) {
     expect_parse_error("module { func @f() { return } func @f() { return } }", "function @f is already defined");
     expect_parse_error("module { func @f() kernel kernel { return } }", "'kernel' is given twice");
     expect_parse_error("module { func @f(%a: i32 {divisibility = 0}) { return } }", "integer 0 is out of range [1,");
-    expect_parse_error("module { func @f(%a: i32 {divisible}) { return } }", "expected 'divisibility', 'equal_to_1' or 'constexpr'");
+    expect_parse_error("module { func @f(%a: i32 {divisible}) { return } }",
+                       "expected 'divisibility', 'equal_to_1' or 'constexpr'");
     expect_parse_error("module { func @f() { return } ", "expected 'func' or '}', got end of input");
     expect_parse_error("module { func @\"\"() { return } }", "function names may not be empty");
     expect_parse_error("module { func @f() { return $ } }", "got '$'");
-    expect_parse_error("module { func @f() { %0 = const {value = 1} : i32 loc(1:x)\n return } }", "expected an integer");
+    expect_parse_error("module { func @f() { %0 = const {value = 1} : i32 loc(1:x)\n return } }",
+                       "expected an integer");
     /* a use in a region of a value defined inside a sibling region */
-    expect_parse_error("module { func @f(%c: i1) {\n if %c {\n %x = add %c, %c : i1\n yield\n } {\n %y = add %x, %x : i1\n yield\n }\n return } }",
+    expect_parse_error("module { func @f(%c: i1) {\n if %c {\n %x = add %c, %c : i1\n yield\n } {\n %y = add %x, %x : "
+                       "i1\n yield\n }\n return } }",
                        "value %x is not visible here: it is defined at 3:2");
     /* an op's own results are not visible in its regions */
     expect_parse_error("module { func @f(%c: i1) {\n %r = if %c : i1 {\n yield %r\n } {\n yield %c\n }\n return } }",
                        "use of undefined value %r");
+    {
+        char num[600] = "module { func @f() { %0 = const {value = 1.";
+        size_t n = strlen(num);
+        memset(num + n, '5', 450);
+        strcpy(num + n + 450, "} : f64\n return } }");
+        expect_parse_error(num, "number is too long");
+    }
+    expect_parse_error("module { func @f(%c: i1) { if %c {yield} {yield} {yield} {yield} {yield} {yield} {yield} "
+                       "{yield} {yield} {yield} {yield} {yield} {yield} {yield} {yield} {yield} {yield}\n return } }",
+                       "more than 16 regions");
+    expect_parse_error("module { func @f() { print {prefix = \"\x01\"}\n return } } \x01", "character 0x01");
+    /* list lengths are bounded */
+    {
+        size_t cap = 70000 * 4 + 200;
+        char *s = malloc(cap);
+        size_t n = (size_t)snprintf(s, cap, "module { func @f(%%a: i32) { print %%a");
+        for (int i = 0; i < 65536; i++) n += (size_t)snprintf(s + n, cap - n, ", %%a");
+        snprintf(s + n, cap - n, "\n return } }");
+        expect_parse_error(s, "more than 65536 operands");
+        n = (size_t)snprintf(s, cap, "module { func @f() { %%0 = trans {order = [0");
+        for (int i = 0; i < 65536; i++) n += (size_t)snprintf(s + n, cap - n, ", 0");
+        snprintf(s + n, cap - n, "]} : i32\n return } }");
+        expect_parse_error(s, "more than 65536 elements in a list");
+        free(s);
+    }
     /* deep nesting is an error, not a stack overflow */
     {
         size_t cap = 300 * 40 + 200;
@@ -435,7 +469,8 @@ static void test_parse_errors(void) {
 static void test_operand_lines(void) {
     Ctx c;
     ctx_init(&c);
-    NrModule *m = parse(&c, "module {\n  func @f(%a: i32) {\n    barrier\n    %0 = add %a,\n      %a : i32\n    print\n    %1 = add %0, %0 : i32\n    return\n  }\n}\n");
+    NrModule *m = parse(&c, "module {\n  func @f(%a: i32) {\n    barrier\n    %0 = add %a,\n      %a : i32\n    "
+                            "print\n    %1 = add %0, %0 : i32\n    return\n  }\n}\n");
     CHECK(m != NULL, "operand lines: %s", nr_diags_render(&c.a, &c.d));
     ctx_free(&c);
 }
@@ -507,6 +542,45 @@ static void test_verifier_api(void) {
     CHECK(strstr(t, "%<undef:12345>") != NULL, "printer on bad ids:\n%s", t);
     nr_module_remove_func(m, f);
 
+    /* links broken by a careless pass: a cycle in the op list, an erased op
+     * still listed, a result that another op claims */
+    f = nr_func_new(m, "links", 1, args, 0, NULL);
+    a = f->blocks[f->body].args[0];
+    b = nr_builder_at_end(f, f->body);
+    NrValId s1 = nr_build_binary(&b, NR_OP_ADD, a, a);
+    NrValId s2 = nr_build_binary(&b, NR_OP_ADD, s1, a);
+    nr_build(&b, NR_OP_RETURN, 0, NULL, 0, NULL, 0);
+    NrOpId o1 = f->vals[s1].def, o2 = f->vals[s2].def;
+    f->ops[o2].dead = 1;
+    expect_verify_error(&c, m, "add: op is erased but still listed in a block");
+    f->ops[o2].dead = 0;
+    f->ops[o2].results[0] = s1;
+    expect_verify_error(&c, m, "add: result 0 is not a value defined by this op");
+    f->ops[o2].results[0] = s2;
+    NrOpId saved = f->ops[o2].next;
+    f->ops[o2].next = o1;
+    expect_verify_error(&c, m, "function @links: the body has a corrupt op list");
+    t = print(m); /* the printer stops too */
+    f->ops[o2].next = saved;
+    f->ops[o1].opc = NR_OP_COUNT + 3;
+    expect_verify_error(&c, m, "invalid opcode");
+    t = print(m);
+    CHECK(strstr(t, "%0 = invalid %arg0, %arg0 : i32") != NULL, "printer on a bad opcode:\n%s", t);
+    nr_module_remove_func(m, f);
+
+    /* function-level rules */
+    f = nr_func_new(m, "dup", 1, args, 0, NULL);
+    b = nr_builder_at_end(f, f->body);
+    nr_build(&b, NR_OP_RETURN, 0, NULL, 0, NULL, 0);
+    NrFunc *f2 = nr_func_new(m, "dup", 1, args, 0, NULL);
+    b = nr_builder_at_end(f2, f2->body);
+    nr_build(&b, NR_OP_RETURN, 0, NULL, 0, NULL, 0);
+    f2->params[0].divisibility = 0;
+    expect_verify_error(&c, m, "function @dup is defined twice");
+    expect_verify_error(&c, m, "function @dup: parameter 0 has divisibility 0, expected a positive value");
+    nr_module_remove_func(m, f);
+    nr_module_remove_func(m, f2);
+
     /* a module-level rule: call of a missing function */
     f = nr_func_new(m, "caller", 1, args, 0, NULL);
     b = nr_builder_at_end(f, f->body);
@@ -566,7 +640,7 @@ static void gen_ops(Gen *g, NrBuilder *b, int depth, int nops) {
         int visible = g->npool;
         NrTypeId t = gen_type(g);
         NrDtype dt = nr_type_dtype(m, t);
-        int kind = rndn(depth < 3 ? 10 : 7);
+        int kind = rndn(depth < 3 ? 11 : 8);
         NrValId r = NR_NONE;
         if (kind <= 2) {
             static const NrOpcode num[] = {NR_OP_ADD, NR_OP_SUB, NR_OP_MUL, NR_OP_MAX, NR_OP_MIN, NR_OP_NEG};
@@ -617,7 +691,36 @@ static void gen_ops(Gen *g, NrBuilder *b, int depth, int nops) {
                 int32_t shape[1] = {1 << rndn(4)};
                 r = nr_build1(b, NR_OP_SPLAT, nr_type_block(m, t, 1, shape), 1, &a);
             }
-        } else if (kind == 7) { /* for with carried values */
+        } else if (kind == 7) { /* shape ops */
+            const NrType *T = nr_type(m, t);
+            NrValId a = gen_value(g, b, t, visible);
+            int32_t shape[NR_MAX_RANK];
+            if (T->rank == 2) {
+                shape[0] = T->shape[1];
+                shape[1] = T->shape[0];
+                NrOpId op =
+                    nr_build(b, NR_OP_TRANS, 1, &a, 1, (NrTypeId[]){nr_type_block(m, nr_type_elem(m, t), 2, shape)}, 0);
+                nr_op_set_ints(f, op, NR_A_ORDER, 2, (const int64_t[]){1, 0});
+                shape[0] = T->shape[0] * T->shape[1];
+                NrValId flat = nr_build1(b, NR_OP_RESHAPE, nr_type_block(m, nr_type_elem(m, t), 1, shape), 1, &a);
+                g->pool[g->npool++] = nr_op_result(f, op, 0);
+                r = flat;
+            } else if (T->rank == 1) {
+                shape[0] = T->shape[0];
+                shape[1] = 1;
+                NrOpId op = nr_build(b, NR_OP_EXPAND_DIMS, 1, &a, 1,
+                                     (NrTypeId[]){nr_type_block(m, nr_type_elem(m, t), 2, shape)}, 0);
+                nr_op_set_int(f, op, NR_A_AXIS, 1);
+                shape[1] = 1 << rndn(4);
+                NrValId x = nr_op_result(f, op, 0);
+                r = nr_build1(b, NR_OP_BROADCAST, nr_type_block(m, nr_type_elem(m, t), 2, shape), 1, &x);
+            } else {
+                NrOpId op = nr_build(b, NR_OP_HINT, 1, &a, 1, &t, 0);
+                nr_op_set_str(f, op, NR_A_KIND, "multiple_of");
+                nr_op_set_ints(f, op, NR_A_VALUES, 1, (const int64_t[]){16});
+                r = nr_op_result(f, op, 0);
+            }
+        } else if (kind == 8) { /* for with carried values */
             NrTypeId i32 = nr_type_scalar(m, NR_DT_I32);
             int n = rndn(3);
             NrValId o[5];
@@ -639,7 +742,7 @@ static void gen_ops(Gen *g, NrBuilder *b, int depth, int nops) {
             g->npool = mark;
             for (int k = 0; k < n; k++) g->pool[g->npool++] = nr_op_result(f, op, k);
             continue;
-        } else if (kind == 8) { /* if */
+        } else if (kind == 9) { /* if */
             NrTypeId i1 = nr_type_scalar(m, NR_DT_I1);
             NrValId cnd = gen_value(g, b, i1, visible);
             int n = rndn(3);

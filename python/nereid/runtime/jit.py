@@ -16,6 +16,9 @@ from .. import _C
 from ..errors import CompilationError, LaunchError
 from ..language import core as _core
 
+# NEREID_VERIFY_EACH=1 runs the IR verifier after every pass (the test suite sets it).
+_VERIFY_EACH = os.environ.get("NEREID_VERIFY_EACH", "") not in ("", "0")
+
 _NP_DTYPES = {
     "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
@@ -240,7 +243,7 @@ class JITFunction:
             src = self._module_source()
             try:
                 k, _notes = _C.compile(src.text, src.filename, self.__name__, signature, num_warps, num_stages,
-                                       stop_after)
+                                       stop_after, _VERIFY_EACH)
             except _C.CompileError as e:
                 raise CompilationError(*e.args) from None
             self.cache[key] = k

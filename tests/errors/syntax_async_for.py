@@ -1,0 +1,8 @@
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def loops(x_ptr, n):
+    async for i in range(n):
+        pass

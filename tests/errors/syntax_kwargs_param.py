@@ -1,0 +1,7 @@
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def variadic(x_ptr, **options):
+    pass
