@@ -961,6 +961,14 @@ static Val h_reshape(Sema *s, const SmCall *c) {
     return v_ir(nr_sm_reshape(s, c->loc, x, rank, nr_type(s->m, t)->shape, reorder));
 }
 
+/* x.item(): a one-element block as a scalar */
+static Val h_item(Sema *s, const SmCall *c) {
+    NrValId x = arg_tensor(s, c, 0);
+    if (nr_type_numel(s->m, nr_sm_tid(s, x)) != 1)
+        nr_sm_fail(s, c->loc, "item() needs a block of one element, got %s", nr_sm_val_kind(s, v_ir(x)));
+    return v_ir(nr_sm_reshape(s, c->loc, x, 0, NULL, false));
+}
+
 static Val h_ravel(Sema *s, const SmCall *c) {
     NrValId x = arg_tensor(s, c, 0);
     int32_t n = (int32_t)nr_type_numel(s->m, nr_sm_tid(s, x));
@@ -1492,6 +1500,7 @@ static const Builtin builtins[] = {
     {"broadcast_to", TL | TEN, "input, *shape", h_broadcast_to, 0, NULL},
     {"broadcast", TL, "input, other", h_broadcast, 0, NULL},
     {"cast", TL | TEN, "input, dtype, fp_downcast_rounding=None, bitcast=False", h_cast, 0, NULL},
+    {"item", TEN, "input", h_item, 0, NULL},
     {"to", TEN, "input, dtype, fp_downcast_rounding=None, bitcast=False", h_cast, 0, NULL},
     /* hints and debugging */
     {"multiple_of", TL, "input, values", h_hint, 0, NULL},
@@ -1533,6 +1542,17 @@ static const Builtin builtins[] = {
     LD2("atan2"), LD2("pow"), LD2("hypot"), LD2("fmod"), LD2("remainder"), LD2("copysign"), LD2("fdim"), LD2("fmax"),
     LD2("fmin"), LD2("nextafter"),
     {"fma", LIB, "*args", h_libdevice, 3, "fma"},
+    /* the fast approximations: the same functions here (the GPU may use its approximate instructions) */
+    {"fast_expf", LIB, "*args", h_libdevice, 1, "exp"},
+    {"fast_exp10f", LIB, "*args", h_libdevice, 1, "exp10"},
+    {"fast_logf", LIB, "*args", h_libdevice, 1, "log"},
+    {"fast_log2f", LIB, "*args", h_libdevice, 1, "log2"},
+    {"fast_log10f", LIB, "*args", h_libdevice, 1, "log10"},
+    {"fast_sinf", LIB, "*args", h_libdevice, 1, "sin"},
+    {"fast_cosf", LIB, "*args", h_libdevice, 1, "cos"},
+    {"fast_tanf", LIB, "*args", h_libdevice, 1, "tan"},
+    {"fast_powf", LIB, "*args", h_libdevice, 2, "pow"},
+    {"div_rn", LIB, "x, y", h_div_rn, 0, NULL},
 #undef LD1
 #undef LD2
     /* dtype methods */
@@ -1559,7 +1579,7 @@ static const char *const unsupported_tl[] = {
     "histogram", "reduce", "map_elementwise", "inline_asm_elementwise", "make_block_ptr", "advance",
     "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "dot_scaled", "rand", "randn",
     "randint", "rand4x", "randn4x", "randint4x", "philox", "philox_impl", "pair_uniform_to_normal",
-    "uint_to_uniform_float", "item", "bitonic_merge", "extern_elementwise", "condition", "tensor_descriptor",
+    "uint_to_uniform_float", "bitonic_merge", "extern_elementwise", "condition", "tensor_descriptor",
     "float8e4b15", "float8e4b8", "float8e5b16", "tensor", "dtype", "block_type", "tuple", "tuple_type", "slice",
     "void", "const", "constexpr_type", "pi32_t", "target_info",
 };
