@@ -1160,79 +1160,118 @@ static Val lower_body(Sema *s, SmFn *fn) {
     return refill(s, rv, idx, &k);
 }
 
-/* Mangling of one argument of a specialization; lossless. */
-static void mangle_escaped(Sema *s, char **buf, const char *p, size_t n) {
+/* Specialization names are built in a growable buffer (keys may be long:
+ * strings and tuples are part of them). */
+typedef struct Buf {
+    NrArena *a;
+    char *p;
+    size_t n, cap;
+} Buf;
+
+static void buf_put(Buf *b, const char *s, size_t n) {
+    if (b->n + n + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap : 64;
+        while (nc < b->n + n + 1) nc *= 2;
+        b->p = nr_arena_grow(b->a, b->p, b->cap, nc);
+        b->cap = nc;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+
+static void buf_str(Buf *b, const char *s) { buf_put(b, s, strlen(s)); }
+
+/* [A-Za-z0-9] as is, every other byte as $xx: lossless and printable bare. */
+static void mangle_escaped(Buf *b, const char *p, size_t n) {
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)p[i];
-        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))
-            *buf = nr_sprintf(s->a, "%s%c", *buf, ch);
-        else
-            *buf = nr_sprintf(s->a, "%s$%02x", *buf, ch);
+        char esc[4];
+        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')) {
+            buf_put(b, (const char *)&ch, 1);
+        } else {
+            snprintf(esc, sizeof esc, "$%02x", ch);
+            buf_put(b, esc, 3);
+        }
     }
 }
 
-static void mangle_type(Sema *s, char **buf, NrTypeId t) {
+static void mangle_type(Sema *s, Buf *b, NrTypeId t) {
     const NrType *ty = nr_type(s->m, t);
-    for (int i = 0; i < ty->rank; i++) *buf = nr_sprintf(s->a, "%s%dx", *buf, ty->shape[i]);
-    for (int i = 0; i < ty->ptr; i++) *buf = nr_sprintf(s->a, "%sp", *buf);
-    *buf = nr_sprintf(s->a, "%s%s", *buf, nr_dtype_info[ty->dtype].ir);
+    char num[16];
+    for (int i = 0; i < ty->rank; i++) {
+        snprintf(num, sizeof num, "%dx", ty->shape[i]);
+        buf_str(b, num);
+    }
+    for (int i = 0; i < ty->ptr; i++) buf_str(b, "p");
+    buf_str(b, nr_dtype_info[ty->dtype].ir);
 }
 
-static void mangle_val(Sema *s, char **buf, Val v) {
+/* One argument of a specialization, losslessly. */
+static void mangle_val(Sema *s, Buf *b, Val v) {
     switch (v.k) {
-    case V_IR: mangle_type(s, buf, nr_sm_tid(s, v.ir)); return;
+    case V_IR: mangle_type(s, b, nr_sm_tid(s, v.ir)); return;
     case V_CONST:
         switch (v.c.kind) {
-        case NR_CV_NONE: *buf = nr_sprintf(s->a, "%sNone", *buf); return;
-        case NR_CV_BOOL: *buf = nr_sprintf(s->a, "%s%s", *buf, v.c.b ? "True" : "False"); return;
+        case NR_CV_NONE: buf_str(b, "None"); return;
+        case NR_CV_BOOL: buf_str(b, v.c.b ? "True" : "False"); return;
         case NR_CV_INT: {
             const char *d = nr_cv_str_of(s->a, &v.c);
-            *buf = nr_sprintf(s->a, "%sc%s%s", *buf, d[0] == '-' ? "m" : "", d[0] == '-' ? d + 1 : d);
+            buf_str(b, d[0] == '-' ? "cm" : "c");
+            buf_str(b, d[0] == '-' ? d + 1 : d);
             return;
         }
         case NR_CV_FLOAT: {
             char *d = nr_cv_str_of(s->a, &v.c);
-            for (char *p = d; *p; p++) *p = *p == '-' ? 'm' : *p == '+' ? 'p' : *p;
-            *buf = nr_sprintf(s->a, "%sf%s", *buf, d);
+            for (char *q = d; *q; q++) *q = *q == '-' ? 'm' : *q == '+' ? 'p' : *q;
+            buf_str(b, "f");
+            buf_str(b, d);
             return;
         }
         case NR_CV_STR:
-            *buf = nr_sprintf(s->a, "%ss", *buf);
-            mangle_escaped(s, buf, v.c.str.s, v.c.str.len);
+            buf_str(b, "s");
+            mangle_escaped(b, v.c.str.s, v.c.str.len);
             return;
-        case NR_CV_DTYPE: {
-            *buf = nr_sprintf(s->a, "%sd", *buf);
-            for (int i = 0; i < v.c.ptr; i++) *buf = nr_sprintf(s->a, "%sp", *buf);
-            *buf = nr_sprintf(s->a, "%s%s", *buf, nr_dtype_info[v.c.dt].ir);
+        case NR_CV_DTYPE:
+            buf_str(b, "d");
+            for (int i = 0; i < v.c.ptr; i++) buf_str(b, "p");
+            buf_str(b, nr_dtype_info[v.c.dt].ir);
             return;
-        }
         }
         return;
-    case V_TUPLE:
-        *buf = nr_sprintf(s->a, "%sT%d", *buf, v.tup.n);
+    case V_TUPLE: {
+        char num[16];
+        snprintf(num, sizeof num, "T%d", v.tup.n);
+        buf_str(b, num);
         for (int i = 0; i < v.tup.n; i++) {
-            *buf = nr_sprintf(s->a, "%s_", *buf);
-            mangle_val(s, buf, v.tup.v[i]);
+            buf_str(b, "_");
+            mangle_val(s, b, v.tup.v[i]);
         }
         return;
-    case V_MODULE: *buf = nr_sprintf(s->a, "%sM%d", *buf, (int)v.mod); return;
+    }
+    case V_MODULE: {
+        char num[16];
+        snprintf(num, sizeof num, "M%d", (int)v.mod);
+        buf_str(b, num);
+        return;
+    }
     case V_JITFN:
-        *buf = nr_sprintf(s->a, "%sF", *buf);
-        mangle_escaped(s, buf, v.fn->name, strlen(v.fn->name));
+        buf_str(b, "F");
+        mangle_escaped(b, v.fn->name, strlen(v.fn->name));
         return;
     case V_BUILTIN:
-        *buf = nr_sprintf(s->a, "%sB", *buf);
-        mangle_escaped(s, buf, v.bi.bi->name, strlen(v.bi.bi->name));
+        buf_str(b, "B");
+        mangle_escaped(b, v.bi.bi->name, strlen(v.bi.bi->name));
         if (v.bi.self) {
-            *buf = nr_sprintf(s->a, "%s_", *buf);
-            mangle_val(s, buf, *v.bi.self);
+            buf_str(b, "_");
+            mangle_val(s, b, *v.bi.self);
         }
         return;
     case V_TYPE:
-        *buf = nr_sprintf(s->a, "%sY", *buf);
-        mangle_type(s, buf, v.type);
+        buf_str(b, "Y");
+        mangle_type(s, b, v.type);
         return;
-    case V_SLICE: *buf = nr_sprintf(s->a, "%sS", *buf); return;
+    case V_SLICE: buf_str(b, "S"); return;
     }
 }
 
@@ -1284,15 +1323,17 @@ Val nr_sm_call_jit(Sema *s, NrLoc loc, const NrFuncDecl *fn, int nargs, const Va
     int np = fn->nparams;
     Val *pv = nr_alloc(s->a, sizeof(Val) * (size_t)(np + 1));
     bind_jit_args(s, loc, fn, nargs, args, nkw, kwnames, kwargs, pv);
-    char *key = nr_strdup(s->a, fn->name);
+    Buf kb = {s->a, NULL, 0, 0};
+    buf_str(&kb, fn->name);
     for (int i = 0; i < np; i++) {
         if (nr_sm_is_constexpr_annotation(s, fn->params[i].annotation) && !is_const_val(pv[i]))
             nr_sm_fail(s, loc, "argument '%s' of '%s' must be a compile-time constant (the parameter is a "
                                "tl.constexpr), got %s",
                        fn->params[i].name, fn->name, nr_sm_val_kind(s, pv[i]));
-        key = nr_sprintf(s->a, "%s%s", key, i ? "_" : "__");
-        mangle_val(s, &key, pv[i]);
+        buf_str(&kb, i ? "_" : "__");
+        mangle_val(s, &kb, pv[i]);
     }
+    const char *key = kb.p;
     for (int i = 0; i < s->ncalls; i++)
         if (s->calls[i] == fn) nr_sm_fail(s, loc, "recursive call of '%s': @jit functions cannot call themselves", fn->name);
     if (s->ncalls >= SM_MAX_CALL_DEPTH)

@@ -399,6 +399,7 @@ static NrValId emit_bin(Sema *s, NrLoc loc, NrOpcode opc, NrValId a, NrValId b) 
 
 static Val tuple_binop(Sema *s, NrLoc loc, int op, Val a, Val b) {
     if (op == NR_BIN_ADD && a.k == V_TUPLE && b.k == V_TUPLE) {
+        if (a.tup.n + b.tup.n > SM_MAX_TUPLE) nr_sm_fail(s, loc, "tuple too long (more than %d elements)", SM_MAX_TUPLE);
         Val r = nr_sm_tuple(s, a.tup.n + b.tup.n);
         for (int i = 0; i < a.tup.n; i++) r.tup.v[i] = a.tup.v[i];
         for (int i = 0; i < b.tup.n; i++) r.tup.v[a.tup.n + i] = b.tup.v[i];
@@ -409,7 +410,8 @@ static Val tuple_binop(Sema *s, NrLoc loc, int op, Val a, Val b) {
         if (k.k == V_CONST && (k.c.kind == NR_CV_INT || k.c.kind == NR_CV_BOOL)) {
             int64_t n = k.c.kind == NR_CV_BOOL ? k.c.b : k.c.is_unsigned ? INT64_MAX : k.c.i;
             if (n < 0) n = 0;
-            if (n * (int64_t)t.tup.n > 4096) nr_sm_fail(s, loc, "tuple repetition too long");
+            if (n * (int64_t)t.tup.n > SM_MAX_TUPLE)
+                nr_sm_fail(s, loc, "tuple too long (more than %d elements)", SM_MAX_TUPLE);
             Val r = nr_sm_tuple(s, (int)(n * t.tup.n));
             for (int64_t i = 0; i < n; i++)
                 for (int j = 0; j < t.tup.n; j++) r.tup.v[i * t.tup.n + j] = t.tup.v[j];

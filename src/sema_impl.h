@@ -29,6 +29,8 @@ enum {
     SM_MAX_UNROLL = 4096,      /* iterations of one tl.static_range loop */
     SM_MAX_WORK = 2000000,     /* AST nodes lowered in one compilation (unrolling, specialization) */
     SM_MAX_BLOCK_NUMEL = 1 << 20,
+    SM_MAX_TUPLE = 4096,       /* elements of a tuple */
+    SM_MAX_STR = 1 << 16,      /* bytes of a compile-time string */
 };
 
 /* Modules a kernel can name. */
