@@ -732,6 +732,154 @@ static Val h_swizzle2d(Sema *s, const SmCall *c) {
     return make_tuple2(s, new_i, new_j);
 }
 
+/* --- random numbers: Triton's Philox generator, built from the same operations --------------------- */
+static Val bin(Sema *s, NrLoc l, int op, Val a, Val b) { return nr_sm_binop(s, l, op, a, b); }
+static Val cint(int64_t i) { return v_const(nr_cv_int(i)); }
+static Val cuint(uint64_t u) { return v_const(nr_cv_uint(u)); }
+
+static Val umulhi(Sema *s, NrLoc l, Val a, Val b) {
+    NrValId x, y;
+    nr_sm_binary_prep_tensors(s, l, "tl.umulhi", a, b, &x, &y);
+    return v_ir(nr_sm_emit(s, l, NR_OP_UMULHI, nr_sm_tid(s, x), 2, (NrValId[]){x, y}));
+}
+
+static Val to_dtype(Sema *s, NrLoc l, Val v, NrDtype dt, bool bitcast) {
+    NrValId x = nr_sm_to_ir(s, l, v, "a random-number argument");
+    return v_ir(bitcast ? nr_sm_bitcast(s, l, x, dt, 0) : nr_sm_cast(s, l, x, dt, 0, NULL));
+}
+
+/* n_rounds rounds of Philox on counters c[4] and keys k[2] (all uint32 or all uint64). */
+static Val philox_rounds(Sema *s, NrLoc l, Val *c, Val *k, int64_t n_rounds) {
+    if (n_rounds < 0 || n_rounds > 64) nr_sm_fail(s, l, "n_rounds of the Philox generator must be in [0, 64]");
+    NrDtype dt = (NrDtype)nr_sm_type(s, nr_sm_to_ir(s, l, c[0], "a Philox counter"))->dtype;
+    if (dt != NR_DT_U32 && dt != NR_DT_U64) nr_sm_fail(s, l, "tl.philox_impl takes uint32 or uint64 counters");
+    bool w = dt == NR_DT_U64;
+    Val key_a = cuint(w ? 0x9E3779B97F4A7C15ull : 0x9E3779B9u), key_b = cuint(w ? 0xBB67AE8584CAA73Bull : 0xBB67AE85u);
+    Val rnd_a = cuint(w ? 0xD2E7470EE14C6C93ull : 0xD2511F53u), rnd_b = cuint(w ? 0xCA5A826395121157ull : 0xCD9E8D57u);
+    for (int64_t r = 0; r < n_rounds; r++) {
+        Val c0 = c[0], c2 = c[2];
+        c[0] = bin(s, l, NR_BIN_BITXOR, bin(s, l, NR_BIN_BITXOR, umulhi(s, l, rnd_b, c2), c[1]), k[0]);
+        c[2] = bin(s, l, NR_BIN_BITXOR, bin(s, l, NR_BIN_BITXOR, umulhi(s, l, rnd_a, c0), c[3]), k[1]);
+        c[1] = bin(s, l, NR_BIN_MUL, rnd_b, c2);
+        c[3] = bin(s, l, NR_BIN_MUL, rnd_a, c0);
+        k[0] = bin(s, l, NR_BIN_ADD, k[0], key_a);
+        k[1] = bin(s, l, NR_BIN_ADD, k[1], key_b);
+    }
+    Val t = nr_sm_tuple(s, 4);
+    for (int i = 0; i < 4; i++) t.tup.v[i] = c[i];
+    return t;
+}
+
+static Val h_philox_impl(Sema *s, const SmCall *c) {
+    Val cs[4] = {c->arg[0], c->arg[1], c->arg[2], c->arg[3]}, ks[2] = {c->arg[4], c->arg[5]};
+    return philox_rounds(s, c->loc, cs, ks, arg_int(s, c, 6));
+}
+
+/* philox(seed, c0, c1, c2, c3, n_rounds): the counters as unsigned ints of their width, keyed by the seed */
+static Val philox(Sema *s, NrLoc l, Val seed, Val *cs, int64_t n_rounds) {
+    NrValId sd = nr_sm_to_ir(s, l, seed, "the seed");
+    if (nr_sm_type(s, sd)->ptr || !nr_dt_is_int((NrDtype)nr_sm_type(s, sd)->dtype))
+        nr_sm_fail(s, l, "the seed of a random-number function must be an integer, got %s", nr_sm_val_kind(s, v_ir(sd)));
+    Val sv = to_dtype(s, l, v_ir(sd), NR_DT_U64, false);
+    NrValId c0 = nr_sm_to_ir(s, l, cs[0], "a Philox counter");
+    int bits = nr_dt_bits((NrDtype)nr_sm_type(s, c0)->dtype);
+    Val k[2];
+    NrDtype it;
+    if (bits == 32) {
+        it = NR_DT_U32;
+        k[1] = to_dtype(s, l, bin(s, l, NR_BIN_BITAND, bin(s, l, NR_BIN_RSHIFT, sv, cint(32)), cint(0xffffffff)), it, false);
+        k[0] = to_dtype(s, l, bin(s, l, NR_BIN_BITAND, sv, cint(0xffffffff)), it, false);
+    } else if (bits == 64) {
+        it = NR_DT_U64;
+        NrCVal z = nr_cv_int(0);
+        int32_t one = 1;
+        k[1] = v_ir(nr_sm_const(s, l, nr_type_block(s->m, nr_type_scalar(s->m, it), 1, &one), &z));
+        k[0] = sv;
+    } else {
+        nr_sm_fail(s, l, "the Philox counters must be 32 or 64 bits wide, got %d", bits);
+    }
+    Val c[4];
+    for (int i = 0; i < 4; i++) c[i] = to_dtype(s, l, cs[i], it, true);
+    return philox_rounds(s, l, c, k, n_rounds);
+}
+
+static Val h_philox(Sema *s, const SmCall *c) {
+    Val cs[4] = {c->arg[1], c->arg[2], c->arg[3], c->arg[4]};
+    return philox(s, c->loc, c->arg[0], cs, arg_int(s, c, 5));
+}
+
+static Val randint4x(Sema *s, NrLoc l, Val seed, Val offset, int64_t n_rounds) {
+    NrValId off = nr_sm_to_ir(s, l, offset, "the offset");
+    Val lo = to_dtype(s, l, v_ir(off), NR_DT_U32, false);
+    Val zero = bin(s, l, NR_BIN_MUL, lo, cint(0));
+    Val hi = zero;
+    if (nr_dt_bits((NrDtype)nr_sm_type(s, off)->dtype) > 32)
+        hi = to_dtype(s, l, bin(s, l, NR_BIN_RSHIFT, v_ir(off), cint(32)), NR_DT_U32, false);
+    Val cs[4] = {lo, hi, zero, zero};
+    return philox(s, l, seed, cs, n_rounds);
+}
+
+static Val uniform(Sema *s, NrLoc l, Val x) {
+    NrValId v = nr_sm_to_ir(s, l, x, "a random integer");
+    NrDtype dt = (NrDtype)nr_sm_type(s, v)->dtype;
+    Val scale;
+    if (dt == NR_DT_U32 || dt == NR_DT_I32) {
+        x = to_dtype(s, l, x, NR_DT_I32, true);
+        scale = v_const(nr_cv_float(4.6566127342e-10));
+    } else if (dt == NR_DT_U64 || dt == NR_DT_I64) {
+        x = to_dtype(s, l, x, NR_DT_I64, true);
+        scale = v_const(nr_cv_float(1.0842020432385337e-19));
+    } else {
+        nr_sm_fail(s, l, "tl.uint_to_uniform_float takes 32- or 64-bit integers, got %s", nr_sm_val_kind(s, x));
+    }
+    scale = v_ir(nr_sm_to_ir(s, l, scale, "scale")); /* an assigned number, as in Triton's source */
+    Val neg = nr_sm_compare(s, l, NR_CMP_LT, x, cint(0));
+    Val flipped = bin(s, l, NR_BIN_SUB, nr_sm_unop(s, l, NR_UN_NEG, x), cint(1));
+    NrValId a, b;
+    nr_sm_binary_prep(s, l, "tl.where", flipped, x, true, true, true, false, &a, &b);
+    NrValId cnd = neg.ir;
+    broadcast3(s, l, &cnd, &a, &b);
+    Val sel = v_ir(nr_sm_emit(s, l, NR_OP_SELECT, nr_sm_tid(s, a), 3, (NrValId[]){cnd, a, b}));
+    return bin(s, l, NR_BIN_MUL, sel, scale);
+}
+
+static Val normal_pair(Sema *s, NrLoc l, Val u1, Val u2) {
+    u1 = v_ir(minmax(s, l, true, v_const(nr_cv_float(1.0e-7)), u1, false, "tl.maximum"));
+    Val th = bin(s, l, NR_BIN_MUL, v_const(nr_cv_float(6.283185307179586)), u2);
+    NrValId lg = nr_sm_emit(s, l, NR_OP_LOG, nr_sm_tid(s, u1.ir), 1, &u1.ir);
+    Val t = bin(s, l, NR_BIN_MUL, v_const(nr_cv_float(-2.0)), v_ir(lg));
+    Val r = v_ir(nr_sm_emit(s, l, NR_OP_SQRT, nr_sm_tid(s, t.ir), 1, &t.ir));
+    Val cs = v_ir(nr_sm_emit(s, l, NR_OP_COS, nr_sm_tid(s, th.ir), 1, &th.ir));
+    Val sn = v_ir(nr_sm_emit(s, l, NR_OP_SIN, nr_sm_tid(s, th.ir), 1, &th.ir));
+    return make_tuple2(s, bin(s, l, NR_BIN_MUL, r, cs), bin(s, l, NR_BIN_MUL, r, sn));
+}
+
+/* arg: 0 randint, 1 randint4x, 2 rand, 3 rand4x, 4 randn, 5 randn4x */
+static Val h_random(Sema *s, const SmCall *c) {
+    NrLoc l = c->loc;
+    Val q = randint4x(s, l, c->arg[0], c->arg[1], arg_int(s, c, 2));
+    switch (c->bi->arg) {
+    case 0: return q.tup.v[0];
+    case 1: return q;
+    case 2: return uniform(s, l, q.tup.v[0]);
+    case 3:
+        for (int i = 0; i < 4; i++) q.tup.v[i] = uniform(s, l, q.tup.v[i]);
+        return q;
+    case 4: return normal_pair(s, l, uniform(s, l, q.tup.v[0]), uniform(s, l, q.tup.v[1])).tup.v[0];
+    default: {
+        Val u[4];
+        for (int i = 0; i < 4; i++) u[i] = uniform(s, l, q.tup.v[i]);
+        Val n1 = normal_pair(s, l, u[0], u[1]), n2 = normal_pair(s, l, u[2], u[3]);
+        Val r = nr_sm_tuple(s, 4);
+        r.tup.v[0] = n1.tup.v[0], r.tup.v[1] = n1.tup.v[1], r.tup.v[2] = n2.tup.v[0], r.tup.v[3] = n2.tup.v[1];
+        return r;
+    }
+    }
+}
+
+static Val h_uniform(Sema *s, const SmCall *c) { return uniform(s, c->loc, c->arg[0]); }
+static Val h_normal_pair(Sema *s, const SmCall *c) { return normal_pair(s, c->loc, c->arg[0], c->arg[1]); }
+
 /* --- reductions ----------------------------------------------------------------------------------- */
 static int wrap_axis(Sema *s, NrLoc loc, int64_t axis, int rank) {
     if (axis < -rank || axis >= rank)
@@ -1476,6 +1624,17 @@ static const Builtin builtins[] = {
     {"sigmoid", TL | TEN, "x", h_sigmoid, 0, NULL},
     {"softmax", TL | TEN, "x, dim=None, keep_dims=False, ieee_rounding=False", h_softmax, 0, NULL},
     {"swizzle2d", TL, "i, j, size_i, size_j, size_g", h_swizzle2d, 0, NULL},
+    /* random numbers */
+    {"randint", TL, "seed, offset, n_rounds=10", h_random, 0, NULL},
+    {"randint4x", TL, "seed, offset, n_rounds=10", h_random, 1, NULL},
+    {"rand", TL, "seed, offset, n_rounds=10", h_random, 2, NULL},
+    {"rand4x", TL, "seed, offsets, n_rounds=10", h_random, 3, NULL},
+    {"randn", TL, "seed, offset, n_rounds=10", h_random, 4, NULL},
+    {"randn4x", TL, "seed, offset, n_rounds=10", h_random, 5, NULL},
+    {"philox", TL, "seed, c0, c1, c2, c3, n_rounds=10", h_philox, 0, NULL},
+    {"philox_impl", TL, "c0, c1, c2, c3, k0, k1, n_rounds=10", h_philox_impl, 0, NULL},
+    {"uint_to_uniform_float", TL, "x", h_uniform, 0, NULL},
+    {"pair_uniform_to_normal", TL, "u1, u2", h_normal_pair, 0, NULL},
     /* reductions */
     {"sum", TL | TEN, "input, axis=None, keep_dims=False, dtype=None", h_sum, 0, NULL},
     {"max", TL | TEN, "input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False",
@@ -1577,9 +1736,7 @@ static const Builtin builtins[] = {
 static const char *const unsupported_tl[] = {
     "associative_scan", "cumsum", "cumprod", "sort", "topk", "flip", "interleave", "join", "split", "cat", "gather",
     "histogram", "reduce", "map_elementwise", "inline_asm_elementwise", "make_block_ptr", "advance",
-    "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "dot_scaled", "rand", "randn",
-    "randint", "rand4x", "randn4x", "randint4x", "philox", "philox_impl", "pair_uniform_to_normal",
-    "uint_to_uniform_float", "bitonic_merge", "extern_elementwise", "condition", "tensor_descriptor",
+    "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "dot_scaled", "bitonic_merge", "extern_elementwise", "condition", "tensor_descriptor",
     "float8e4b15", "float8e4b8", "float8e5b16", "tensor", "dtype", "block_type", "tuple", "tuple_type", "slice",
     "void", "const", "constexpr_type", "pi32_t", "target_info",
 };
