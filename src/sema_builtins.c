@@ -375,9 +375,33 @@ static NrValId mask_arg(Sema *s, const SmCall *c, int i) {
 
 /* A value converted to the element type of pointer p, shaped like p
  * (compile-time numbers are made in that type directly). */
+/* A number converted to dtype dt as Triton's to_tensor followed by a cast
+ * would: ints wrap, floats truncate toward zero (saturating; NaN gives 0). */
+static NrCVal convert_number(const NrCVal *c, NrDtype dt) {
+    NrDtype from = nr_cv_default_dtype(c);
+    if (nr_dt_is_float(dt) || c->kind == NR_CV_BOOL) return *c;
+    if (dt == NR_DT_I1) return nr_cv_bool(nr_cv_truthy(c));
+    int bits = nr_dt_bits(dt);
+    bool sgn = nr_dt_is_signed(dt);
+    if (c->kind == NR_CV_FLOAT) {
+        double x = c->f;
+        if (from == NR_DT_F32) x = (double)(float)x;
+        if (isnan(x)) return nr_cv_int(0);
+        x = trunc(x);
+        double lo = sgn ? -ldexp(1.0, bits - 1) : 0.0, hi = sgn ? ldexp(1.0, bits - 1) - 1 : ldexp(1.0, bits) - 1;
+        if (x < lo) x = lo;
+        if (x > hi) x = hi;
+        return x >= 0x1p63 ? nr_cv_uint((uint64_t)x) : nr_cv_int((int64_t)x);
+    }
+    uint64_t u = (uint64_t)c->i;
+    if (bits < 64) u &= (UINT64_C(1) << bits) - 1;
+    if (sgn && bits < 64 && (u >> (bits - 1)) & 1) return nr_cv_int((int64_t)(u | ~((UINT64_C(1) << bits) - 1)));
+    return sgn ? nr_cv_int((int64_t)u) : nr_cv_uint(u);
+}
+
 static NrValId value_for(Sema *s, NrLoc loc, Val v, NrValId p, NrDtype dt, int ptr, const char *what) {
     if (v.k == V_CONST && nr_cv_is_num(&v.c) && !ptr) {
-        NrCVal cv = v.c;
+        NrCVal cv = convert_number(&v.c, dt);
         return nr_sm_const(s, loc, shaped_like(s, p, dt, 0), &cv);
     }
     NrValId x = nr_sm_to_ir(s, loc, v, what);
