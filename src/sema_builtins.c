@@ -1219,6 +1219,150 @@ static Val h_broadcast(Sema *s, const SmCall *c) {
     return make_tuple2(s, v_ir(a), v_ir(b));
 }
 
+/* The integer dtype of the same width (for exact bit movement by xor-reductions). */
+static NrDtype int_of_width(Sema *s, NrLoc loc, NrValId x, const char *fn) {
+    const NrType *t = nr_sm_type(s, x);
+    if (t->ptr) nr_sm_fail(s, loc, "%s does not take pointers", fn);
+    switch (nr_dt_bits((NrDtype)t->dtype)) {
+    case 1: return NR_DT_I1;
+    case 8: return NR_DT_I8;
+    case 16: return NR_DT_I16;
+    case 32: return NR_DT_I32;
+    default: return NR_DT_I64;
+    }
+}
+
+/* A boolean block true where index `axis` of a block of type t is 0. */
+static NrValId first_half_mask(Sema *s, NrLoc loc, NrTypeId t, int axis) {
+    int64_t two = 2;
+    NrTypeId at = nr_sm_block_type(s, loc, nr_type_scalar(s->m, NR_DT_I32), 1, &two, "a mask");
+    NrOpId op = nr_sm_emit_op(s, loc, NR_OP_ARANGE, 0, NULL, 1, &at, 0);
+    nr_op_set_int(s->fn->f, op, NR_A_START, 0);
+    nr_op_set_int(s->fn->f, op, NR_A_END, 2);
+    NrValId ar = nr_op_result(s->fn->f, op, 0);
+    NrCVal z = nr_cv_int(0);
+    NrValId zero = nr_sm_const(s, loc, at, &z);
+    NrOpId cmp = nr_sm_emit_op(s, loc, NR_OP_CMP, 2, (NrValId[]){ar, zero}, 1,
+                               (NrTypeId[]){nr_type_with_dtype(s->m, at, NR_DT_I1)}, 0);
+    nr_op_set_str(s->fn->f, cmp, NR_A_PRED, "eq");
+    NrValId m = nr_op_result(s->fn->f, cmp, 0);
+    const NrType *ty = nr_type(s->m, t);
+    for (int i = 0; i < ty->rank; i++)
+        if (i != axis) m = nr_sm_expand_dims(s, loc, m, i);
+    return nr_sm_broadcast_to(s, loc, m, ty->rank, nr_type(s->m, t)->shape, true);
+}
+
+/* join(a, b): a new minor axis of size 2 holding a then b. */
+static NrValId join(Sema *s, NrLoc loc, NrValId a, NrValId b) {
+    nr_sm_broadcast_pair(s, loc, &a, &b);
+    if (nr_sm_tid(s, a) != nr_sm_tid(s, b))
+        nr_sm_fail(s, loc, "tl.join needs operands of one dtype, got %s and %s", nr_sm_val_kind(s, v_ir(a)),
+                   nr_sm_val_kind(s, v_ir(b)));
+    int r = rank_of(s, a);
+    if (r >= NR_MAX_RANK) nr_sm_fail(s, loc, "tl.join: blocks have at most %d dimensions", NR_MAX_RANK);
+    NrValId ea = nr_sm_expand_dims(s, loc, a, r), eb = nr_sm_expand_dims(s, loc, b, r);
+    int32_t sh[NR_MAX_RANK];
+    const NrType *t = nr_sm_type(s, ea);
+    int64_t numel = 2;
+    for (int i = 0; i < r; i++) sh[i] = t->shape[i], numel *= sh[i];
+    sh[r] = 2;
+    if (numel > SM_MAX_BLOCK_NUMEL) nr_sm_fail(s, loc, "tl.join: a block has at most %d elements", SM_MAX_BLOCK_NUMEL);
+    ea = nr_sm_broadcast_to(s, loc, ea, r + 1, sh, true);
+    eb = nr_sm_broadcast_to(s, loc, eb, r + 1, sh, true);
+    NrValId m = first_half_mask(s, loc, nr_sm_tid(s, ea), r);
+    return nr_sm_emit(s, loc, NR_OP_SELECT, nr_sm_tid(s, ea), 3, (NrValId[]){m, ea, eb});
+}
+
+static Val h_join(Sema *s, const SmCall *c) { return v_ir(join(s, c->loc, arg_ir(s, c, 0), arg_ir(s, c, 1))); }
+
+/* x with its last axis (of size 2) split: element `half` of each pair, exactly
+ * (the other half is zeroed and the pair xor-reduced in an integer type). */
+static NrValId take_half(Sema *s, NrLoc loc, NrValId x, int half, const char *fn) {
+    NrDtype it = int_of_width(s, loc, x, fn);
+    NrDtype dt = dtype_of(s, x);
+    NrValId xi = nr_sm_bitcast(s, loc, x, it, 0);
+    int r = rank_of(s, xi);
+    NrValId m = first_half_mask(s, loc, nr_sm_tid(s, xi), r - 1);
+    NrCVal z = nr_cv_int(0);
+    NrValId zero = nr_sm_const(s, loc, nr_sm_tid(s, xi), &z);
+    NrValId sel = nr_sm_emit(s, loc, NR_OP_SELECT, nr_sm_tid(s, xi), 3, half ? (NrValId[]){m, zero, xi} : (NrValId[]){m, xi, zero});
+    const NrType *t = nr_sm_type(s, sel);
+    NrTypeId rt = nr_type_block(s->m, nr_type_scalar(s->m, it), r - 1, t->shape);
+    NrOpId op = nr_sm_emit_op(s, loc, NR_OP_REDUCE, 1, &sel, 1, &rt, 0);
+    nr_op_set_str(s->fn->f, op, NR_A_KIND, "xor");
+    nr_op_set_int(s->fn->f, op, NR_A_AXIS, r - 1);
+    return nr_sm_bitcast(s, loc, nr_op_result(s->fn->f, op, 0), dt, 0);
+}
+
+static Val h_split(Sema *s, const SmCall *c) {
+    NrValId x = arg_tensor(s, c, 0);
+    const NrType *t = nr_sm_type(s, x);
+    if (t->rank == 0 || t->shape[t->rank - 1] != 2)
+        nr_sm_fail(s, c->loc, "tl.split needs a block whose last dimension is 2, got %s", nr_sm_val_kind(s, v_ir(x)));
+    return make_tuple2(s, v_ir(take_half(s, c->loc, x, 0, BN(c))), v_ir(take_half(s, c->loc, x, 1, BN(c))));
+}
+
+static Val h_interleave(Sema *s, const SmCall *c) {
+    NrValId j = join(s, c->loc, arg_ir(s, c, 0), arg_ir(s, c, 1));
+    const NrType *t = nr_sm_type(s, j);
+    if (t->rank == 1) return v_ir(j);
+    int32_t sh[NR_MAX_RANK];
+    for (int i = 0; i < t->rank - 2; i++) sh[i] = t->shape[i];
+    sh[t->rank - 2] = 2 * t->shape[t->rank - 2];
+    return v_ir(nr_sm_reshape(s, c->loc, j, t->rank - 1, sh, false));
+}
+
+/* cat(input, other, can_reorder): Triton requires can_reorder=True, so any order is right. */
+static Val h_cat(Sema *s, const SmCall *c) {
+    if (!arg_bool(s, c, 2)) nr_sm_fail(s, c->loc, "tl.cat requires can_reorder=True (as in Triton)");
+    NrValId a = arg_tensor(s, c, 0), b = arg_tensor(s, c, 1);
+    if (rank_of(s, a) != 1 || nr_sm_tid(s, a) != nr_sm_tid(s, b))
+        nr_sm_fail(s, c->loc, "tl.cat takes two 1-d blocks of one type, got %s and %s", nr_sm_val_kind(s, v_ir(a)),
+                   nr_sm_val_kind(s, v_ir(b)));
+    NrValId j = join(s, c->loc, a, b);
+    int32_t n = 2 * nr_sm_type(s, a)->shape[0];
+    return v_ir(nr_sm_reshape(s, c->loc, j, 1, &n, true));
+}
+
+/* flip(x, dim): reverse axis dim by swapping the halves of every power-of-two sub-axis. */
+static Val h_flip(Sema *s, const SmCall *c) {
+    NrValId x = arg_tensor(s, c, 0);
+    const NrType *t = nr_sm_type(s, x);
+    int r = t->rank;
+    if (r == 0) nr_sm_fail(s, c->loc, "tl.flip needs a block, got %s", nr_sm_val_kind(s, v_ir(x)));
+    int dim = is_none(c, 1) ? r - 1 : wrap_axis(s, c->argloc[1], arg_int(s, c, 1), r);
+    int32_t n = t->shape[dim];
+    int steps = 0;
+    while ((1 << steps) < n) steps++;
+    if (steps == 0) return v_ir(x);
+    if (r - 1 + steps > NR_MAX_RANK) nr_sm_fail(s, c->loc, "tl.flip: the block has too many dimensions to flip axis %d", dim);
+    NrDtype dt = dtype_of(s, x), it = int_of_width(s, c->loc, x, "tl.flip");
+    int32_t orig[NR_MAX_RANK], sh[NR_MAX_RANK];
+    for (int i = 0; i < r; i++) orig[i] = t->shape[i];
+    int k = 0;
+    for (int i = 0; i < dim; i++) sh[k++] = orig[i];
+    for (int i = 0; i < steps; i++) sh[k++] = 2;
+    for (int i = dim + 1; i < r; i++) sh[k++] = orig[i];
+    NrValId y = nr_sm_reshape(s, c->loc, nr_sm_bitcast(s, c->loc, x, it, 0), k, sh, false);
+    for (int i = 0; i < steps; i++) {
+        int ax = dim + i;
+        const NrType *yt = nr_sm_type(s, y);
+        int32_t rs[NR_MAX_RANK];
+        int rr = 0;
+        for (int q = 0; q < yt->rank; q++)
+            if (q != ax) rs[rr++] = yt->shape[q];
+        NrTypeId rt = nr_type_block(s->m, nr_type_scalar(s->m, it), rr, rs);
+        NrOpId op = nr_sm_emit_op(s, c->loc, NR_OP_REDUCE, 1, &y, 1, &rt, 0);
+        nr_op_set_str(s->fn->f, op, NR_A_KIND, "xor");
+        nr_op_set_int(s->fn->f, op, NR_A_AXIS, ax);
+        NrValId xs = nr_sm_expand_dims(s, c->loc, nr_op_result(s->fn->f, op, 0), ax);
+        xs = nr_sm_broadcast_to(s, c->loc, xs, yt->rank, nr_sm_type(s, y)->shape, true);
+        y = nr_sm_emit(s, c->loc, NR_OP_XOR, nr_sm_tid(s, y), 2, (NrValId[]){y, xs});
+    }
+    y = nr_sm_reshape(s, c->loc, y, r, orig, false);
+    return v_ir(nr_sm_bitcast(s, c->loc, y, dt, 0));
+}
+
 static Val h_cast(Sema *s, const SmCall *c) {
     NrValId x = arg_ir(s, c, 0);
     NrCVal dt = arg_dtype(s, c, 1);
@@ -1682,6 +1826,11 @@ static const Builtin builtins[] = {
     {"expand_dims", TL | TEN, "input, axis", h_expand_dims, 0, NULL},
     {"broadcast_to", TL | TEN, "input, *shape", h_broadcast_to, 0, NULL},
     {"broadcast", TL, "input, other", h_broadcast, 0, NULL},
+    {"join", TL, "a, b", h_join, 0, NULL},
+    {"split", TL | TEN, "a", h_split, 0, NULL},
+    {"interleave", TL, "a, b", h_interleave, 0, NULL},
+    {"cat", TL, "input, other, can_reorder=False", h_cat, 0, NULL},
+    {"flip", TL | TEN, "x, dim=None", h_flip, 0, NULL},
     {"cast", TL | TEN, "input, dtype, fp_downcast_rounding=None, bitcast=False", h_cast, 0, NULL},
     {"item", TEN, "input", h_item, 0, NULL},
     {"to", TEN, "input, dtype, fp_downcast_rounding=None, bitcast=False", h_cast, 0, NULL},
@@ -1758,7 +1907,7 @@ static const Builtin builtins[] = {
 
 /* Triton functions Nereid does not implement (a precise error instead of "not a function"). */
 static const char *const unsupported_tl[] = {
-    "associative_scan", "cumsum", "cumprod", "sort", "topk", "flip", "interleave", "join", "split", "cat", "gather",
+    "associative_scan", "cumsum", "cumprod", "sort", "topk", "gather",
     "histogram", "reduce", "map_elementwise", "inline_asm_elementwise", "make_block_ptr", "advance",
     "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "dot_scaled", "bitonic_merge", "extern_elementwise", "condition", "tensor_descriptor",
     "float8e4b15", "float8e4b8", "float8e5b16", "tensor", "dtype", "block_type", "tuple", "tuple_type", "slice",
