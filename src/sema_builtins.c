@@ -913,7 +913,8 @@ static int wrap_axis(Sema *s, NrLoc loc, int64_t axis, int rank) {
 }
 
 /* Reduce x along axis (NULL: all axes) with `kind`; argreduce gives (value, index). */
-static Val reduce(Sema *s, const SmCall *c, NrValId x, int axis_arg, bool keep_dims, const char *kind, bool arg) {
+static Val reduce(Sema *s, const SmCall *c, NrValId x, int axis_arg, bool keep_dims, const char *kind, bool arg,
+                  bool nan_all) {
     NrLoc loc = c->loc;
     bool all = is_none(c, axis_arg);
     int rank = rank_of(s, x);
@@ -949,6 +950,7 @@ static Val reduce(Sema *s, const SmCall *c, NrValId x, int axis_arg, bool keep_d
         NrOpId op = nr_sm_emit_op(s, loc, NR_OP_REDUCE, 1, &x, 1, &vt, 0);
         nr_op_set_str(f, op, NR_A_KIND, kind);
         nr_op_set_int(f, op, NR_A_AXIS, ax);
+        if (nan_all) nr_op_set_str(f, op, NR_A_NAN, "all");
         out = v_ir(nr_op_result(f, op, 0));
     }
     if (keep_dims) {
@@ -980,7 +982,7 @@ static Val h_sum(Sema *s, const SmCall *c) {
         if (nr_dt_is_int(dt) && nr_dt_bits(dt) < 32)
             x = nr_sm_cast(s, c->loc, x, nr_dt_is_signed(dt) ? NR_DT_I32 : NR_DT_U32, 0, NULL);
     }
-    return reduce(s, c, x, 1, arg_bool(s, c, 2), "add", false);
+    return reduce(s, c, x, 1, arg_bool(s, c, 2), "add", false, false);
 }
 
 /* tl.max / tl.min (arg: 1 for max) */
@@ -992,12 +994,12 @@ static Val h_maxmin_reduce(Sema *s, const SmCall *c) {
         NrDtype dt = dtype_of(s, x);
         if (nr_dt_bits(dt) < 32) x = nr_sm_cast(s, c->loc, x, nr_dt_is_float(dt) ? NR_DT_F32 : NR_DT_I32, 0, NULL);
     }
-    return reduce(s, c, x, 1, arg_bool(s, c, 4), kind, ret_idx);
+    return reduce(s, c, x, 1, arg_bool(s, c, 4), kind, ret_idx, false);
 }
 
 static Val h_argmaxmin(Sema *s, const SmCall *c) {
     NrValId x = bf16_to_f32(s, c->loc, reduce_input(s, c));
-    Val r = reduce(s, c, x, 1, arg_bool(s, c, 3), c->bi->arg ? "max" : "min", true);
+    Val r = reduce(s, c, x, 1, arg_bool(s, c, 3), c->bi->arg ? "max" : "min", true, false);
     return r.tup.v[1];
 }
 
@@ -1005,7 +1007,70 @@ static Val h_int_reduce(Sema *s, const SmCall *c) {
     NrValId x = reduce_input(s, c);
     if (ptr_of(s, x) || !nr_dt_is_int(dtype_of(s, x)))
         nr_sm_fail(s, c->loc, "%s takes integers, got %s", BN(c), ename(s, x));
-    return reduce(s, c, x, 1, arg_bool(s, c, 2), c->bi->str, false);
+    return reduce(s, c, x, 1, arg_bool(s, c, 2), c->bi->str, false, false);
+}
+
+/* The reduce kind a combine function computes, found by lowering it on two
+ * scalars of dtype dt: it must be one add/max/min/and/or/xor of its two
+ * arguments.  NULL if it is something else. */
+static const char *combine_kind(Sema *s, NrLoc loc, const NrFuncDecl *fn, NrTypeId st, bool *nan_all) {
+    NrTypeId ts[2] = {st, st};
+    NrFunc *tmp = nr_func_new(s->m, "$combine", 2, ts, 0, NULL);
+    SmFn tf;
+    memset(&tf, 0, sizeof tf);
+    tf.f = tmp;
+    tf.b = nr_builder_at_end(tmp, tmp->body);
+    SmFn *saved = s->fn;
+    int nspecs = s->nspecs;
+    s->fn = &tf;
+    Val args[2] = {v_ir(f_arg(tmp, 0)), v_ir(f_arg(tmp, 1))};
+    Val r = nr_sm_call_jit(s, loc, fn, 2, args, NULL, 0, NULL, NULL);
+    s->fn = saved;
+    nr_module_remove_func(s->m, tmp);
+    NrOpId call = tmp->blocks[tmp->body].first;
+    if (r.k != V_IR || !call || tmp->ops[call].opc != NR_OP_CALL) return NULL;
+    NrFunc *g = nr_module_find_func(s->m, nr_op_str(tmp, call, NR_A_CALLEE, ""));
+    if (!g) return NULL;
+    /* the probe's own specialization is not part of the kernel */
+    if (s->nspecs > nspecs && s->specs[s->nspecs - 1].f == g) {
+        s->nspecs--;
+        nr_module_remove_func(s->m, g);
+    }
+    NrOpId op = g->blocks[g->body].first;
+    if (!op || !g->ops[op].next || g->ops[g->ops[op].next].opc != NR_OP_RETURN) return NULL;
+    const NrOp *o = &g->ops[op];
+    NrOpId ret = o->next;
+    if (o->nopnds != 2 || o->nresults != 1 || g->ops[ret].nopnds != 1 || g->ops[ret].opnds[0] != o->results[0])
+        return NULL;
+    NrValId a0 = f_arg(g, 0), a1 = f_arg(g, 1);
+    if (!((o->opnds[0] == a0 && o->opnds[1] == a1) || (o->opnds[0] == a1 && o->opnds[1] == a0))) return NULL;
+    *nan_all = o->opc == NR_OP_MAX || o->opc == NR_OP_MIN ? strcmp(nr_op_str(g, op, NR_A_NAN, "none"), "all") == 0
+                                                          : false;
+    switch ((NrOpcode)o->opc) {
+    case NR_OP_ADD: return "add";
+    case NR_OP_MAX: return "max";
+    case NR_OP_MIN: return "min";
+    case NR_OP_AND: return "and";
+    case NR_OP_OR: return "or";
+    case NR_OP_XOR: return "xor";
+    default: return NULL;
+    }
+}
+
+static Val h_reduce(Sema *s, const SmCall *c) {
+    if (c->arg[0].k == V_TUPLE)
+        nr_sm_fail(s, c->argloc[0], "tl.reduce of several tensors at once is not supported yet");
+    NrValId x = reduce_input(s, c);
+    if (c->arg[2].k != V_JITFN)
+        nr_sm_fail(s, c->argloc[2], "the combine_fn of tl.reduce must be a @jit function, got %s",
+                   nr_sm_val_kind(s, c->arg[2]));
+    bool nan_all = false;
+    const char *kind = combine_kind(s, c->argloc[2], c->arg[2].fn, elem_of(s, x), &nan_all);
+    if (!kind)
+        nr_sm_fail(s, c->argloc[2], "tl.reduce supports combine functions that return one +, maximum, minimum, &, | "
+                                    "or ^ of their two arguments; '%s' does something else",
+                   c->arg[2].fn->name);
+    return reduce(s, c, x, 1, arg_bool(s, c, 3), kind, false, nan_all);
 }
 
 static Val h_softmax(Sema *s, const SmCall *c) {
@@ -1813,6 +1878,7 @@ static const Builtin builtins[] = {
     {"argmin", TL | TEN, "input, axis, tie_break_left=True, keep_dims=False", h_argmaxmin, 0, NULL},
     {"xor_sum", TL | TEN, "input, axis=None, keep_dims=False", h_int_reduce, 0, "xor"},
     {"reduce_or", TL | TEN, "input, axis, keep_dims=False", h_int_reduce, 0, "or"},
+    {"reduce", TL | TEN, "input, axis, combine_fn, keep_dims=False", h_reduce, 0, NULL},
     /* linear algebra */
     {"dot", TL, "input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None, "
                 "out_dtype=tl.float32",
@@ -1908,7 +1974,7 @@ static const Builtin builtins[] = {
 /* Triton functions Nereid does not implement (a precise error instead of "not a function"). */
 static const char *const unsupported_tl[] = {
     "associative_scan", "cumsum", "cumprod", "sort", "topk", "gather",
-    "histogram", "reduce", "map_elementwise", "inline_asm_elementwise", "make_block_ptr", "advance",
+    "histogram", "map_elementwise", "inline_asm_elementwise", "make_block_ptr", "advance",
     "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "dot_scaled", "bitonic_merge", "extern_elementwise", "condition", "tensor_descriptor",
     "float8e4b15", "float8e4b8", "float8e5b16", "tensor", "dtype", "block_type", "tuple", "tuple_type", "slice",
     "void", "const", "constexpr_type", "pi32_t", "target_info",
