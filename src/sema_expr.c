@@ -97,7 +97,7 @@ static double round_f32(double x) {
 
 NrValId nr_sm_const(Sema *s, NrLoc loc, NrTypeId t, const NrCVal *c) {
     NrDtype dt = nr_type_dtype(s->m, t);
-    if (!nr_cv_is_num(c)) nr_sm_fail(s, loc, "cannot make a %s constant from %s", nr_dt_name(s->a, dt, 0),
+    if (!nr_cv_is_num(c)) nr_sm_fail(s, loc, "cannot make a constant of type %s from %s", nr_dt_name(s->a, dt, 0),
                                      nr_cv_str_of(s->a, c));
     NrOpId op = nr_sm_emit_op(s, loc, NR_OP_CONST, 0, NULL, 1, &t, 0);
     if (nr_dt_is_float(dt)) {
@@ -107,7 +107,7 @@ NrValId nr_sm_const(Sema *s, NrLoc loc, NrTypeId t, const NrCVal *c) {
         nr_op_set_float(s->fn->f, op, NR_A_VALUE, v);
     } else {
         if (c->kind == NR_CV_FLOAT)
-            nr_sm_fail(s, loc, "cannot make a %s constant from the float %s", nr_dt_name(s->a, dt, 0),
+            nr_sm_fail(s, loc, "cannot make a constant of type %s from the float %s", nr_dt_name(s->a, dt, 0),
                        nr_cv_str_of(s->a, c));
         if (!int_fits(dt, c))
             nr_sm_fail(s, loc, "the value %s does not fit in %s", nr_cv_str_of(s->a, c), nr_dt_name(s->a, dt, 0));
