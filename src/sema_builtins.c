@@ -2088,6 +2088,11 @@ Val nr_sm_module_attr(Sema *s, NrLoc loc, SmModule mod, const char *name) {
     const Builtin *bi = where ? nr_sm_find_builtin(name, where) : NULL;
     if (bi) return builtin_val(bi, NULL);
     const char *mn = nr_sm_module_name(mod);
+    static const char *const block_ptr_fns[] = {"make_block_ptr", "advance", "make_tensor_descriptor",
+                                                "load_tensor_descriptor", "store_tensor_descriptor",
+                                                "tensor_descriptor"};
+    if (mod == SM_MOD_TL && name_in(name, block_ptr_fns, NR_COUNTOF(block_ptr_fns)))
+        nr_sm_fail(s, loc, "block pointers and tensor descriptors are not supported yet (tl.%s)", name);
     if (mod == SM_MOD_TL && name_in(name, unsupported_tl, NR_COUNTOF(unsupported_tl)))
         nr_sm_fail(s, loc, "tl.%s is not supported by Nereid yet", name);
     static const char *const full[] = {[SM_MOD_TRITON] = "triton", [SM_MOD_TL] = "triton.language",
