@@ -1428,6 +1428,127 @@ static Val h_flip(Sema *s, const SmCall *c) {
     return v_ir(nr_sm_bitcast(s, c->loc, y, dt, 0));
 }
 
+/* --- sorting: Triton's bitonic network over a [2, 2, ...] view of the block --------------------------- */
+static int floor_log2(int64_t n) {
+    int k = 0;
+    while (n > 1) n >>= 1, k++;
+    return k;
+}
+
+/* arange(0, 2) shaped [1]*(n_dims - j - 1) + [2] + [1]*j */
+static NrValId indicator(Sema *s, NrLoc l, int n_dims, int j) {
+    int64_t two = 2;
+    NrTypeId at = nr_sm_block_type(s, l, nr_type_scalar(s->m, NR_DT_I32), 1, &two, "tl.sort");
+    NrOpId op = nr_sm_emit_op(s, l, NR_OP_ARANGE, 0, NULL, 1, &at, 0);
+    nr_op_set_int(s->fn->f, op, NR_A_START, 0);
+    nr_op_set_int(s->fn->f, op, NR_A_END, 2);
+    int32_t sh[NR_MAX_RANK];
+    for (int i = 0; i < n_dims; i++) sh[i] = i == n_dims - 1 - j ? 2 : 1;
+    return nr_sm_reshape(s, l, nr_op_result(s->fn->f, op, 0), n_dims, sh, false);
+}
+
+/* One compare-and-swap layer along the i-th innermost axis of hypercube x. */
+static NrValId compare_and_swap(Sema *s, NrLoc l, NrValId x, Val flip, int i) {
+    int n_dims = rank_of(s, x);
+    NrDtype dt = dtype_of(s, x);
+    NrDtype it = int_of_width(s, l, x, "tl.sort");
+    NrValId ix = nr_sm_bitcast(s, l, x, it, 0);
+    int ax = n_dims - 1 - i;
+    const NrType *t = nr_sm_type(s, ix);
+    int32_t rs[NR_MAX_RANK];
+    int rr = 0;
+    for (int q = 0; q < t->rank; q++)
+        if (q != ax) rs[rr++] = t->shape[q];
+    NrTypeId rt = nr_type_block(s->m, nr_type_scalar(s->m, it), rr, rs);
+    NrOpId op = nr_sm_emit_op(s, l, NR_OP_REDUCE, 1, &ix, 1, &rt, 0);
+    nr_op_set_str(s->fn->f, op, NR_A_KIND, "xor");
+    nr_op_set_int(s->fn->f, op, NR_A_AXIS, ax);
+    NrValId xs = nr_sm_expand_dims(s, l, nr_op_result(s->fn->f, op, 0), ax);
+    xs = nr_sm_broadcast_to(s, l, xs, n_dims, nr_sm_type(s, ix)->shape, true);
+    NrValId iy = nr_sm_emit(s, l, NR_OP_XOR, nr_sm_tid(s, ix), 2, (NrValId[]){ix, xs});
+    NrValId y = nr_sm_bitcast(s, l, iy, dt, 0);
+    Val gt = nr_sm_compare(s, l, NR_CMP_GT, v_ir(x), v_ir(y));
+    Val want = nr_sm_binop(s, l, NR_BIN_BITXOR, flip, v_ir(indicator(s, l, n_dims, i)));
+    Val cond = nr_sm_compare(s, l, NR_CMP_NE, gt, want);
+    NrValId cnd = cond.ir, a = y, b = x;
+    broadcast3(s, l, &cnd, &a, &b);
+    return nr_sm_emit(s, l, NR_OP_SELECT, nr_sm_tid(s, a), 3, (NrValId[]){cnd, a, b});
+}
+
+/* order: 0 ascending, 1 descending, 2 alternating with the stage's indicator */
+static NrValId bitonic_merge_hypercube(Sema *s, NrLoc l, NrValId x, int stage, int order) {
+    Val flip = order == 2 ? v_ir(indicator(s, l, floor_log2(nr_type_numel(s->m, nr_sm_tid(s, x))), stage))
+                          : v_const(nr_cv_int(order));
+    for (int i = 0; i < stage; i++) x = compare_and_swap(s, l, x, flip, stage - 1 - i);
+    return x;
+}
+
+/* Reshape x to the [2]*n hypercube of its elements ([1] for one element). */
+static NrValId hypercube(Sema *s, NrLoc l, NrValId x) {
+    int n = floor_log2(nr_type_numel(s->m, nr_sm_tid(s, x)));
+    if (n > NR_MAX_RANK)
+        nr_sm_fail(s, l, "sorting a block of %lld elements needs %d dimensions; blocks have at most %d",
+                   (long long)nr_type_numel(s->m, nr_sm_tid(s, x)), n, NR_MAX_RANK);
+    int32_t sh[NR_MAX_RANK];
+    for (int i = 0; i < n; i++) sh[i] = 2;
+    if (n == 0) sh[0] = 1;
+    return nr_sm_reshape(s, l, x, n ? n : 1, sh, false);
+}
+
+static int sort_dim(Sema *s, const SmCall *c, int i, NrValId x) {
+    int r = rank_of(s, x);
+    if (r == 0) nr_sm_fail(s, c->loc, "%s needs a block, got %s", BN(c), nr_sm_val_kind(s, v_ir(x)));
+    int dim = is_none(c, i) ? r - 1 : wrap_axis(s, c->argloc[i], arg_int(s, c, i), r);
+    if (dim != r - 1) nr_sm_fail(s, c->argloc[i], "%s: only the minor dimension is currently supported", BN(c));
+    return dim;
+}
+
+/* Triton's sort_impl: sort (k = 0) or the k largest (descending) / smallest of the minor axis. */
+static NrValId sort_impl(Sema *s, const SmCall *c, NrValId x, int64_t k, int dim, int descending) {
+    NrLoc l = c->loc;
+    const NrType *t = nr_sm_type(s, x);
+    int32_t shape[NR_MAX_RANK];
+    int r = t->rank;
+    for (int i = 0; i < r; i++) shape[i] = t->shape[i];
+    int log_n = floor_log2(shape[dim]);
+    int log_k = k ? floor_log2(k) : log_n;
+    if (log_k > log_n) nr_sm_fail(s, l, "%s: k (%lld) is larger than the axis (%d)", BN(c), (long long)k, shape[dim]);
+    NrValId h = hypercube(s, l, x);
+    for (int i = 1; i <= log_k; i++) h = bitonic_merge_hypercube(s, l, h, i, i < log_n ? 2 : descending);
+    for (int i = log_k + 1; i <= log_n; i++) {
+        const Builtin *red = nr_sm_find_builtin(descending ? "max" : "min", SM_IN_TL);
+        int ax = floor_log2(nr_type_numel(s->m, nr_sm_tid(s, h))) - 1 - log_k;
+        Val args[2] = {v_ir(h), v_const(nr_cv_int(ax))};
+        h = nr_sm_call_builtin(s, l, red, NULL, 2, args, NULL, 0, NULL, NULL, NULL).ir;
+        h = bitonic_merge_hypercube(s, l, h, log_k, i < log_n ? 2 : descending);
+    }
+    shape[r - 1] = 1 << log_k;
+    return nr_sm_reshape(s, l, h, r, shape, false);
+}
+
+static Val h_sort(Sema *s, const SmCall *c) {
+    NrValId x = arg_tensor(s, c, 0);
+    return v_ir(sort_impl(s, c, x, 0, sort_dim(s, c, 1, x), arg_bool(s, c, 2)));
+}
+
+static Val h_topk(Sema *s, const SmCall *c) {
+    NrValId x = arg_tensor(s, c, 0);
+    int64_t k = arg_int(s, c, 1);
+    if (k < 1) nr_sm_fail(s, c->argloc[1], "tl.topk: k must be at least 1, got %lld", (long long)k);
+    return v_ir(sort_impl(s, c, x, k, sort_dim(s, c, 2, x), 1));
+}
+
+static Val h_bitonic_merge(Sema *s, const SmCall *c) {
+    NrValId x = arg_tensor(s, c, 0);
+    int dim = sort_dim(s, c, 1, x);
+    const NrType *t = nr_sm_type(s, x);
+    int32_t shape[NR_MAX_RANK];
+    for (int i = 0; i < t->rank; i++) shape[i] = t->shape[i];
+    int n_dims = floor_log2(shape[dim]);
+    NrValId h = bitonic_merge_hypercube(s, c->loc, hypercube(s, c->loc, x), n_dims, arg_bool(s, c, 2));
+    return v_ir(nr_sm_reshape(s, c->loc, h, t->rank, shape, false));
+}
+
 static Val h_cast(Sema *s, const SmCall *c) {
     NrValId x = arg_ir(s, c, 0);
     NrCVal dt = arg_dtype(s, c, 1);
@@ -1897,6 +2018,9 @@ static const Builtin builtins[] = {
     {"interleave", TL, "a, b", h_interleave, 0, NULL},
     {"cat", TL, "input, other, can_reorder=False", h_cat, 0, NULL},
     {"flip", TL | TEN, "x, dim=None", h_flip, 0, NULL},
+    {"sort", TL | TEN, "x, dim=None, descending=0", h_sort, 0, NULL},
+    {"topk", TL, "x, k, dim=None", h_topk, 0, NULL},
+    {"bitonic_merge", TL, "x, dim=None, descending=0", h_bitonic_merge, 0, NULL},
     {"cast", TL | TEN, "input, dtype, fp_downcast_rounding=None, bitcast=False", h_cast, 0, NULL},
     {"item", TEN, "input", h_item, 0, NULL},
     {"to", TEN, "input, dtype, fp_downcast_rounding=None, bitcast=False", h_cast, 0, NULL},
@@ -1973,9 +2097,9 @@ static const Builtin builtins[] = {
 
 /* Triton functions Nereid does not implement (a precise error instead of "not a function"). */
 static const char *const unsupported_tl[] = {
-    "associative_scan", "cumsum", "cumprod", "sort", "topk", "gather",
+    "associative_scan", "cumsum", "cumprod", "gather",
     "histogram", "map_elementwise", "inline_asm_elementwise", "make_block_ptr", "advance",
-    "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "dot_scaled", "bitonic_merge", "extern_elementwise", "condition", "tensor_descriptor",
+    "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "dot_scaled", "extern_elementwise", "condition", "tensor_descriptor",
     "float8e4b15", "float8e4b8", "float8e5b16", "tensor", "dtype", "block_type", "tuple", "tuple_type", "slice",
     "void", "const", "constexpr_type", "pi32_t", "target_info",
 };
