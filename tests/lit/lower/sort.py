@@ -14,8 +14,8 @@ def k(p):
 
 # CHECK-LABEL: func @k
 # CHECK:      [[X:%[0-9]+]] = load
-# CHECK-NEXT: [[H:%[0-9]+]] = reshape [[X]] : tensor<2x2x2xf32>
-# CHECK-NEXT: [[HI:%[0-9]+]] = bitcast [[H]] : tensor<2x2x2xi32>
+# CHECK:      [[H:%[0-9]+]] = reshape [[X]] : tensor<2x2x2xf32>
+# CHECK:      [[HI:%[0-9]+]] = bitcast [[H]] : tensor<2x2x2xi32>
 # CHECK-NEXT: reduce [[HI]] {axis = 2, kind = "xor"} : tensor<2x2xi32>
 # 1 + 2 + 3 layers for 8 elements
 # CHECK-COUNT-5: select
