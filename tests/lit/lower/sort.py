@@ -23,4 +23,5 @@ def k(p):
 # CHECK-NEXT: reshape [[S]] : tensor<8xf32>
 # topk(x, 2): sort pairs, then keep the larger halves with max reductions
 # CHECK:      reduce {{%[0-9]+}} {axis = {{[0-9]}}, kind = "max"}
-# CHECK:      reshape {{%[0-9]+}} : tensor<2xf32>
+# CHECK:      [[T:%[0-9]+]] = select {{.*}} : tensor<2xf32>
+# CHECK-NEXT: store {{%[0-9]+}}, [[T]], _
