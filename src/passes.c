@@ -78,6 +78,7 @@ bool nr_run_block_pipeline(NrModule *m, const NrPipelineOptions *opt, NrDiags *d
     run(&p, "canonicalize", nr_pass_canonicalize);
     run(&p, "cse", nr_pass_cse);
     run(&p, "licm", nr_pass_licm);
+    run(&p, "cse", nr_pass_cse); /* merges what licm hoisted with the same work after the loop */
     run(&p, "canonicalize", nr_pass_canonicalize);
     run(&p, "dce", nr_pass_dce);
     return p.ok;

@@ -37,7 +37,7 @@ typedef struct NrPipelineOptions {
     FILE *dump;              /* if set, print the IR after every pass here */
 } NrPipelineOptions;
 
-/* The block-level pipeline: inline, canonicalize, cse, licm, canonicalize, dce. */
+/* The block-level pipeline: inline, canonicalize, cse, licm, cse, canonicalize, dce. */
 bool nr_run_block_pipeline(NrModule *m, const NrPipelineOptions *opt, NrDiags *d);
 
 #endif

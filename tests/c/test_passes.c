@@ -168,14 +168,14 @@ static void test_pipeline(void) {
     char *dump = run_pipeline(&c, NULL, &ok);
     CHECK(ok && !nr_has_errors(&c.d), "pipeline failed");
     static const char *const order[] = {"// after inline\n", "// after canonicalize\n", "// after cse\n",
-                                        "// after licm\n", "// after canonicalize\n", "// after dce\n"};
+                                        "// after licm\n", "// after cse\n", "// after canonicalize\n", "// after dce\n"};
     const char *p = dump;
     for (size_t i = 0; i < COUNTOF(order); i++) {
         const char *q = p ? strstr(p, order[i]) : NULL;
         CHECK(q != NULL, "dump lacks %s", order[i]);
         p = q ? q + 1 : NULL;
     }
-    CHECK(count_str(dump, "// after ") == 6, "dump has %d headers", count_str(dump, "// after "));
+    CHECK(count_str(dump, "// after ") == 7, "dump has %d headers", count_str(dump, "// after "));
     CHECK(c.m->nfuncs == 1 && c.m->funcs[0] == k, "helper not removed");
     CHECK(count_ops(k, NR_OP_CALL) == 0, "calls remain");
     /* the invariant k + 7 left the loop */
@@ -672,6 +672,251 @@ static void test_pipeline_semantics(void) {
     }
 }
 
+/* --- random kernels keep their results -------------------------------------------------------------- */
+/* Random kernels over i32 and f32 scalars: arithmetic with random constants,
+ * casts, selects, nested if/for/while with carried values, loads of an input
+ * buffer and stores inside regions.  Each is interpreted before and after the
+ * pipeline (verified after every pass); the outputs must agree bit for bit.
+ * Only i32 and f32 are used, whose NaNs keep their bits through the
+ * simplifications (x * 1.0 of a NaN is that NaN). */
+typedef struct Gen {
+    Ctx *c;
+    NrFunc *f;
+    NrTypeId i32, f32;
+    NrValId ints[256], flts[256];
+    int ni, nf;
+    int depth, budget;
+    NrValId out, inp;   /* ptr<i32> out, ptr<f32> inp */
+} Gen;
+
+static NrValId pick_int(Gen *g) { return g->ints[rnd() % (uint64_t)g->ni]; }
+static NrValId pick_flt(Gen *g) { return g->flts[rnd() % (uint64_t)g->nf]; }
+static void push_int(Gen *g, NrValId v) { if (g->ni < 256) g->ints[g->ni++] = v; }
+static void push_flt(Gen *g, NrValId v) { if (g->nf < 256) g->flts[g->nf++] = v; }
+
+static NrValId rand_const(Gen *g, NrBuilder *b, bool flt) {
+    static const int64_t iv[] = {0, 1, -1, 2, 3, 7, 31, 32, -2147483647 - 1, 2147483647};
+    static const double fv[] = {0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 3.0, 1e30, INFINITY, NAN};
+    if (flt) return nr_build_const_float(b, g->f32, fv[rnd() % COUNTOF(fv)]);
+    return nr_build_const_int(b, g->i32, iv[rnd() % COUNTOF(iv)]);
+}
+
+static void gen_block(Gen *g, NrBuilder *b, int nops);
+
+/* Loop bounds that keep loops short: small constants, or an int masked to 0..7. */
+static NrValId small_bound(Gen *g, NrBuilder *b) {
+    if (rnd() & 1) return nr_build_const_int(b, g->i32, (int64_t)(rnd() % 6));
+    NrValId seven = nr_build_const_int(b, g->i32, 7);
+    return nr_build_binary(b, NR_OP_AND, pick_int(g), seven);
+}
+
+/* Region r of op: random ops, then a yield of nyield values (ints first). */
+static void gen_region(Gen *g, NrBlockId blk, int nint, int nflt) {
+    int si = g->ni, sf = g->nf;
+    NrBuilder rb = nr_builder_at_end(g->f, blk);
+    g->depth++;
+    gen_block(g, &rb, 2 + (int)(rnd() % 5));
+    g->depth--;
+    NrValId ys[4];
+    int n = 0;
+    for (int i = 0; i < nint; i++) ys[n++] = pick_int(g);
+    for (int i = 0; i < nflt; i++) ys[n++] = pick_flt(g);
+    nr_build(&rb, NR_OP_YIELD, n, ys, 0, NULL, 0);
+    g->ni = si;
+    g->nf = sf;
+}
+
+static void gen_if(Gen *g, NrBuilder *b) {
+    NrValId c = nr_build1(b, NR_OP_CMP, nr_type_scalar(g->c->m, NR_DT_I1), 2, (NrValId[]){pick_int(g), pick_int(g)});
+    nr_op_set_str(g->f, g->f->vals[c].def, NR_A_PRED, rnd() & 1 ? "lt" : "eq");
+    if (rnd() % 4 == 0) c = nr_build_const_int(b, nr_type_scalar(g->c->m, NR_DT_I1), (int64_t)(rnd() & 1));
+    NrOpId op = nr_build(b, NR_OP_IF, 1, &c, 2, (NrTypeId[]){g->i32, g->f32}, 2);
+    for (int r = 0; r < 2; r++) gen_region(g, g->f->ops[op].regions[r], 1, 1);
+    push_int(g, g->f->ops[op].results[0]);
+    push_flt(g, g->f->ops[op].results[1]);
+}
+
+static void gen_for(Gen *g, NrBuilder *b) {
+    NrValId lb = nr_build_const_int(b, g->i32, (int64_t)(rnd() % 3));
+    NrValId ub = small_bound(g, b);
+    NrValId st = nr_build_const_int(b, g->i32, 1 + (int64_t)(rnd() % 2));
+    NrValId ops[5] = {lb, ub, st, pick_int(g), pick_flt(g)};
+    NrOpId op = nr_build(b, NR_OP_FOR, 5, ops, 2, (NrTypeId[]){g->i32, g->f32}, 1);
+    NrBlockId body = g->f->ops[op].regions[0];
+    int si = g->ni, sf = g->nf;
+    push_int(g, nr_block_add_arg(g->f, body, g->i32));
+    push_int(g, nr_block_add_arg(g->f, body, g->i32));
+    push_flt(g, nr_block_add_arg(g->f, body, g->f32));
+    gen_region(g, body, 1, 1);
+    g->ni = si;
+    g->nf = sf;
+    push_int(g, g->f->ops[op].results[0]);
+    push_flt(g, g->f->ops[op].results[1]);
+}
+
+/* while (i < bound): i is carried with a float; the body adds 1 to i. */
+static void gen_while(Gen *g, NrBuilder *b) {
+    NrValId bound = small_bound(g, b);
+    NrValId zero = nr_build_const_int(b, g->i32, 0);
+    NrValId inits[2] = {zero, pick_flt(g)};
+    NrOpId op = nr_build(b, NR_OP_WHILE, 2, inits, 3, (NrTypeId[]){g->i32, g->f32, g->i32}, 2);
+    NrFunc *f = g->f;
+    NrBlockId before = f->ops[op].regions[0], after = f->ops[op].regions[1];
+    int si = g->ni, sf = g->nf;
+    NrValId i = nr_block_add_arg(f, before, g->i32), x = nr_block_add_arg(f, before, g->f32);
+    push_int(g, i);
+    push_flt(g, x);
+    NrBuilder bb = nr_builder_at_end(f, before);
+    g->depth++;
+    gen_block(g, &bb, 1 + (int)(rnd() % 3));
+    NrValId go = nr_build1(&bb, NR_OP_CMP, nr_type_scalar(g->c->m, NR_DT_I1), 2, (NrValId[]){i, bound});
+    nr_op_set_str(f, f->vals[go].def, NR_A_PRED, "lt");
+    nr_build(&bb, NR_OP_CONDITION, 4, (NrValId[]){go, i, pick_flt(g), pick_int(g)}, 0, NULL, 0);
+    g->ni = si;
+    g->nf = sf;
+    NrValId i2 = nr_block_add_arg(f, after, g->i32);
+    push_int(g, i2);
+    push_flt(g, nr_block_add_arg(f, after, g->f32));
+    push_int(g, nr_block_add_arg(f, after, g->i32));
+    NrBuilder ab = nr_builder_at_end(f, after);
+    gen_block(g, &ab, 1 + (int)(rnd() % 4));
+    NrValId one = nr_build_const_int(&ab, g->i32, 1);
+    NrValId i3 = nr_build_binary(&ab, NR_OP_ADD, i2, one);
+    nr_build(&ab, NR_OP_YIELD, 2, (NrValId[]){i3, pick_flt(g)}, 0, NULL, 0);
+    g->depth--;
+    g->ni = si;
+    g->nf = sf;
+    for (int k = 0; k < 3; k++) {
+        NrValId r = f->ops[op].results[k];
+        if (k == 1) push_flt(g, r);
+        else push_int(g, r);
+    }
+}
+
+static void gen_op(Gen *g, NrBuilder *b) {
+    static const NrOpcode ibin[] = {NR_OP_ADD, NR_OP_SUB, NR_OP_MUL, NR_OP_DIV, NR_OP_REM, NR_OP_AND,
+                                    NR_OP_OR,  NR_OP_XOR, NR_OP_SHL, NR_OP_SHR, NR_OP_MAX, NR_OP_MIN};
+    static const NrOpcode fbin[] = {NR_OP_ADD, NR_OP_SUB, NR_OP_MUL, NR_OP_DIV, NR_OP_MAX, NR_OP_MIN};
+    NrFunc *f = g->f;
+    uint64_t k = rnd() % 20;
+    if (g->depth >= 3 && k >= 15) k = rnd() % 15;
+    if (k < 2) {
+        push_int(g, rand_const(g, b, false));
+    } else if (k < 3) {
+        push_flt(g, rand_const(g, b, true));
+    } else if (k < 7) {
+        NrValId x = pick_int(g), y = rnd() % 3 ? pick_int(g) : rand_const(g, b, false);
+        push_int(g, rnd() & 1 ? nr_build_binary(b, ibin[rnd() % COUNTOF(ibin)], x, y)
+                              : nr_build_binary(b, ibin[rnd() % COUNTOF(ibin)], y, x));
+    } else if (k < 10) {
+        NrValId x = pick_flt(g), y = rnd() % 3 ? pick_flt(g) : rand_const(g, b, true);
+        push_flt(g, nr_build_binary(b, fbin[rnd() % COUNTOF(fbin)], x, y));
+    } else if (k < 11) {
+        push_flt(g, nr_build1(b, NR_OP_CAST, g->f32, 1, (NrValId[]){pick_int(g)}));
+    } else if (k < 12) {
+        push_int(g, nr_build1(b, NR_OP_CAST, g->i32, 1, (NrValId[]){pick_flt(g)}));
+    } else if (k < 13) {
+        NrValId c = nr_build1(b, NR_OP_CMP, nr_type_scalar(g->c->m, NR_DT_I1), 2, (NrValId[]){pick_flt(g), pick_flt(g)});
+        nr_op_set_str(f, f->vals[c].def, NR_A_PRED, rnd() & 1 ? "le" : "ne");
+        push_flt(g, nr_build1(b, NR_OP_SELECT, g->f32, 3, (NrValId[]){c, pick_flt(g), pick_flt(g)}));
+    } else if (k < 14) {
+        /* load inp[x & 15] */
+        NrValId m = nr_build_const_int(b, g->i32, 15);
+        NrValId idx = nr_build_binary(b, NR_OP_AND, pick_int(g), m);
+        NrValId p = nr_build1(b, NR_OP_ADDPTR, f->vals[g->inp].type, 2, (NrValId[]){g->inp, idx});
+        push_flt(g, nr_build1(b, NR_OP_LOAD, g->f32, 3, (NrValId[]){p, NR_NONE, NR_NONE}));
+    } else if (k < 15) {
+        /* out[32 + slot] = x */
+        NrValId slot = nr_build_const_int(b, g->i32, 32 + (int64_t)(rnd() % 16));
+        NrValId p = nr_build1(b, NR_OP_ADDPTR, f->vals[g->out].type, 2, (NrValId[]){g->out, slot});
+        nr_build(b, NR_OP_STORE, 3, (NrValId[]){p, pick_int(g), NR_NONE}, 0, NULL, 0);
+    } else if (k < 17) {
+        gen_if(g, b);
+    } else if (k < 19) {
+        gen_for(g, b);
+    } else {
+        gen_while(g, b);
+    }
+}
+
+static void gen_block(Gen *g, NrBuilder *b, int nops) {
+    for (int i = 0; i < nops && g->budget > 0; i++, g->budget--) gen_op(g, b);
+}
+
+static void test_random_kernels(void) {
+    for (int t = 0; t < 300; t++) {
+        Ctx c;
+        ctx_init(&c);
+        NrTypeId i32 = ti(&c, NR_DT_I32), f32 = ti(&c, NR_DT_F32);
+        NrTypeId ps[6] = {nr_type_ptr(c.m, NR_DT_I32, 1), nr_type_ptr(c.m, NR_DT_F32, 1), nr_type_ptr(c.m, NR_DT_F32, 1),
+                          i32, i32, f32};
+        NrFunc *k = nr_func_new(c.m, "k", 6, ps, 0, NULL);
+        k->is_kernel = true;
+        Gen g;
+        memset(&g, 0, sizeof g);
+        g.c = &c;
+        g.f = k;
+        g.i32 = i32;
+        g.f32 = f32;
+        g.out = arg(k, 0);
+        g.inp = arg(k, 2);
+        g.budget = 20 + (int)(rnd() % 60);
+        NrBuilder b = nr_builder_at_end(k, k->body);
+        push_int(&g, arg(k, 3));
+        push_int(&g, arg(k, 4));
+        NrOpId pid = nr_build(&b, NR_OP_PROGRAM_ID, 0, NULL, 1, &i32, 0);
+        nr_op_set_int(k, pid, NR_A_AXIS, 0);
+        push_int(&g, k->ops[pid].results[0]);
+        push_flt(&g, arg(k, 5));
+        gen_block(&g, &b, 1000);
+        /* the last values go out: ints to out[0..16), floats to outf[0..16) */
+        for (int i = 0; i < 16; i++) {
+            bool flt = i >= 8;
+            int n = flt ? g.nf : g.ni;
+            NrValId v = flt ? g.flts[n - 1 - (i - 8) % n] : g.ints[n - 1 - i % n];
+            NrValId slot = nr_build_const_int(&b, i32, i);
+            NrValId base = flt ? arg(k, 1) : arg(k, 0);
+            NrValId p = nr_build1(&b, NR_OP_ADDPTR, k->vals[base].type, 2, (NrValId[]){base, slot});
+            nr_build(&b, NR_OP_STORE, 3, (NrValId[]){p, v, NR_NONE}, 0, NULL, 0);
+        }
+        nr_build(&b, NR_OP_RETURN, 0, NULL, 0, NULL, 0);
+        if (t == 0 && getenv("NR_TEST_VERBOSE")) printf("%s", nr_module_to_string(c.m, NULL));
+        if (!verify(&c)) {
+            CHECK(false, "random kernel %d does not verify", t);
+            ctx_free(&c);
+            continue;
+        }
+        const char *text = nr_module_to_string(c.m, NULL);
+        enum { NOUT = 48 };
+        int32_t want[NOUT], got[NOUT];
+        float wantf[16], gotf[16], inp[16];
+        for (int i = 0; i < 16; i++) inp[i] = (float)((int64_t)(rnd() % 201) - 100) / 8.0f;
+        NrInterpArg args[6] = {{NR_IA_BUFFER, want, sizeof want, "out", 0, 0},
+                               {NR_IA_BUFFER, wantf, sizeof wantf, "outf", 0, 0},
+                               {NR_IA_BUFFER, inp, sizeof inp, "inp", 0, 0},
+                               {NR_IA_INT, NULL, 0, "a", (int64_t)(int32_t)rnd(), 0},
+                               {NR_IA_INT, NULL, 0, "b", (int64_t)(rnd() % 9) - 4, 0},
+                               {NR_IA_FLOAT, NULL, 0, "c", 0, (double)((int64_t)(rnd() % 81) - 40) / 4.0}};
+        uint32_t grid[3] = {2, 1, 1};
+        NrInterpOptions o = {NULL, 10000000};
+        memset(want, 0x5a, sizeof want);
+        memset(wantf, 0xff, sizeof wantf);
+        bool ok1 = nr_interp_launch(k, grid, args, 6, &o, &c.d);
+        NrPipelineOptions po = {NULL, true, NULL};
+        bool okp = nr_run_block_pipeline(c.m, &po, &c.d);
+        args[0].data = got;
+        args[1].data = gotf;
+        memset(got, 0x5a, sizeof got);
+        memset(gotf, 0xff, sizeof gotf);
+        bool ok2 = okp && nr_interp_launch(k, grid, args, 6, &o, &c.d);
+        CHECK(ok1 && okp && ok2, "random kernel %d: %s", t, c.d.n ? c.d.v[0].msg : "pipeline failed");
+        bool same = ok1 && ok2 && memcmp(want, got, sizeof want) == 0 && memcmp(wantf, gotf, sizeof wantf) == 0;
+        CHECK(!(ok1 && ok2) || same, "random kernel %d computes something else after the pipeline:\n%s\nafter:\n%s", t,
+              text, nr_module_to_string(c.m, NULL));
+        ctx_free(&c);
+    }
+}
+
 /* --- folding against the interpreter ---------------------------------------------------------------- */
 enum { NCASE = 48, LANES = 4 };
 
@@ -980,6 +1225,7 @@ int main(void) {
     test_cse_licm_dce();
     test_large();
     test_pipeline_semantics();
+    test_random_kernels();
     test_fold_differential();
     if (failures) {
         printf("test_passes: %d of %d checks failed\n", failures, checks);
