@@ -192,7 +192,7 @@ static void walk_op(Bar *b, NrOpId op, State *st, int depth) {
     }
     const NrAttr *off = nr_op_attr(f, op, NR_A_SMEM_OFFSET);
     if (off && off->kind == NR_AK_INT) {
-        int64_t bytes = nr_ptx_scratch_bytes(f, op);
+        int64_t bytes = nr_gpu_scratch_bytes(f, op);
         if (bytes > 0) {
             st->reads.n = st->writes.n = 0; /* the emitter's barrier before its stores */
             set_add(&st->reads, (Range){off->v.i, off->v.i + bytes});

@@ -80,6 +80,15 @@ static void extend(Smem *s, User *u, NrValId v, int depth) {
     }
 }
 
+/* The PTX emitter answers nr_ptx_scratch_bytes.  The reference is weak so
+ * that programs without the emitter (tools and tests of other phases) still
+ * link; running gpu-smem or gpu-barriers without it is an internal error. */
+#pragma weak nr_ptx_scratch_bytes
+int64_t nr_gpu_scratch_bytes(NrFunc *f, NrOpId op) {
+    if (!nr_ptx_scratch_bytes) NR_ICE("the GPU passes need the PTX emitter's nr_ptx_scratch_bytes");
+    return nr_ptx_scratch_bytes(f, op);
+}
+
 static int64_t buffer_bytes(const NrModule *m, NrTypeId t) {
     return nr_type_numel(m, t) * nr_dtype_info[m->types[t].dtype].bytes;
 }
@@ -96,7 +105,7 @@ static void collect(NrFunc *f, NrOpId op, void *ctx) {
         *NR_PUSH(&s->scratch, s->users, s->nusers, s->capusers) = u;
         return;
     }
-    int64_t bytes = nr_ptx_scratch_bytes(f, op);
+    int64_t bytes = nr_gpu_scratch_bytes(f, op);
     if (bytes > 0) *NR_PUSH(&s->scratch, s->users, s->nusers, s->capusers) = (User){op, bytes, 16, s->pos[op], s->pos[op], 0};
 }
 
