@@ -1,0 +1,321 @@
+/* ptx.h - internals shared by the PTX emitter's files.
+ *
+ *   ptx_emit.c    context, output buffers, registers, layouts (flat bases,
+ *                 thread offsets, owners), the kernel skeleton, control flow,
+ *                 creation and shape ops, the op dispatch table
+ *   ptx_scalar.c  the scalar instruction layer: one function per PTX
+ *                 instruction family that either emits the instruction or,
+ *                 in evaluation mode, computes it on the host
+ *   ptx_elem.c    elementwise ops and casts, per element, on the scalar layer
+ *   ptx_mem.c     loads, stores, atomics, print and assert
+ *   ptx_reduce.c  layout conversions (registers, shuffles, shared memory),
+ *                 reductions, argreduce and the FMA dot
+ *   ptx_math.c    Nereid's math library (exp, log, sin, erf, tanh, pow, ...)
+ *                 on the scalar layer
+ *
+ * Values.  A block value with a distributed layout lives in R = 2^nreg
+ * elements per thread; a scalar is one element, the same in every thread.
+ * Each element is an NrPv: a virtual register of its kind's class, or an
+ * immediate.  Every scalar computation goes through ptx_scalar.c, so the
+ * same code that writes PTX can run on the CPU (evaluation mode, `eval`):
+ * tests check the instruction sequences of integer division, casts, fp8
+ * conversion and the math library against the interpreter and libm.
+ *
+ * Registers are declared in bulk per class (.pred %p, .b16 %rs, .b32 %r,
+ * .b64 %rd) and allocated by ptxas.  Bit-size registers serve every type of
+ * their width (add.f32 on a .b32 register), so a bitcast is free.
+ *   i1                      .pred
+ *   i8 i16 i32 u8 u16 u32   .b32, kept sign- or zero-extended to 32 bits
+ *   f32                     .b32
+ *   i64 u64 pointers f64    .b64
+ *   f16 bf16                .b16
+ *   f8e4nv f8e5             .b16, the byte in the low 8 bits (high bits 0) */
+#ifndef NR_PTX_H
+#define NR_PTX_H
+
+#include "gpu.h"
+#include "util.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* --- scalar values --------------------------------------------------------------------------------- */
+typedef enum NrPk { NR_PK_P, NR_PK_I32, NR_PK_I64, NR_PK_H, NR_PK_F32, NR_PK_F64, NR_PK_COUNT } NrPk;
+
+/* A register (r > 0) or an immediate (r == 0) whose bits are c (F32: the
+ * float's bits, F64: the double's, H: 16 bits, preds 0/1). */
+typedef struct NrPv {
+    uint8_t k; /* NrPk */
+    int32_t r;
+    uint64_t c;
+} NrPv;
+
+/* PTX types of instructions. */
+typedef enum NrPt {
+    NR_PT_PRED,
+    NR_PT_B16, NR_PT_B32, NR_PT_B64,
+    NR_PT_S8, NR_PT_S16, NR_PT_S32, NR_PT_S64,
+    NR_PT_U8, NR_PT_U16, NR_PT_U32, NR_PT_U64,
+    NR_PT_F16, NR_PT_BF16, NR_PT_F32, NR_PT_F64,
+    NR_PT_F16X2, NR_PT_BF16X2,
+    NR_PT_U16H,        /* .u16 in a .b16 register (cvt between .b32 and .b16 registers) */
+    NR_PT_COUNT
+} NrPt;
+
+/* Scalar instructions of one or two operands (the type selects the suffix). */
+typedef enum NrPo {
+    NR_PO_ADD, NR_PO_SUB, NR_PO_MUL,   /* ints: wrap (mul.lo); floats: .rn */
+    NR_PO_MULHI,                       /* mul.hi */
+    NR_PO_DIV, NR_PO_REM,              /* ints (undefined for /0: callers guard); floats: div.rn */
+    NR_PO_DIV_FULL,                    /* div.full.f32 (approximate) */
+    NR_PO_AND, NR_PO_OR, NR_PO_XOR,
+    NR_PO_SHL, NR_PO_SHR,              /* amount (a .u32) clamped to the width */
+    NR_PO_MIN, NR_PO_MAX,              /* floats: the non-NaN operand */
+    NR_PO_MIN_NAN, NR_PO_MAX_NAN,      /* floats: NaN if either is */
+    NR_PO_COPYSIGN,                    /* copysign: |b| with a's sign (PTX operand order) */
+    /* unary */
+    NR_PO_NEG, NR_PO_ABS, NR_PO_NOT,
+    NR_PO_SQRT,                        /* sqrt.rn */
+    NR_PO_SQRT_APPROX, NR_PO_RSQRT_APPROX, NR_PO_RCP,   /* rcp.rn */
+    NR_PO_EX2_APPROX, NR_PO_LG2_APPROX,                 /* f32: .approx.ftz */
+    NR_PO_RINT, NR_PO_TRUNC, NR_PO_FLOOR, NR_PO_CEIL,   /* cvt.rni/rzi/rmi/rpi to the same float type */
+    NR_PO_CLZ, NR_PO_POPC,             /* result .u32 */
+    NR_PO_TF32,                        /* cvt.rna.tf32.f32: 10 mantissa bits, ties away */
+    NR_PO_COUNT
+} NrPo;
+
+typedef enum NrPc {
+    NR_PC_EQ, NR_PC_NE, NR_PC_LT, NR_PC_LE, NR_PC_GT, NR_PC_GE,     /* ordered (floats) / by type (ints) */
+    NR_PC_EQU, NR_PC_NEU, NR_PC_LTU, NR_PC_LEU, NR_PC_GTU, NR_PC_GEU, /* unordered: true on NaN */
+    NR_PC_NUM, NR_PC_NAN,
+    NR_PC_COUNT
+} NrPc;
+
+/* Rounding of cvt: none (exact or int-to-int), to nearest even, toward zero,
+ * and the float-to-integral-value forms. */
+typedef enum NrPr { NR_PR_NONE, NR_PR_RN, NR_PR_RZ, NR_PR_RNI, NR_PR_RZI, NR_PR_RMI, NR_PR_RPI } NrPr;
+
+/* --- layouts ------------------------------------------------------------------------------------------ */
+/* A distributed layout over one shape, in the flat form the emitter uses:
+ * every basis vector of the linear layout as the row-major index of its
+ * coordinates ("flat").  Coordinates XOR dimension by dimension, and the
+ * dimensions are powers of two, so flats XOR as the coordinates do: the
+ * element held by (register r, lane, warp) has flat
+ *     regflat[r] ^ (XOR of lane bases of set lane bits) ^ (... warp bits),
+ * the thread part of which is computed once per layout (tflat). */
+typedef struct NrPtxLay {
+    int32_t layout;                 /* layout id */
+    int rank;
+    int32_t shape[NR_MAX_RANK];
+    int off[NR_MAX_RANK];           /* bit offset of each dimension in a flat */
+    int bits;                       /* log2(numel) */
+    int nreg, nlane, nwarp;         /* basis counts (registers = 1 << nreg) */
+    uint32_t regb[NR_LL_MAX_BITS], laneb[NR_LL_MAX_BITS], warpb[NR_LL_MAX_BITS];
+    uint32_t *regflat;              /* per register */
+    uint8_t *dup;                   /* per register: an earlier register holds the same element */
+    uint32_t rep_lane, rep_warp;    /* lane / warp bits that only replicate elements */
+    int32_t tflat;                  /* register (0 until first needed) */
+    int32_t owner;                  /* .pred: this thread holds no replica (0 until needed) */
+} NrPtxLay;
+
+/* A value's elements: n of them (1 for scalars); lay is an index into the
+ * context's layouts, or -1 for a scalar. */
+typedef struct NrPtxVal {
+    NrPv *e;
+    int n;
+    int lay;
+} NrPtxVal;
+
+typedef struct NrPtxBuf {
+    char *s;
+    size_t n, cap;
+} NrPtxBuf;
+
+/* --- the context ------------------------------------------------------------------------------------------ */
+typedef struct NrPtx {
+    NrArena *a;
+    bool eval;                 /* scalar instructions compute on the host; nothing is written */
+    NrFunc *f;
+    NrModule *m;
+    NrDiags *d;
+    int sm;                    /* 80, 86, 89, 90 */
+    bool sm_a;
+    int num_warps;
+    NrPtxBuf *out;             /* where nr_ptx_emit writes: body or pro */
+    NrPtxBuf body, pro, glob;
+    int32_t nregs[5];          /* per class: registers used */
+    NrPtxVal *vals;            /* per value id */
+    NrPtxLay *lays;
+    int nlays, caplays;
+    NrAxisInfo *ax;            /* axis info per value, or NULL */
+    int nlabels, nstrings;
+    int32_t tid, lane, warp;   /* .b32 registers (prologue) */
+    int32_t thread0;           /* .pred tid == 0 (prologue), 0 until needed */
+    int32_t smem;              /* .b32 shared address of the dynamic shared buffer, 0 until needed */
+    int64_t smem_bytes;        /* the kernel's dynamic shared memory */
+    int64_t scratch_base;      /* where ops without an smem_offset put their scratch */
+    int64_t local_bytes;       /* .local buffer for vprintf arguments */
+    bool uses_vprintf, uses_assert, failed;
+    NrOpId op;                 /* the op being emitted, for diagnostics */
+    char names[48][32];        /* ring of formatted operand names */
+    int name_next;
+} NrPtx;
+
+/* Register classes (index into nregs). */
+enum { NR_RC_P = 1, NR_RC_H, NR_RC_R, NR_RC_D };
+
+/* --- ptx_emit.c: output, registers, values, layouts ----------------------------------------------------------- */
+/* The one emit function: a line into the current buffer (indented unless it
+ * is a label "$...:" or a directive line starting with '.' or '{' '}'). */
+void nr_ptx_emit(NrPtx *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Record an error at the current op; emission continues so that every
+ * problem is reported, but nr_emit_ptx returns NULL. */
+void nr_ptx_error(NrPtx *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int32_t nr_ptx_newreg(NrPtx *p, NrPk k);
+const char *nr_ptx_reg(NrPtx *p, int32_t r);     /* "%r12" */
+const char *nr_ptx_opnd(NrPtx *p, NrPv v);       /* register name or immediate */
+int nr_ptx_label(NrPtx *p);
+/* Kind of the elements of dtype dt (pointers: pass NR_DT_U64). */
+NrPk nr_ptx_kind(NrDtype dt);
+NrPk nr_ptx_type_kind(const NrModule *m, NrTypeId t);
+/* The element values of value v (emitted earlier). */
+NrPtxVal *nr_ptx_val(NrPtx *p, NrValId v);
+/* Give value v fresh registers (or the given elements). */
+NrPtxVal *nr_ptx_def(NrPtx *p, NrValId v);
+void nr_ptx_set(NrPtx *p, NrValId v, NrPv *e, int n);
+/* The layout of a block type (index into p->lays), or -1 for scalars; -2
+ * (with an error) if the type has no usable layout. */
+int nr_ptx_lay(NrPtx *p, NrTypeId t);
+/* Build a layout's flat form without a context (also for nr_ptx_scratch_bytes). */
+bool nr_ptx_lay_build(NrModule *m, int32_t layout, const NrType *t, int num_warps, NrArena *a, NrPtxLay *out);
+/* Fill regflat, dup and the replication masks from the bases. */
+bool nr_ptx_lay_finish(NrPtxLay *L, NrArena *a);
+/* Registers computed once per kernel (in the prologue, so they dominate
+ * every use): the thread part of a layout's flats, and the owner predicate. */
+int32_t nr_ptx_tflat(NrPtx *p, int lay);
+int32_t nr_ptx_owner(NrPtx *p, int lay);
+/* tid == 0, as a predicate (prologue). */
+int32_t nr_ptx_thread0(NrPtx *p);
+/* Flat (row-major index) of register r of layout lay in this thread (.b32). */
+NrPv nr_ptx_flat(NrPtx *p, int lay, int r);
+/* The .b32 shared address of byte `off` of the kernel's shared buffer. */
+NrPv nr_ptx_smem_addr(NrPtx *p, int64_t off);
+/* Byte offset of the scratch buffer of the current op. */
+int64_t nr_ptx_scratch_off(NrPtx *p, NrOpId op);
+/* A register holding v (immediates are moved into one). */
+NrPv nr_ptx_inreg(NrPtx *p, NrPv v);
+/* A .b64 generic-to-global pointer string: "[%rd3]" or "[%rd3+8]". */
+const char *nr_ptx_addr(NrPtx *p, NrPv base, int64_t off);
+
+/* --- ptx_scalar.c: the scalar instruction layer --------------------------------------------------------------- */
+NrPv nr_pv_imm(NrPk k, uint64_t bits);
+NrPv nr_pv_f32(float x);
+NrPv nr_pv_f64(double x);
+NrPv nr_pv_i32(int64_t x);
+NrPv nr_pv_i64(int64_t x);
+NrPv nr_pv_pred(bool b);
+static inline bool nr_pv_is_imm(NrPv v) { return v.r == 0; }
+NrPk nr_pt_kind(NrPt t);
+const char *nr_pt_name(NrPt t);  /* ".s32" */
+int nr_pt_bits(NrPt t);
+
+NrPv nr_pb_bin(NrPtx *p, NrPo o, NrPt t, NrPv a, NrPv b);
+NrPv nr_pb_un(NrPtx *p, NrPo o, NrPt t, NrPv a);
+NrPv nr_pb_fma(NrPtx *p, NrPt t, NrPv a, NrPv b, NrPv c);
+NrPv nr_pb_setp(NrPtx *p, NrPc c, NrPt t, NrPv a, NrPv b);
+NrPv nr_pb_selp(NrPtx *p, NrPv c, NrPv a, NrPv b);     /* c ? a : b, any kind */
+NrPv nr_pb_cvt(NrPtx *p, NrPr r, NrPt dt, NrPt st, NrPv a);
+NrPv nr_pb_pand(NrPtx *p, NrPv a, NrPv b);
+NrPv nr_pb_por(NrPtx *p, NrPv a, NrPv b);
+NrPv nr_pb_pxor(NrPtx *p, NrPv a, NrPv b);
+NrPv nr_pb_pnot(NrPtx *p, NrPv a);
+/* Reinterpret the bits as kind k (same width): mov.bNN. */
+NrPv nr_pb_bits(NrPtx *p, NrPk k, NrPv a);
+/* {lo, hi} halves: two .b16 into a .b32, two .b32 into a .b64, and back. */
+NrPv nr_pb_pack(NrPtx *p, NrPv lo, NrPv hi);
+void nr_pb_unpack(NrPtx *p, NrPv v, NrPv *lo, NrPv *hi);
+/* A copy in a fresh register (for loop-carried state). */
+NrPv nr_pb_mov(NrPtx *p, NrPv a);
+void nr_pb_mov_to(NrPtx *p, NrPv dst, NrPv a);  /* dst is a register */
+/* A loop: state[0..n) are carried; body(p, state, ctx) updates them and
+ * returns the continue predicate.  The body runs at least once. */
+typedef NrPv (*NrPbBody)(NrPtx *p, NrPv *state, void *ctx);
+void nr_pb_loop(NrPtx *p, NrPv *state, int n, NrPbBody body, void *ctx);
+
+/* --- ptx_elem.c: per-element semantics of the IR's elementwise ops ------------------------------------------- */
+/* Binary op opc (add ... umulhi, div_rn) on dtype dt; nanall for max/min. */
+NrPv nr_pe_binary(NrPtx *p, NrOpcode opc, NrDtype dt, bool nanall, NrPv a, NrPv b);
+NrPv nr_pe_unary(NrPtx *p, NrOpcode opc, NrDtype dt, NrPv a);
+NrPv nr_pe_fma(NrPtx *p, NrDtype dt, NrPv a, NrPv b, NrPv c);
+/* cmp predicate 0..5 = eq ne lt le gt ge; pointers pass NR_DT_U64. */
+NrPv nr_pe_cmp(NrPtx *p, int pred, NrDtype dt, NrPv a, NrPv b);
+NrPv nr_pe_cast(NrPtx *p, NrDtype from, NrDtype to, bool rtz, NrPv a);
+/* Float values of narrow types to f32 and back (exact / RNE). */
+NrPv nr_pe_to_f32(NrPtx *p, NrDtype dt, NrPv a);
+NrPv nr_pe_from_f32(NrPtx *p, NrDtype dt, NrPv a);
+/* The `math` family by name; NULL fn name or unknown: error. */
+NrPv nr_pe_math(NrPtx *p, const char *fn, NrDtype dt, int n, const NrPv *x);
+
+/* --- ptx_math.c: the math library (f32 and f64) ------------------------------------------------------------- */
+/* Function `name` (libdevice name without __nv_) of n operands in kind k
+ * (F32 or F64); false if the library has no such function. */
+bool nr_pm_call(NrPtx *p, const char *name, NrPk k, int n, const NrPv *x, NrPv *out);
+/* Names the library implements, for tests: NULL-terminated. */
+extern const char *const nr_pm_names[];
+
+/* The elementwise op driver (every ELEM op, addptr, casts, select). */
+bool nr_ptx_op_elem(NrPtx *p, NrOpId op);
+/* A context that evaluates scalar instructions on the host (tests). */
+NrPtx *nr_ptx_eval_new(NrArena *a, int sm);
+
+/* --- ptx_mem.c / ptx_reduce.c: op emitters ------------------------------------------------------------------ */
+bool nr_ptx_op_load(NrPtx *p, NrOpId op);
+bool nr_ptx_op_store(NrPtx *p, NrOpId op);
+bool nr_ptx_op_atomic_rmw(NrPtx *p, NrOpId op);
+bool nr_ptx_op_atomic_cas(NrPtx *p, NrOpId op);
+bool nr_ptx_op_print(NrPtx *p, NrOpId op);
+bool nr_ptx_op_assert(NrPtx *p, NrOpId op);
+bool nr_ptx_op_reduce(NrPtx *p, NrOpId op);
+bool nr_ptx_op_argreduce(NrPtx *p, NrOpId op);
+bool nr_ptx_op_dot(NrPtx *p, NrOpId op);
+
+/* A linear map from the flats of one shape to the flats of another: the
+ * image of each flat bit. */
+typedef struct NrFlatMap {
+    int bits;
+    uint32_t img[32];
+} NrFlatMap;
+static inline uint32_t nr_flatmap_apply(const NrFlatMap *f, uint32_t x) {
+    uint32_t y = 0;
+    for (int i = 0; i < f->bits; i++)
+        if (x >> i & 1) y ^= f->img[i];
+    return y;
+}
+
+/* How a value reaches another layout: elements already in place (alias),
+ * warp shuffles, or a round trip through shared memory. */
+typedef enum { NR_CONV_ALIAS, NR_CONV_SHUFFLE, NR_CONV_SMEM } NrConvKind;
+/* Plan to produce layout dst from src, where dst's element with flat x is
+ * src's element with flat f(x).  Scratch bytes are set for NR_CONV_SMEM
+ * (elements of es bytes). */
+NrConvKind nr_ptx_conv_plan(const NrPtxLay *src, const NrPtxLay *dst, const NrFlatMap *f, int es, int64_t *scratch);
+/* Elements of value `src` (layout sl) rearranged into layout dl, elements of
+ * dtype dt (pointers: NR_DT_U64); scratch at byte offset off if needed.
+ * Returns an array of dl's register count. */
+NrPv *nr_ptx_convert(NrPtx *p, const NrPv *src, int sl, int dl, const NrFlatMap *f, NrDtype dt, int64_t off);
+/* Scratch bytes of a shape op, a reduction or a conversion (0 if none). */
+int64_t nr_ptx_op_scratch(NrModule *m, NrFunc *f, NrOpId op, int num_warps, NrArena *a);
+/* The flat map of a shape op (result flat -> operand flat). */
+bool nr_ptx_shape_map(const NrModule *m, const NrOp *op, const NrType *rt, const NrType *at, NrFlatMap *f);
+/* A barrier over the whole program. */
+void nr_ptx_bar(NrPtx *p);
+/* Elements of a dtype in shared memory: bytes (i1: 1). */
+int nr_ptx_smem_es(NrDtype dt);
+/* st.shared / ld.shared of one element of dtype dt at a .b32 address. */
+void nr_ptx_st_shared(NrPtx *p, NrDtype dt, NrPv addr, NrPv v, NrPv pred);
+NrPv nr_ptx_ld_shared(NrPtx *p, NrDtype dt, NrPv addr);
+/* Padded shared-memory element index (avoids bank conflicts of strided access). */
+NrPv nr_ptx_smem_index_addr(NrPtx *p, int64_t base, NrPv flat, int es);
+int64_t nr_ptx_smem_padded_bytes(int64_t numel, int es);
+
+#endif

@@ -1,0 +1,748 @@
+/* ptx_elem.c - the IR's elementwise ops, per element, on the scalar layer
+ * (ptx_scalar.c), and the op-level driver that applies them to every
+ * element a thread holds.
+ *
+ * Semantics are the interpreter's (docs/interpreter.md), with the checks PTX
+ * leaves out: integer division by zero gives -1 (all ones) and a % 0 = a,
+ * MIN / -1 = MIN and MIN % -1 = 0; 64-bit shift amounts are clamped before
+ * they are narrowed to the .u32 PTX wants.  Integers narrower than 32 bits
+ * are kept sign- or zero-extended in .b32 registers and re-normalized after
+ * every operation that can leave the range.
+ *
+ * Floats: f32/f64 use .rn instructions (never contracted into fma); f16 uses
+ * native .f16 arithmetic (packed .f16x2 when a thread holds pairs); bf16
+ * uses .bf16 on sm_90 and fma.rn.bf16 with 1.0 / -0.0 on sm_80 (which has
+ * no bf16 add or mul); fp8 computes in f32 and rounds back.  Division and
+ * remainder of narrow floats run in f32, which gives the correctly rounded
+ * narrow result.  The fast math ops follow Triton: exp(x) = ex2.approx(x *
+ * log2 e), log(x) = lg2.approx(x) * ln 2, sqrt = sqrt.approx, rsqrt =
+ * rsqrt.approx, f32 `div` = div.full; the `_rn` ops are exact.  sin, cos,
+ * erf and the `math` family come from ptx_math.c.
+ *
+ * Casts follow docs/ir.md#cast with one rounding everywhere: conversions
+ * PTX lacks on a target (int or f64 to bf16 on sm_80, every fp8 conversion
+ * on sm_80, fp8 with rtz) go through a round-to-odd f32 or a bit-exact
+ * software encoder. */
+#include "fp.h"
+#include "ptx.h"
+
+#include <math.h>
+#include <string.h>
+
+/* --- types ------------------------------------------------------------------------------------------ */
+static int dt_bits(NrDtype dt) { return dt == NR_DT_INVALID ? 64 : nr_dt_bits(dt); }
+
+/* The 32- or 64-bit computation type of an integer dtype. */
+static NrPt int_pt(NrDtype dt) {
+    bool s = nr_dt_is_signed(dt);
+    return dt_bits(dt) == 64 ? (s ? NR_PT_S64 : NR_PT_U64) : (s ? NR_PT_S32 : NR_PT_U32);
+}
+
+static NrPt bit_pt(NrDtype dt) { return dt_bits(dt) == 64 ? NR_PT_B64 : NR_PT_B32; }
+
+
+static NrPv imm_for(NrDtype dt, uint64_t bits) { return nr_pv_imm(nr_ptx_kind(dt), bits); }
+
+/* Re-normalize an 8/16-bit value held in 32 bits. */
+static NrPv norm(NrPtx *p, NrDtype dt, NrPv v) {
+    int w = dt_bits(dt);
+    if (w >= 32) return v;
+    if (nr_dt_is_signed(dt)) return nr_pb_cvt(p, NR_PR_NONE, NR_PT_S32, w == 8 ? NR_PT_S8 : NR_PT_S16, v);
+    return nr_pb_bin(p, NR_PO_AND, NR_PT_B32, v, nr_pv_i32(w == 8 ? 0xff : 0xffff));
+}
+
+/* All ones of an integer dtype, normalized. */
+static NrPv all_ones(NrDtype dt) {
+    int w = dt_bits(dt);
+    if (w == 64) return nr_pv_i64(-1);
+    if (nr_dt_is_signed(dt)) return nr_pv_i32(-1);
+    return nr_pv_i32(w == 32 ? -1 : (1 << w) - 1);
+}
+
+/* --- fp8 ----------------------------------------------------------------------------------------------- */
+/* f32 bits (I32) -> fp8 code in an H: round to nearest even (or toward
+ * zero) and saturate to the largest finite value; NaN -> 0x7f.  Bit-exact
+ * with nr_fp_round(x, fmt, rtz). */
+static NrPv f8_encode_sw(NrPtx *p, NrPv u, bool e5m2, bool rtz) {
+    int mb = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7, shift = 23 - mb;
+    uint32_t maxfin = e5m2 ? 0x7b : 0x7e;
+    NrPv sign = nr_pb_bin(p, NR_PO_AND, NR_PT_B32, nr_pb_bin(p, NR_PO_SHR, NR_PT_U32, u, nr_pv_i32(24)),
+                          nr_pv_i32(0x80));
+    NrPv a = nr_pb_bin(p, NR_PO_AND, NR_PT_B32, u, nr_pv_i32(0x7fffffff));
+    NrPv isnan = nr_pb_setp(p, NR_PC_GT, NR_PT_U32, a, nr_pv_i32(0x7f800000));
+    /* Normal results: round the dropped mantissa bits, then rebias. */
+    NrPv r = a;
+    if (!rtz) {
+        NrPv odd = nr_pb_bin(p, NR_PO_AND, NR_PT_B32, nr_pb_bin(p, NR_PO_SHR, NR_PT_U32, a, nr_pv_i32(shift)),
+                             nr_pv_i32(1));
+        r = nr_pb_bin(p, NR_PO_ADD, NR_PT_U32, nr_pb_bin(p, NR_PO_ADD, NR_PT_U32, a, nr_pv_i32((1 << (shift - 1)) - 1)),
+                      odd);
+    }
+    r = nr_pb_bin(p, NR_PO_SHR, NR_PT_U32, r, nr_pv_i32(shift));
+    NrPv normal = nr_pb_bin(p, NR_PO_SUB, NR_PT_U32, r, nr_pv_i32((127 - bias) << mb));
+    /* Subnormal results: the value in units of the smallest subnormal,
+     * rounded as an integer (scaling by a power of two is exact). */
+    NrPv xf = nr_pb_bits(p, NR_PK_F32, a);
+    NrPv scaled = nr_pb_bin(p, NR_PO_MUL, NR_PT_F32, xf, nr_pv_f32(ldexpf(1.0f, bias - 1 + mb)));
+    NrPv q = nr_pb_cvt(p, rtz ? NR_PR_RZI : NR_PR_RNI, NR_PT_U32, NR_PT_F32, scaled);
+    NrPv small = nr_pb_setp(p, NR_PC_LT, NR_PT_U32, a, nr_pv_i32((uint32_t)(128 - bias) << 23));
+    NrPv code = nr_pb_selp(p, small, q, normal);
+    code = nr_pb_bin(p, NR_PO_MIN, NR_PT_U32, code, nr_pv_i32(maxfin));
+    code = nr_pb_bin(p, NR_PO_OR, NR_PT_B32, code, sign);
+    code = nr_pb_selp(p, isnan, nr_pv_i32(0x7f), code);
+    return nr_pb_cvt(p, NR_PR_NONE, NR_PT_U16H, NR_PT_U32, code);
+}
+
+/* fp8 code (H) -> f32, exactly. */
+static NrPv f8_decode_sw(NrPtx *p, NrPv b, bool e5m2) {
+    NrPv u = nr_pb_cvt(p, NR_PR_NONE, NR_PT_U32, NR_PT_U16, b);
+    if (e5m2) { /* e5m2 is the top byte of an f16 */
+        NrPv h = nr_pb_cvt(p, NR_PR_NONE, NR_PT_U16H, NR_PT_U32, nr_pb_bin(p, NR_PO_SHL, NR_PT_B32, u, nr_pv_i32(8)));
+        return nr_pb_cvt(p, NR_PR_NONE, NR_PT_F32, NR_PT_F16, h);
+    }
+    /* e4m3fn shifted into an f16's fields is the value scaled by 2^-8. */
+    NrPv s = nr_pb_bin(p, NR_PO_SHL, NR_PT_B32, nr_pb_bin(p, NR_PO_AND, NR_PT_B32, u, nr_pv_i32(0x80)), nr_pv_i32(8));
+    NrPv m = nr_pb_bin(p, NR_PO_SHL, NR_PT_B32, nr_pb_bin(p, NR_PO_AND, NR_PT_B32, u, nr_pv_i32(0x7f)), nr_pv_i32(7));
+    NrPv h = nr_pb_cvt(p, NR_PR_NONE, NR_PT_U16H, NR_PT_U32, nr_pb_bin(p, NR_PO_OR, NR_PT_B32, s, m));
+    NrPv f = nr_pb_bin(p, NR_PO_MUL, NR_PT_F32, nr_pb_cvt(p, NR_PR_NONE, NR_PT_F32, NR_PT_F16, h), nr_pv_f32(256.0f));
+    NrPv isnan = nr_pb_setp(p, NR_PC_EQ, NR_PT_B32, nr_pb_bin(p, NR_PO_AND, NR_PT_B32, u, nr_pv_i32(0x7f)),
+                            nr_pv_i32(0x7f));
+    NrPv nan = nr_pb_bin(p, NR_PO_OR, NR_PT_B32, nr_pb_bin(p, NR_PO_SHL, NR_PT_B32, s, nr_pv_i32(16)),
+                         nr_pv_i32(0x7fc00000));
+    return nr_pb_selp(p, isnan, nr_pb_bits(p, NR_PK_F32, nan), f);
+}
+
+/* Native fp8 conversions (sm_89+): cvt.rn.satfinite.e4m3x2.f32 and
+ * cvt.rn.f16x2.e4m3x2, one lane of the pair. */
+static NrPv f8_from_f32_hw(NrPtx *p, NrPv x, bool e5m2) {
+    if (x.r == 0 || p->eval) return f8_encode_sw(p, nr_pb_bits(p, NR_PK_I32, x), e5m2, false);
+    NrPv d = {NR_PK_H, nr_ptx_newreg(p, NR_PK_H), 0};
+    nr_ptx_emit(p, "cvt.rn.satfinite.%s.f32 %s, 0f00000000, %s;", e5m2 ? "e5m2x2" : "e4m3x2", nr_ptx_reg(p, d.r),
+                nr_ptx_reg(p, x.r));
+    return d;
+}
+
+static NrPv f8_from_f16_hw(NrPtx *p, NrPv h, bool e5m2) {
+    NrPv two = nr_pb_pack(p, h, nr_pv_imm(NR_PK_H, 0));
+    two = nr_ptx_inreg(p, two);
+    NrPv d = {NR_PK_H, nr_ptx_newreg(p, NR_PK_H), 0};
+    nr_ptx_emit(p, "cvt.rn.satfinite.%s.f16x2 %s, %s;", e5m2 ? "e5m2x2" : "e4m3x2", nr_ptx_reg(p, d.r),
+                nr_ptx_reg(p, two.r));
+    return d;
+}
+
+static NrPv f8_to_f16_hw(NrPtx *p, NrPv b, bool e5m2) {
+    NrPv d = {NR_PK_I32, nr_ptx_newreg(p, NR_PK_I32), 0};
+    nr_ptx_emit(p, "cvt.rn.f16x2.%s %s, %s;", e5m2 ? "e5m2x2" : "e4m3x2", nr_ptx_reg(p, d.r), nr_ptx_reg(p, b.r));
+    NrPv lo, hi;
+    nr_pb_unpack(p, d, &lo, &hi);
+    return lo;
+}
+
+static bool f8_native(NrPtx *p) { return p->sm >= 89 && !p->eval; }
+
+/* --- round-to-odd helpers ----------------------------------------------------------------------------- */
+/* f64 -> f32 rounded to odd: a following rounding to any narrower format
+ * is then a correct single rounding of the double. */
+static NrPv f64_to_f32_odd(NrPtx *p, NrPv x) {
+    NrPv t = nr_pb_cvt(p, NR_PR_RZ, NR_PT_F32, NR_PT_F64, x);
+    NrPv back = nr_pb_cvt(p, NR_PR_NONE, NR_PT_F64, NR_PT_F32, t);
+    NrPv inexact = nr_pb_setp(p, NR_PC_NEU, NR_PT_F64, back, x);
+    NrPv odd = nr_pb_bin(p, NR_PO_OR, NR_PT_B32, nr_pb_bits(p, NR_PK_I32, t), nr_pv_i32(1));
+    return nr_pb_bits(p, NR_PK_F32, nr_pb_selp(p, inexact, odd, nr_pb_bits(p, NR_PK_I32, t)));
+}
+
+/* Integer (a 32- or 64-bit PTX int type) -> f64, rounded to odd when the
+ * integer has more than 53 significant bits. */
+static NrPv int_to_f64_odd(NrPtx *p, NrPt it, NrPv x) {
+    if (nr_pt_bits(it) <= 32) return nr_pb_cvt(p, NR_PR_RN, NR_PT_F64, it, x); /* exact */
+    NrPv t = nr_pb_cvt(p, NR_PR_RZ, NR_PT_F64, it, x);
+    NrPv back = nr_pb_cvt(p, NR_PR_RZI, it, NR_PT_F64, t);
+    NrPv inexact = nr_pb_setp(p, NR_PC_NE, NR_PT_B64, back, x);
+    NrPv odd = nr_pb_bin(p, NR_PO_OR, NR_PT_B64, nr_pb_bits(p, NR_PK_I64, t), nr_pv_i64(1));
+    return nr_pb_bits(p, NR_PK_F64, nr_pb_selp(p, inexact, odd, nr_pb_bits(p, NR_PK_I64, t)));
+}
+
+/* --- float conversions ---------------------------------------------------------------------------------- */
+NrPv nr_pe_to_f32(NrPtx *p, NrDtype dt, NrPv a) {
+    switch (dt) {
+    case NR_DT_F32: return a;
+    case NR_DT_F16: return nr_pb_cvt(p, NR_PR_NONE, NR_PT_F32, NR_PT_F16, a);
+    case NR_DT_BF16: {
+        /* bf16 is the top half of an f32 (exact, NaN kept). */
+        NrPv u = nr_pb_cvt(p, NR_PR_NONE, NR_PT_U32, NR_PT_U16, a);
+        return nr_pb_bits(p, NR_PK_F32, nr_pb_bin(p, NR_PO_SHL, NR_PT_B32, u, nr_pv_i32(16)));
+    }
+    case NR_DT_F8E4NV:
+    case NR_DT_F8E5:
+        if (f8_native(p) && a.r)
+            return nr_pb_cvt(p, NR_PR_NONE, NR_PT_F32, NR_PT_F16, f8_to_f16_hw(p, a, dt == NR_DT_F8E5));
+        return f8_decode_sw(p, a, dt == NR_DT_F8E5);
+    case NR_DT_F64: return nr_pb_cvt(p, NR_PR_RN, NR_PT_F32, NR_PT_F64, a);
+    default: NR_UNREACHABLE();
+    }
+}
+
+/* f32 -> narrow float (or f32), one rounding (rtz: toward zero). */
+static NrPv from_f32(NrPtx *p, NrDtype dt, NrPv x, bool rtz) {
+    NrPr r = rtz ? NR_PR_RZ : NR_PR_RN;
+    switch (dt) {
+    case NR_DT_F32: return x;
+    case NR_DT_F64: return nr_pb_cvt(p, NR_PR_NONE, NR_PT_F64, NR_PT_F32, x);
+    case NR_DT_F16: return nr_pb_cvt(p, r, NR_PT_F16, NR_PT_F32, x);
+    case NR_DT_BF16: return nr_pb_cvt(p, r, NR_PT_BF16, NR_PT_F32, x);
+    case NR_DT_F8E4NV:
+    case NR_DT_F8E5:
+        if (f8_native(p) && !rtz) return f8_from_f32_hw(p, x, dt == NR_DT_F8E5);
+        return f8_encode_sw(p, nr_pb_bits(p, NR_PK_I32, x), dt == NR_DT_F8E5, rtz);
+    default: NR_UNREACHABLE();
+    }
+}
+
+NrPv nr_pe_from_f32(NrPtx *p, NrDtype dt, NrPv a) { return from_f32(p, dt, a, false); }
+
+static NrPv float_to_float(NrPtx *p, NrDtype from, NrDtype to, bool rtz, NrPv a) {
+    if (from == to) return a;
+    NrPr r = rtz ? NR_PR_RZ : NR_PR_RN;
+    if (to == NR_DT_F64) {
+        if (from == NR_DT_F16) return nr_pb_cvt(p, NR_PR_NONE, NR_PT_F64, NR_PT_F16, a);
+        return nr_pb_cvt(p, NR_PR_NONE, NR_PT_F64, NR_PT_F32, nr_pe_to_f32(p, from, a));
+    }
+    if (from == NR_DT_F64) {
+        switch (to) {
+        case NR_DT_F32: return nr_pb_cvt(p, r, NR_PT_F32, NR_PT_F64, a);
+        case NR_DT_F16: return nr_pb_cvt(p, r, NR_PT_F16, NR_PT_F64, a);
+        case NR_DT_BF16:
+            if (p->sm >= 90) return nr_pb_cvt(p, r, NR_PT_BF16, NR_PT_F64, a);
+            if (rtz) return nr_pb_cvt(p, NR_PR_RZ, NR_PT_BF16, NR_PT_F32, nr_pb_cvt(p, NR_PR_RZ, NR_PT_F32, NR_PT_F64, a));
+            return from_f32(p, to, f64_to_f32_odd(p, a), false);
+        default: /* fp8 */
+            if (rtz) return from_f32(p, to, nr_pb_cvt(p, NR_PR_RZ, NR_PT_F32, NR_PT_F64, a), true);
+            return from_f32(p, to, f64_to_f32_odd(p, a), false);
+        }
+    }
+    if (from == NR_DT_F16 && nr_dt_is_fp8(to) && f8_native(p) && !rtz && a.r)
+        return f8_from_f16_hw(p, a, to == NR_DT_F8E5);
+    if (nr_dt_is_fp8(from) && to == NR_DT_F16 && f8_native(p) && a.r) return f8_to_f16_hw(p, a, from == NR_DT_F8E5);
+    /* Every other pair: the source is exact in f32, so one rounding from there. */
+    return from_f32(p, to, nr_pe_to_f32(p, from, a), rtz);
+}
+
+/* --- casts ------------------------------------------------------------------------------------------- */
+static NrPv int_to_int(NrPtx *p, NrDtype from, NrDtype to, NrPv a) {
+    int fw = dt_bits(from), tw = dt_bits(to);
+    if (from == NR_DT_I1) {
+        if (to == NR_DT_I1) return a;
+        return tw == 64 ? nr_pb_selp(p, a, nr_pv_i64(1), nr_pv_i64(0)) : nr_pb_selp(p, a, nr_pv_i32(1), nr_pv_i32(0));
+    }
+    if (to == NR_DT_I1) return nr_pb_setp(p, NR_PC_NE, bit_pt(from), a, fw == 64 ? nr_pv_i64(0) : nr_pv_i32(0));
+    if (fw == 64 && tw == 64) return a;
+    if (fw == 64) return norm(p, to, nr_pb_cvt(p, NR_PR_NONE, NR_PT_U32, NR_PT_U64, a));
+    if (tw == 64)
+        return nr_pb_cvt(p, NR_PR_NONE, nr_dt_is_signed(from) ? NR_PT_S64 : NR_PT_U64,
+                         nr_dt_is_signed(from) ? NR_PT_S32 : NR_PT_U32, a);
+    /* Both in 32-bit registers, extended by the source's signedness. */
+    if (tw == 32) return a;
+    bool fits = fw < tw && (nr_dt_is_signed(to) || !nr_dt_is_signed(from));
+    return fits ? a : norm(p, to, a);
+}
+
+static NrPv float_to_int(NrPtx *p, NrDtype from, NrDtype to, NrPv a) {
+    if (from == NR_DT_BF16 || nr_dt_is_fp8(from)) {
+        a = nr_pe_to_f32(p, from, a);
+        from = NR_DT_F32;
+    }
+    NrPt ft = from == NR_DT_F64 ? NR_PT_F64 : from == NR_DT_F16 ? NR_PT_F16 : NR_PT_F32;
+    if (to == NR_DT_I1)
+        return nr_pb_setp(p, NR_PC_NEU, ft, a,
+                          from == NR_DT_F64 ? nr_pv_f64(0) : from == NR_DT_F16 ? nr_pv_imm(NR_PK_H, 0) : nr_pv_f32(0));
+    static const NrPt sg[] = {NR_PT_S8, NR_PT_S16, NR_PT_S32, NR_PT_S64}, us[] = {NR_PT_U8, NR_PT_U16, NR_PT_U32,
+                                                                                   NR_PT_U64};
+    int w = dt_bits(to), i = w == 8 ? 0 : w == 16 ? 1 : w == 32 ? 2 : 3;
+    /* cvt.rzi saturates to the destination's range and turns NaN into 0. */
+    NrPv r = nr_pb_cvt(p, NR_PR_RZI, nr_dt_is_signed(to) ? sg[i] : us[i], ft, a);
+    if (w < 32) {
+        r.k = NR_PK_I32;
+        r = norm(p, to, r);
+    }
+    return r;
+}
+
+static NrPv int_to_float(NrPtx *p, NrDtype from, NrDtype to, bool rtz, NrPv a) {
+    if (from == NR_DT_I1) {
+        uint64_t one;
+        switch (to) {
+        case NR_DT_F64: one = 0x3ff0000000000000ull; break;
+        case NR_DT_F32: one = 0x3f800000; break;
+        case NR_DT_F16: one = 0x3c00; break;
+        case NR_DT_BF16: one = 0x3f80; break;
+        case NR_DT_F8E4NV: one = 0x38; break;
+        default: one = 0x3c; break;
+        }
+        return nr_pb_selp(p, a, imm_for(to, one), imm_for(to, 0));
+    }
+    NrPt it = int_pt(from);
+    NrPr r = rtz ? NR_PR_RZ : NR_PR_RN;
+    switch (to) {
+    case NR_DT_F64: return nr_pb_cvt(p, r, NR_PT_F64, it, a);
+    case NR_DT_F32: return nr_pb_cvt(p, r, NR_PT_F32, it, a);
+    case NR_DT_F16: return nr_pb_cvt(p, r, NR_PT_F16, it, a);
+    case NR_DT_BF16:
+        if (p->sm >= 90) return nr_pb_cvt(p, r, NR_PT_BF16, it, a);
+        if (rtz) return nr_pb_cvt(p, NR_PR_RZ, NR_PT_BF16, NR_PT_F32, nr_pb_cvt(p, NR_PR_RZ, NR_PT_F32, it, a));
+        if (dt_bits(from) < 32) /* exact in f32 */
+            return nr_pb_cvt(p, NR_PR_RN, NR_PT_BF16, NR_PT_F32, nr_pb_cvt(p, NR_PR_RN, NR_PT_F32, it, a));
+        return from_f32(p, to, f64_to_f32_odd(p, int_to_f64_odd(p, it, a)), false);
+    default:
+        /* fp8: integers beyond 2^24 (where f32 rounds) saturate anyway. */
+        return from_f32(p, to, nr_pb_cvt(p, r, NR_PT_F32, it, a), rtz);
+    }
+}
+
+NrPv nr_pe_cast(NrPtx *p, NrDtype from, NrDtype to, bool rtz, NrPv a) {
+    if (from == to) return a;
+    bool ff = nr_dt_is_float(from), tf = nr_dt_is_float(to);
+    if (ff && tf) return float_to_float(p, from, to, rtz, a);
+    if (ff) return float_to_int(p, from, to, a);
+    if (tf) return int_to_float(p, from, to, false, a); /* rounding applies to float narrowing only */
+    return int_to_int(p, from, to, a);
+}
+
+/* Same-width reinterpretation. */
+static NrPv bitcast(NrPtx *p, NrDtype from, NrDtype to, NrPv a) {
+    NrPk fk = nr_ptx_kind(from), tk = nr_ptx_kind(to);
+    if (from == NR_DT_I1 || to == NR_DT_I1) return a;
+    if (fk == tk || (fk != NR_PK_H && tk != NR_PK_H)) {
+        NrPv r = nr_pb_bits(p, tk, a);
+        return tk == NR_PK_I32 && dt_bits(to) < 32 ? norm(p, to, r) : r;
+    }
+    if (tk == NR_PK_H) { /* 8/16-bit int -> 16-bit float bits */
+        NrPv h = nr_pb_cvt(p, NR_PR_NONE, NR_PT_U16H, NR_PT_U32, a);
+        if (dt_bits(to) == 8) h = nr_pb_bin(p, NR_PO_AND, NR_PT_B16, h, nr_pv_imm(NR_PK_H, 0xff));
+        return h;
+    }
+    return norm(p, to, nr_pb_cvt(p, NR_PR_NONE, NR_PT_U32, NR_PT_U16, a));
+}
+
+/* --- arithmetic ---------------------------------------------------------------------------------------- */
+static NrPv bool_binary(NrPtx *p, NrOpcode opc, NrPv a, NrPv b) {
+    switch (opc) {
+    case NR_OP_ADD:
+    case NR_OP_SUB:
+    case NR_OP_XOR: return nr_pb_pxor(p, a, b);
+    case NR_OP_MUL:
+    case NR_OP_AND:
+    case NR_OP_MIN: return nr_pb_pand(p, a, b);
+    case NR_OP_OR:
+    case NR_OP_MAX: return nr_pb_por(p, a, b);
+    case NR_OP_DIV: return nr_pb_por(p, a, nr_pb_pnot(p, b));  /* a / 0 = 1 */
+    case NR_OP_REM:                                             /* a % 0 = a, a % 1 = 0 */
+    case NR_OP_SHL:                                             /* a << 1 = 0 */
+    case NR_OP_SHR: return nr_pb_pand(p, a, nr_pb_pnot(p, b));
+    case NR_OP_UMULHI: return nr_pv_pred(false);
+    default: NR_UNREACHABLE();
+    }
+}
+
+static NrPv int_divrem(NrPtx *p, bool rem, NrDtype dt, NrPv a, NrPv b) {
+    NrPt t = int_pt(dt);
+    bool w64 = dt_bits(dt) == 64;
+    NrPv zero = w64 ? nr_pv_i64(0) : nr_pv_i32(0), one = w64 ? nr_pv_i64(1) : nr_pv_i32(1);
+    NrPv z = nr_pb_setp(p, NR_PC_EQ, t, b, zero);
+    if (!nr_dt_is_signed(dt)) {
+        NrPv q = nr_pb_bin(p, rem ? NR_PO_REM : NR_PO_DIV, t, a, nr_pb_selp(p, z, one, b));
+        return nr_pb_selp(p, z, rem ? a : all_ones(dt), q);
+    }
+    NrPv m1 = nr_pb_setp(p, NR_PC_EQ, t, b, w64 ? nr_pv_i64(-1) : nr_pv_i32(-1));
+    NrPv q = nr_pb_bin(p, rem ? NR_PO_REM : NR_PO_DIV, t, a, nr_pb_selp(p, nr_pb_por(p, z, m1), one, b));
+    if (rem) return nr_pb_selp(p, z, a, nr_pb_selp(p, m1, zero, q));
+    q = nr_pb_selp(p, m1, nr_pb_un(p, NR_PO_NEG, t, a), q); /* MIN / -1 = MIN by wrapping */
+    return norm(p, dt, nr_pb_selp(p, z, all_ones(dt), q));
+}
+
+static NrPv int_binary(NrPtx *p, NrOpcode opc, NrDtype dt, NrPv a, NrPv b) {
+    NrPt t = int_pt(dt), bt = bit_pt(dt);
+    int w = dt_bits(dt);
+    switch (opc) {
+    case NR_OP_ADD: return norm(p, dt, nr_pb_bin(p, NR_PO_ADD, t, a, b));
+    case NR_OP_SUB: return norm(p, dt, nr_pb_bin(p, NR_PO_SUB, t, a, b));
+    case NR_OP_MUL: return norm(p, dt, nr_pb_bin(p, NR_PO_MUL, t, a, b));
+    case NR_OP_DIV: return int_divrem(p, false, dt, a, b);
+    case NR_OP_REM: return int_divrem(p, true, dt, a, b);
+    case NR_OP_AND: return nr_pb_bin(p, NR_PO_AND, bt, a, b);
+    case NR_OP_OR: return nr_pb_bin(p, NR_PO_OR, bt, a, b);
+    case NR_OP_XOR: return nr_pb_bin(p, NR_PO_XOR, bt, a, b);
+    case NR_OP_SHL:
+    case NR_OP_SHR: {
+        NrPv amt = b;
+        if (w == 64) /* the PTX amount is a .u32: clamp first */
+            amt = nr_pb_cvt(p, NR_PR_NONE, NR_PT_U32, NR_PT_U64, nr_pb_bin(p, NR_PO_MIN, NR_PT_U64, b, nr_pv_i64(64)));
+        if (opc == NR_OP_SHL) return norm(p, dt, nr_pb_bin(p, NR_PO_SHL, bt, a, amt));
+        return nr_pb_bin(p, NR_PO_SHR, t, a, amt); /* shr.s fills with the sign; the value stays normalized */
+    }
+    case NR_OP_MAX: return nr_pb_bin(p, NR_PO_MAX, t, a, b);
+    case NR_OP_MIN: return nr_pb_bin(p, NR_PO_MIN, t, a, b);
+    case NR_OP_UMULHI:
+        if (w >= 32) return nr_pb_bin(p, NR_PO_MULHI, w == 64 ? NR_PT_U64 : NR_PT_U32, a, b);
+        else {
+            NrPv m = nr_pv_i32(w == 8 ? 0xff : 0xffff);
+            NrPv x = nr_pb_bin(p, NR_PO_AND, NR_PT_B32, a, m), y = nr_pb_bin(p, NR_PO_AND, NR_PT_B32, b, m);
+            NrPv prod = nr_pb_bin(p, NR_PO_MUL, NR_PT_U32, x, y);
+            return norm(p, dt, nr_pb_bin(p, NR_PO_SHR, NR_PT_U32, prod, nr_pv_i32(w)));
+        }
+    default: NR_UNREACHABLE();
+    }
+}
+
+/* f64 max/min with NaN propagation (PTX has no max.NaN.f64). */
+static NrPv f64_minmax(NrPtx *p, bool max, bool nanall, NrPv a, NrPv b) {
+    NrPv r = nr_pb_bin(p, max ? NR_PO_MAX : NR_PO_MIN, NR_PT_F64, a, b);
+    if (!nanall) return r;
+    NrPv nan = nr_pb_setp(p, NR_PC_NAN, NR_PT_F64, a, b);
+    return nr_pb_selp(p, nan, nr_pv_imm(NR_PK_F64, 0x7fffffffffffffffull), r);
+}
+
+static NrPt float_pt(NrDtype dt) {
+    switch (dt) {
+    case NR_DT_F64: return NR_PT_F64;
+    case NR_DT_F16: return NR_PT_F16;
+    case NR_DT_BF16: return NR_PT_BF16;
+    default: return NR_PT_F32;
+    }
+}
+
+/* bf16 add / sub / mul on sm_80, which has only fma.rn.bf16: a*1 + b,
+ * b*-1 + a and a*b + -0 are each one correctly rounded operation. */
+static NrPv bf16_arith(NrPtx *p, NrOpcode opc, NrPv a, NrPv b, bool packed) {
+    NrPt t = packed ? NR_PT_BF16X2 : NR_PT_BF16;
+    uint64_t one = packed ? 0x3f803f80 : 0x3f80, mone = packed ? 0xbf80bf80 : 0xbf80, mzero = packed ? 0x80008000 : 0x8000;
+    NrPk k = packed ? NR_PK_I32 : NR_PK_H;
+    if (p->sm >= 90) {
+        NrPo o = opc == NR_OP_ADD ? NR_PO_ADD : opc == NR_OP_SUB ? NR_PO_SUB : NR_PO_MUL;
+        return nr_pb_bin(p, o, t, a, b);
+    }
+    switch (opc) {
+    case NR_OP_ADD: return nr_pb_fma(p, t, a, nr_pv_imm(k, one), b);
+    case NR_OP_SUB: return nr_pb_fma(p, t, b, nr_pv_imm(k, mone), a);
+    default: return nr_pb_fma(p, t, a, b, nr_pv_imm(k, mzero));
+    }
+}
+
+static NrPv float_binary(NrPtx *p, NrOpcode opc, NrDtype dt, bool nanall, NrPv a, NrPv b) {
+    if (nr_dt_is_fp8(dt)) /* compute in f32, round once */
+        return nr_pe_from_f32(p, dt, float_binary(p, opc, NR_DT_F32, nanall, nr_pe_to_f32(p, dt, a),
+                                                  nr_pe_to_f32(p, dt, b)));
+    NrPt t = float_pt(dt);
+    switch (opc) {
+    case NR_OP_ADD:
+    case NR_OP_SUB:
+    case NR_OP_MUL:
+        if (dt == NR_DT_BF16) return bf16_arith(p, opc, a, b, false);
+        return nr_pb_bin(p, opc == NR_OP_ADD ? NR_PO_ADD : opc == NR_OP_SUB ? NR_PO_SUB : NR_PO_MUL, t, a, b);
+    case NR_OP_DIV:
+    case NR_OP_DIV_RN:
+        if (dt == NR_DT_F32) return nr_pb_bin(p, opc == NR_OP_DIV ? NR_PO_DIV_FULL : NR_PO_DIV, t, a, b);
+        if (dt == NR_DT_F64) return nr_pb_bin(p, NR_PO_DIV, t, a, b);
+        /* f32 has enough bits for the correctly rounded narrow quotient. */
+        return nr_pe_from_f32(p, dt, nr_pb_bin(p, NR_PO_DIV, NR_PT_F32, nr_pe_to_f32(p, dt, a), nr_pe_to_f32(p, dt, b)));
+    case NR_OP_REM: {
+        NrPv x[2] = {a, b};
+        return nr_pe_math(p, "fmod", dt, 2, x);
+    }
+    case NR_OP_MAX:
+    case NR_OP_MIN:
+        if (dt == NR_DT_F64) return f64_minmax(p, opc == NR_OP_MAX, nanall, a, b);
+        if (opc == NR_OP_MAX) return nr_pb_bin(p, nanall ? NR_PO_MAX_NAN : NR_PO_MAX, t, a, b);
+        return nr_pb_bin(p, nanall ? NR_PO_MIN_NAN : NR_PO_MIN, t, a, b);
+    default: NR_UNREACHABLE();
+    }
+}
+
+NrPv nr_pe_binary(NrPtx *p, NrOpcode opc, NrDtype dt, bool nanall, NrPv a, NrPv b) {
+    if (dt == NR_DT_I1) return bool_binary(p, opc, a, b);
+    if (nr_dt_is_float(dt)) return float_binary(p, opc, dt, nanall, a, b);
+    return int_binary(p, opc, dt, a, b);
+}
+
+NrPv nr_pe_fma(NrPtx *p, NrDtype dt, NrPv a, NrPv b, NrPv c) {
+    switch (dt) {
+    case NR_DT_F32:
+    case NR_DT_F64:
+    case NR_DT_F16:
+    case NR_DT_BF16: return nr_pb_fma(p, float_pt(dt), a, b, c);
+    default: { /* fp8: fma in f64 (exact product), then one rounding */
+        NrPv x = nr_pb_cvt(p, NR_PR_NONE, NR_PT_F64, NR_PT_F32, nr_pe_to_f32(p, dt, a));
+        NrPv y = nr_pb_cvt(p, NR_PR_NONE, NR_PT_F64, NR_PT_F32, nr_pe_to_f32(p, dt, b));
+        NrPv z = nr_pb_cvt(p, NR_PR_NONE, NR_PT_F64, NR_PT_F32, nr_pe_to_f32(p, dt, c));
+        return float_to_float(p, NR_DT_F64, dt, false, nr_pb_fma(p, NR_PT_F64, x, y, z));
+    }
+    }
+}
+
+/* --- unary ops and math --------------------------------------------------------------------------------- */
+static const double LOG2E = 1.4426950408889634, LN2 = 0.6931471805599453;
+
+/* f32 fast math: the Triton-style approximations. */
+static NrPv fast_f32(NrPtx *p, NrOpcode opc, NrPv x) {
+    switch (opc) {
+    case NR_OP_EXP:
+        return nr_pb_un(p, NR_PO_EX2_APPROX, NR_PT_F32, nr_pb_bin(p, NR_PO_MUL, NR_PT_F32, x, nr_pv_f32((float)LOG2E)));
+    case NR_OP_EXP2: return nr_pb_un(p, NR_PO_EX2_APPROX, NR_PT_F32, x);
+    case NR_OP_LOG:
+        return nr_pb_bin(p, NR_PO_MUL, NR_PT_F32, nr_pb_un(p, NR_PO_LG2_APPROX, NR_PT_F32, x), nr_pv_f32((float)LN2));
+    case NR_OP_LOG2: return nr_pb_un(p, NR_PO_LG2_APPROX, NR_PT_F32, x);
+    case NR_OP_SQRT: return nr_pb_un(p, NR_PO_SQRT_APPROX, NR_PT_F32, x);
+    case NR_OP_SQRT_RN: return nr_pb_un(p, NR_PO_SQRT, NR_PT_F32, x);
+    case NR_OP_RSQRT: return nr_pb_un(p, NR_PO_RSQRT_APPROX, NR_PT_F32, x);
+    case NR_OP_FLOOR: return nr_pb_un(p, NR_PO_FLOOR, NR_PT_F32, x);
+    case NR_OP_CEIL: return nr_pb_un(p, NR_PO_CEIL, NR_PT_F32, x);
+    case NR_OP_SIN: return nr_pe_math(p, "sin", NR_DT_F32, 1, &x);
+    case NR_OP_COS: return nr_pe_math(p, "cos", NR_DT_F32, 1, &x);
+    case NR_OP_ERF: return nr_pe_math(p, "erf", NR_DT_F32, 1, &x);
+    default: NR_UNREACHABLE();
+    }
+}
+
+static NrPv f64_unary(NrPtx *p, NrOpcode opc, NrPv x) {
+    switch (opc) {
+    case NR_OP_SQRT:
+    case NR_OP_SQRT_RN: return nr_pb_un(p, NR_PO_SQRT, NR_PT_F64, x);
+    case NR_OP_RSQRT: return nr_pb_bin(p, NR_PO_DIV, NR_PT_F64, nr_pv_f64(1.0), nr_pb_un(p, NR_PO_SQRT, NR_PT_F64, x));
+    case NR_OP_FLOOR: return nr_pb_un(p, NR_PO_FLOOR, NR_PT_F64, x);
+    case NR_OP_CEIL: return nr_pb_un(p, NR_PO_CEIL, NR_PT_F64, x);
+    default: {
+        static const char *const names[] = {[NR_OP_EXP] = "exp", [NR_OP_EXP2] = "exp2", [NR_OP_LOG] = "log",
+                                            [NR_OP_LOG2] = "log2", [NR_OP_SIN] = "sin", [NR_OP_COS] = "cos",
+                                            [NR_OP_ERF] = "erf"};
+        return nr_pe_math(p, names[opc], NR_DT_F64, 1, &x);
+    }
+    }
+}
+
+NrPv nr_pe_unary(NrPtx *p, NrOpcode opc, NrDtype dt, NrPv a) {
+    if (!nr_dt_is_float(dt)) {
+        if (dt == NR_DT_I1) return a; /* -a and |a| are a modulo 2 */
+        NrPt t = int_pt(dt);
+        if (opc == NR_OP_NEG) /* neg wants a signed type; the bits are the same */
+            return norm(p, dt, nr_pb_un(p, NR_PO_NEG, dt_bits(dt) == 64 ? NR_PT_S64 : NR_PT_S32, a));
+        if (nr_dt_is_signed(dt)) return norm(p, dt, nr_pb_un(p, NR_PO_ABS, t, a));
+        return a;
+    }
+    if (opc == NR_OP_NEG || opc == NR_OP_ABS) {
+        if (nr_dt_is_fp8(dt)) /* through f32: e5m2 infinities saturate on the way back */
+            return nr_pe_from_f32(p, dt, nr_pb_un(p, opc == NR_OP_NEG ? NR_PO_NEG : NR_PO_ABS, NR_PT_F32,
+                                                  nr_pe_to_f32(p, dt, a)));
+        return nr_pb_un(p, opc == NR_OP_NEG ? NR_PO_NEG : NR_PO_ABS, float_pt(dt), a);
+    }
+    if (dt == NR_DT_F64) return f64_unary(p, opc, a);
+    if (dt == NR_DT_F32) return fast_f32(p, opc, a);
+    NrPv x = nr_pe_to_f32(p, dt, a);
+    /* Narrow floats: exact f32 square roots round correctly to them. */
+    NrPv r = opc == NR_OP_SQRT ? nr_pb_un(p, NR_PO_SQRT, NR_PT_F32, x) : fast_f32(p, opc, x);
+    return nr_pe_from_f32(p, dt, r);
+}
+
+NrPv nr_pe_math(NrPtx *p, const char *fn, NrDtype dt, int n, const NrPv *x) {
+    if (!fn) fn = "";
+    if (strncmp(fn, "__nv_", 5) == 0) fn += 5;
+    if (dt != NR_DT_F32 && dt != NR_DT_F64) {
+        NrPv y[3];
+        for (int i = 0; i < n && i < 3; i++) y[i] = nr_pe_to_f32(p, dt, x[i]);
+        if (strcmp(fn, "fma") == 0 && n == 3) return nr_pe_fma(p, dt, x[0], x[1], x[2]);
+        return nr_pe_from_f32(p, dt, nr_pe_math(p, fn, NR_DT_F32, n, y));
+    }
+    NrPv out;
+    if (nr_pm_call(p, fn, dt == NR_DT_F64 ? NR_PK_F64 : NR_PK_F32, n, x, &out)) return out;
+    nr_ptx_error(p, "math function '%s' of %d operand%s is not supported", fn, n, n == 1 ? "" : "s");
+    return x[0];
+}
+
+/* --- comparison ----------------------------------------------------------------------------------------- */
+NrPv nr_pe_cmp(NrPtx *p, int pred, NrDtype dt, NrPv a, NrPv b) {
+    if (dt == NR_DT_I1) { /* unsigned: false < true */
+        switch (pred) {
+        case 0: return nr_pb_pnot(p, nr_pb_pxor(p, a, b));
+        case 1: return nr_pb_pxor(p, a, b);
+        case 2: return nr_pb_pand(p, nr_pb_pnot(p, a), b);
+        case 3: return nr_pb_por(p, nr_pb_pnot(p, a), b);
+        case 4: return nr_pb_pand(p, a, nr_pb_pnot(p, b));
+        default: return nr_pb_por(p, a, nr_pb_pnot(p, b));
+        }
+    }
+    static const NrPc ord[] = {NR_PC_EQ, NR_PC_NEU, NR_PC_LT, NR_PC_LE, NR_PC_GT, NR_PC_GE};
+    if (nr_dt_is_float(dt)) {
+        if (dt == NR_DT_F64 || dt == NR_DT_F32 || dt == NR_DT_F16 || (dt == NR_DT_BF16 && p->sm >= 90))
+            return nr_pb_setp(p, ord[pred], float_pt(dt), a, b);
+        return nr_pb_setp(p, ord[pred], NR_PT_F32, nr_pe_to_f32(p, dt, a), nr_pe_to_f32(p, dt, b));
+    }
+    static const NrPc ic[] = {NR_PC_EQ, NR_PC_NE, NR_PC_LT, NR_PC_LE, NR_PC_GT, NR_PC_GE};
+    return nr_pb_setp(p, ic[pred], int_pt(dt), a, b);
+}
+
+/* --- the op-level driver --------------------------------------------------------------------------------- */
+static NrDtype val_dt(NrPtx *p, NrValId v) {
+    const NrType *t = nr_type(p->m, nr_val_type(p->f, v));
+    return t->ptr ? NR_DT_U64 : (NrDtype)t->dtype;
+}
+
+/* Operand i's elements in layout rl (the result's): aliased when they are
+ * already in place, else converted (through scratch shared memory). */
+static NrPv *opnd_in(NrPtx *p, NrOpId op, int i, int rl, int n) {
+    NrValId v = p->f->ops[op].opnds[i];
+    NrPtxVal *x = nr_ptx_val(p, v);
+    if (x->lay == rl && x->n == n) return x->e;
+    if (x->lay < 0 || rl < 0) { /* a scalar applies to every element */
+        NrPv *e = nr_alloc(p->a, sizeof(NrPv) * (size_t)n);
+        for (int j = 0; j < n; j++) e[j] = x->e[0];
+        return e;
+    }
+    NrFlatMap f;
+    memset(&f, 0, sizeof f);
+    f.bits = p->lays[rl].bits;
+    for (int b = 0; b < f.bits; b++) f.img[b] = 1u << b;
+    return nr_ptx_convert(p, x->e, x->lay, rl, &f, val_dt(p, v), nr_ptx_scratch_off(p, op));
+}
+
+static bool attr_is(NrPtx *p, NrOpId op, NrAttrName a, const char *want) {
+    const char *s = nr_op_str(p->f, op, a, "");
+    return strcmp(s, want) == 0;
+}
+
+static int pred_index(const char *s) {
+    static const char *const names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+    for (int i = 0; i < 6; i++)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+/* One element of op's result from its operands' elements x[]. */
+static NrPv elem(NrPtx *p, NrOpId op, const NrPv *x) {
+    const NrOp *o = &p->f->ops[op];
+    NrOpcode opc = (NrOpcode)o->opc;
+    NrDtype rdt = val_dt(p, o->results[0]), adt = o->nopnds ? val_dt(p, o->opnds[0]) : rdt;
+    switch (opc) {
+    case NR_OP_ADD:
+    case NR_OP_SUB:
+    case NR_OP_MUL:
+    case NR_OP_DIV:
+    case NR_OP_DIV_RN:
+    case NR_OP_REM:
+    case NR_OP_AND:
+    case NR_OP_OR:
+    case NR_OP_XOR:
+    case NR_OP_SHL:
+    case NR_OP_SHR:
+    case NR_OP_MAX:
+    case NR_OP_MIN:
+    case NR_OP_UMULHI: return nr_pe_binary(p, opc, rdt, attr_is(p, op, NR_A_NAN, "all"), x[0], x[1]);
+    case NR_OP_NEG:
+    case NR_OP_ABS:
+    case NR_OP_EXP:
+    case NR_OP_EXP2:
+    case NR_OP_LOG:
+    case NR_OP_LOG2:
+    case NR_OP_SQRT:
+    case NR_OP_SQRT_RN:
+    case NR_OP_RSQRT:
+    case NR_OP_SIN:
+    case NR_OP_COS:
+    case NR_OP_FLOOR:
+    case NR_OP_CEIL:
+    case NR_OP_ERF: return nr_pe_unary(p, opc, rdt, x[0]);
+    case NR_OP_FMA: return nr_pe_fma(p, rdt, x[0], x[1], x[2]);
+    case NR_OP_MATH: return nr_pe_math(p, nr_op_str(p->f, op, NR_A_FN, NULL), rdt, o->nopnds, x);
+    case NR_OP_CMP: return nr_pe_cmp(p, pred_index(nr_op_str(p->f, op, NR_A_PRED, "eq")), adt, x[0], x[1]);
+    case NR_OP_SELECT: return nr_pb_selp(p, x[0], x[1], x[2]);
+    case NR_OP_CAST: return nr_pe_cast(p, adt, rdt, attr_is(p, op, NR_A_ROUNDING, "rtz"), x[0]);
+    case NR_OP_BITCAST: return bitcast(p, adt, rdt, x[0]);
+    case NR_OP_PTRTOINT:
+    case NR_OP_INTTOPTR: return nr_pe_cast(p, adt == NR_DT_U64 ? NR_DT_I64 : adt, NR_DT_I64, false, x[0]);
+    case NR_OP_ADDPTR: {
+        const NrType *pt = nr_type(p->m, nr_val_type(p->f, o->opnds[0]));
+        int64_t es = pt->ptr > 1 ? 8 : nr_dtype_info[pt->dtype].bytes;
+        NrDtype bdt = val_dt(p, o->opnds[1]);
+        NrPv off = nr_pe_cast(p, bdt, nr_dt_is_signed(bdt) ? NR_DT_I64 : NR_DT_U64, false, x[1]);
+        off = nr_pb_bin(p, NR_PO_MUL, NR_PT_S64, off, nr_pv_i64(es));
+        return nr_pb_bin(p, NR_PO_ADD, NR_PT_S64, x[0], off);
+    }
+    default: NR_UNREACHABLE();
+    }
+}
+
+/* Packed f16x2 / bf16x2 arithmetic on elements 2j and 2j+1. */
+static bool pairable(NrPtx *p, NrOpId op, NrDtype dt) {
+    NrOpcode opc = (NrOpcode)p->f->ops[op].opc;
+    if (dt != NR_DT_F16 && dt != NR_DT_BF16) return false;
+    switch (opc) {
+    case NR_OP_ADD:
+    case NR_OP_SUB:
+    case NR_OP_MUL:
+    case NR_OP_FMA: return true;
+    case NR_OP_MAX:
+    case NR_OP_MIN: return true;
+    default: return false;
+    }
+}
+
+static void elem_pair(NrPtx *p, NrOpId op, NrDtype dt, NrPv *const *x, int nx, int j, NrPv *r) {
+    NrOpcode opc = (NrOpcode)p->f->ops[op].opc;
+    NrPv w[3];
+    for (int i = 0; i < nx; i++) w[i] = nr_pb_pack(p, x[i][j], x[i][j + 1]);
+    NrPt t = dt == NR_DT_F16 ? NR_PT_F16X2 : NR_PT_BF16X2;
+    NrPv v;
+    bool nanall = attr_is(p, op, NR_A_NAN, "all");
+    switch (opc) {
+    case NR_OP_FMA: v = nr_pb_fma(p, t, w[0], w[1], w[2]); break;
+    case NR_OP_MAX: v = nr_pb_bin(p, nanall ? NR_PO_MAX_NAN : NR_PO_MAX, t, w[0], w[1]); break;
+    case NR_OP_MIN: v = nr_pb_bin(p, nanall ? NR_PO_MIN_NAN : NR_PO_MIN, t, w[0], w[1]); break;
+    default:
+        if (dt == NR_DT_BF16) v = bf16_arith(p, opc, w[0], w[1], true);
+        else v = nr_pb_bin(p, opc == NR_OP_ADD ? NR_PO_ADD : opc == NR_OP_SUB ? NR_PO_SUB : NR_PO_MUL, t, w[0], w[1]);
+        break;
+    }
+    nr_pb_unpack(p, v, &r[j], &r[j + 1]);
+}
+
+static bool uniform(NrPv *const *x, int nx, int n) {
+    for (int i = 0; i < nx; i++)
+        for (int j = 1; j < n; j++)
+            if (x[i][j].r != x[i][0].r || x[i][j].c != x[i][0].c) return false;
+    return true;
+}
+
+bool nr_ptx_op_elem(NrPtx *p, NrOpId op) {
+    const NrOp *o = &p->f->ops[op];
+    NrValId r = o->results[0];
+    int rl = nr_ptx_lay(p, nr_val_type(p->f, r));
+    if (rl == -2) return false;
+    int n = rl >= 0 ? 1 << p->lays[rl].nreg : 1;
+    int nx = o->nopnds;
+    if (nx > 3) {
+        nr_ptx_error(p, "'%s' with %d operands", nr_op_info[o->opc].name, nx);
+        return false;
+    }
+    NrPv *x[3];
+    for (int i = 0; i < nx; i++) x[i] = opnd_in(p, op, i, rl, n);
+    NrPv *e = nr_alloc(p->a, sizeof(NrPv) * (size_t)n);
+    NrDtype dt = val_dt(p, r);
+    if (uniform(x, nx, n)) { /* splats and constants: compute once */
+        NrPv xs[3];
+        for (int i = 0; i < nx; i++) xs[i] = x[i][0];
+        NrPv v = elem(p, op, xs);
+        for (int j = 0; j < n; j++) e[j] = v;
+    } else {
+        bool pairs = pairable(p, op, dt) && n % 2 == 0;
+        for (int j = 0; j < n; j++) {
+            if (pairs && j % 2 == 0) {
+                elem_pair(p, op, dt, x, nx, j, e);
+                j++;
+                continue;
+            }
+            NrPv xs[3];
+            for (int i = 0; i < nx; i++) xs[i] = x[i][j];
+            e[j] = elem(p, op, xs);
+        }
+    }
+    nr_ptx_set(p, r, e, n);
+    return true;
+}

@@ -1,0 +1,1047 @@
+/* ptx_emit.c - the PTX emitter's core: GPU IR (block IR with a layout on
+ * every block type) to PTX text for sm_80 and sm_90.
+ *
+ *   nr_emit_ptx
+ *     check the target -> plan shared memory (ops' smem_offset attributes,
+ *     or a scratch area of our own) -> load parameters -> emit the body
+ *     block by block (the dispatch table below, one emitter per op) ->
+ *     assemble: header, globals, entry with bulk register declarations,
+ *     prologue (computed values that must dominate everything: thread
+ *     index, per-layout thread offsets, owner predicates), body
+ *
+ * A kernel is `.visible .entry name(.param ...)` with `.reqntid` =
+ * 32 * num_warps; dynamic shared memory is one `.extern .shared` buffer
+ * whose size the caller passes at launch (NrPtxInfo.shared_bytes).
+ *
+ * Control flow is structured: `for`, `if` and `while` become labels and
+ * branches on uniform scalar conditions (bra.uni); loop-carried values live
+ * in registers assigned at the back edge (a parallel copy).  Layouts are
+ * used in their flat form (ptx.h): every element's row-major index is a
+ * compile-time register part XOR a per-layout thread part. */
+#include "fp.h"
+#include "ptx.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* --- output -------------------------------------------------------------------------------------- */
+static void buf_vadd(NrArena *a, NrPtxBuf *b, const char *fmt, va_list ap) {
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) n = 0;
+    if (b->n + (size_t)n + 2 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (b->n + (size_t)n + 2 > cap) cap *= 2;
+        b->s = nr_arena_grow(a, b->s, b->cap, cap);
+        b->cap = cap;
+    }
+    vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
+    b->n += (size_t)n;
+}
+
+static void buf_add(NrArena *a, NrPtxBuf *b, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void buf_add(NrArena *a, NrPtxBuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vadd(a, b, fmt, ap);
+    va_end(ap);
+}
+
+void nr_ptx_emit(NrPtx *p, const char *fmt, ...) {
+    if (p->eval) NR_ICE("instruction emitted in evaluation mode");
+    if (fmt[0] != '$') buf_add(p->a, p->out, "  ");
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vadd(p->a, p->out, fmt, ap);
+    va_end(ap);
+    buf_add(p->a, p->out, "\n");
+}
+
+void nr_ptx_error(NrPtx *p, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    NrLoc loc = p->op ? p->f->ops[p->op].loc : p->f->loc;
+    nr_error(p->d, loc, "%s", msg);
+    p->failed = true;
+}
+
+/* --- registers --------------------------------------------------------------------------------------- */
+static int kind_class(NrPk k) {
+    switch (k) {
+    case NR_PK_P: return NR_RC_P;
+    case NR_PK_H: return NR_RC_H;
+    case NR_PK_I64:
+    case NR_PK_F64: return NR_RC_D;
+    default: return NR_RC_R;
+    }
+}
+
+int32_t nr_ptx_newreg(NrPtx *p, NrPk k) {
+    NR_ASSERT(!p->eval);
+    int c = kind_class(k);
+    return (int32_t)(c << 24 | ++p->nregs[c]);
+}
+
+static const char *const class_prefix[] = {"", "%p", "%rs", "%r", "%rd"};
+static const char *const class_type[] = {"", ".pred", ".b16", ".b32", ".b64"};
+
+static char *next_name(NrPtx *p) {
+    char *s = p->names[p->name_next];
+    p->name_next = (p->name_next + 1) % (int)NR_COUNTOF(p->names);
+    return s;
+}
+
+const char *nr_ptx_reg(NrPtx *p, int32_t r) {
+    char *s = next_name(p);
+    snprintf(s, sizeof p->names[0], "%s%d", class_prefix[r >> 24 & 7], r & 0xffffff);
+    return s;
+}
+
+const char *nr_ptx_opnd(NrPtx *p, NrPv v) {
+    if (v.r) return nr_ptx_reg(p, v.r);
+    char *s = next_name(p);
+    switch (v.k) {
+    case NR_PK_F32: snprintf(s, sizeof p->names[0], "0f%08X", (uint32_t)v.c); break;
+    case NR_PK_F64: snprintf(s, sizeof p->names[0], "0d%016llX", (unsigned long long)v.c); break;
+    case NR_PK_I64: snprintf(s, sizeof p->names[0], "%lld", (long long)v.c); break;
+    default: snprintf(s, sizeof p->names[0], "%d", (int32_t)(uint32_t)v.c); break;
+    }
+    return s;
+}
+
+NrPv nr_ptx_inreg(NrPtx *p, NrPv v) {
+    if (v.r || p->eval) return v;
+    NrPv d = {v.k, nr_ptx_newreg(p, (NrPk)v.k), 0};
+    if (v.k == NR_PK_P) {
+        nr_ptx_emit(p, "setp.%s.u32 %s, 0, 0;", v.c & 1 ? "eq" : "ne", nr_ptx_reg(p, d.r));
+    } else if (v.k == NR_PK_H) {
+        nr_ptx_emit(p, "mov.b16 %s, 0x%04X;", nr_ptx_reg(p, d.r), (unsigned)(v.c & 0xffff));
+    } else {
+        int w = v.k == NR_PK_I64 || v.k == NR_PK_F64 ? 64 : 32;
+        nr_ptx_emit(p, "mov.b%d %s, %s;", w, nr_ptx_reg(p, d.r), nr_ptx_opnd(p, v));
+    }
+    return d;
+}
+
+int nr_ptx_label(NrPtx *p) { return ++p->nlabels; }
+
+const char *nr_ptx_addr(NrPtx *p, NrPv base, int64_t off) {
+    char *s = next_name(p);
+    const char *b = base.r ? nr_ptx_reg(p, base.r) : nr_ptx_opnd(p, base);
+    if (off) snprintf(s, sizeof p->names[0], "[%s+%lld]", b, (long long)off);
+    else snprintf(s, sizeof p->names[0], "[%s]", b);
+    return s;
+}
+
+/* --- kinds and values ------------------------------------------------------------------------------------- */
+NrPk nr_ptx_kind(NrDtype dt) {
+    switch (dt) {
+    case NR_DT_I1: return NR_PK_P;
+    case NR_DT_I64:
+    case NR_DT_U64: return NR_PK_I64;
+    case NR_DT_F64: return NR_PK_F64;
+    case NR_DT_F32: return NR_PK_F32;
+    case NR_DT_F16:
+    case NR_DT_BF16:
+    case NR_DT_F8E4NV:
+    case NR_DT_F8E5: return NR_PK_H;
+    default: return NR_PK_I32;
+    }
+}
+
+NrPk nr_ptx_type_kind(const NrModule *m, NrTypeId t) {
+    const NrType *ty = nr_type(m, t);
+    return ty->ptr ? NR_PK_I64 : nr_ptx_kind((NrDtype)ty->dtype);
+}
+
+NrPtxVal *nr_ptx_val(NrPtx *p, NrValId v) {
+    NrPtxVal *x = &p->vals[v];
+    if (!x->e) {
+        /* Only reachable after an earlier error: give the value zeros. */
+        NR_ASSERT(p->failed);
+        nr_ptx_def(p, v);
+        for (int i = 0; i < x->n; i++) x->e[i] = nr_pv_imm(nr_ptx_type_kind(p->m, nr_val_type(p->f, v)), 0);
+    }
+    return x;
+}
+
+/* Number of elements per thread of type t (lay: layout index or -1). */
+static int val_count(NrPtx *p, int lay) { return lay >= 0 ? 1 << p->lays[lay].nreg : 1; }
+
+NrPtxVal *nr_ptx_def(NrPtx *p, NrValId v) {
+    NrPtxVal *x = &p->vals[v];
+    NrTypeId t = nr_val_type(p->f, v);
+    int lay = nr_ptx_lay(p, t);
+    if (lay == -2) lay = -1, x->n = 1;
+    x->lay = lay;
+    x->n = val_count(p, lay);
+    x->e = nr_alloc(p->a, sizeof(NrPv) * (size_t)x->n);
+    NrPk k = nr_ptx_type_kind(p->m, t);
+    for (int i = 0; i < x->n; i++) {
+        x->e[i].k = (uint8_t)k;
+        x->e[i].r = p->eval ? 0 : nr_ptx_newreg(p, k);
+        x->e[i].c = 0;
+    }
+    return x;
+}
+
+void nr_ptx_set(NrPtx *p, NrValId v, NrPv *e, int n) {
+    NrPtxVal *x = &p->vals[v];
+    NrTypeId t = nr_val_type(p->f, v);
+    int lay = nr_ptx_lay(p, t);
+    x->lay = lay < 0 ? -1 : lay;
+    x->n = n;
+    x->e = e;
+    NR_ASSERT(n == val_count(p, x->lay) || p->failed);
+}
+
+/* --- layouts --------------------------------------------------------------------------------------------- */
+static int ilog2(int64_t x) {
+    int k = 0;
+    while (((int64_t)1 << k) < x) k++;
+    return k;
+}
+
+/* Flat of a coordinate vector; false if it lies outside the shape. */
+static bool flat_of(const NrPtxLay *L, const int32_t *c, uint32_t *out) {
+    uint32_t f = 0;
+    for (int d = 0; d < L->rank; d++) {
+        if (c[d] < 0 || c[d] >= L->shape[d]) return false;
+        f |= (uint32_t)c[d] << L->off[d];
+    }
+    *out = f;
+    return true;
+}
+
+/* Inserts v into an F2 basis kept by leading bit; false if v depends on it. */
+static bool basis_insert(uint32_t *piv, uint32_t v) {
+    for (int b = 31; b >= 0; b--) {
+        if (!(v >> b & 1)) continue;
+        if (!piv[b]) {
+            piv[b] = v;
+            return true;
+        }
+        v ^= piv[b];
+    }
+    return false;
+}
+
+bool nr_ptx_lay_build(NrModule *m, int32_t layout, const NrType *t, int num_warps, NrArena *a, NrPtxLay *L) {
+    memset(L, 0, sizeof *L);
+    NrLinear ll;
+    if (t->rank <= 0 || !nr_layout_linear(m, layout, t->rank, t->shape, num_warps, &ll)) return false;
+    if (ll.nlane != 5 || (1 << ll.nwarp) != num_warps || ll.nreg > NR_LL_MAX_BITS || ll.nreg < 0) return false;
+    L->layout = layout;
+    L->rank = t->rank;
+    int bits = 0;
+    for (int d = t->rank - 1; d >= 0; d--) {
+        if (!nr_is_pow2(t->shape[d])) return false;
+        L->shape[d] = t->shape[d];
+        L->off[d] = bits;
+        bits += ilog2(t->shape[d]);
+    }
+    if (bits > 30) return false;
+    L->bits = bits;
+    L->nreg = ll.nreg;
+    L->nlane = ll.nlane;
+    L->nwarp = ll.nwarp;
+    for (int i = 0; i < ll.nreg; i++)
+        if (!flat_of(L, ll.reg[i], &L->regb[i])) return false;
+    for (int i = 0; i < ll.nlane; i++)
+        if (!flat_of(L, ll.lane[i], &L->laneb[i])) return false;
+    for (int i = 0; i < ll.nwarp; i++)
+        if (!flat_of(L, ll.warp[i], &L->warpb[i])) return false;
+    return nr_ptx_lay_finish(L, a);
+}
+
+bool nr_ptx_lay_finish(NrPtxLay *L, NrArena *a) {
+    if (L->nreg > NR_LL_MAX_BITS) return false;
+    int R = 1 << L->nreg;
+    L->regflat = nr_alloc(a, sizeof(uint32_t) * (size_t)R);
+    L->dup = nr_alloc(a, (size_t)R);
+    for (int r = 1; r < R; r++) {
+        int b = __builtin_ctz((unsigned)r);
+        L->regflat[r] = L->regflat[r & (r - 1)] ^ L->regb[b];
+    }
+    /* Bases that depend on earlier ones (registers first, then lanes, then
+     * warps) only replicate elements: the holder with those bits clear owns. */
+    uint32_t piv[32] = {0}, dupreg = 0;
+    L->rep_lane = L->rep_warp = 0;
+    for (int i = 0; i < L->nreg; i++)
+        if (!basis_insert(piv, L->regb[i])) dupreg |= 1u << i;
+    for (int i = 0; i < L->nlane; i++)
+        if (!basis_insert(piv, L->laneb[i])) L->rep_lane |= 1u << i;
+    for (int i = 0; i < L->nwarp; i++)
+        if (!basis_insert(piv, L->warpb[i])) L->rep_warp |= 1u << i;
+    for (int r = 0; r < R; r++) L->dup[r] = (r & dupreg) != 0;
+    return true;
+}
+
+static bool same_shape(const NrPtxLay *L, const NrType *t) {
+    if (L->rank != t->rank) return false;
+    for (int d = 0; d < t->rank; d++)
+        if (L->shape[d] != t->shape[d]) return false;
+    return true;
+}
+
+int nr_ptx_lay(NrPtx *p, NrTypeId t) {
+    const NrType *ty = nr_type(p->m, t);
+    if (ty->rank == 0) return -1;
+    for (int i = 0; i < p->nlays; i++)
+        if (p->lays[i].layout == ty->layout && same_shape(&p->lays[i], ty)) return i;
+    NrPtxLay L;
+    if (!ty->layout) {
+        nr_ptx_error(p, "block of type %s has no layout; run the GPU pipeline before emitting PTX",
+                     nr_type_str(p->m, t));
+        return -2;
+    }
+    if (!nr_ptx_lay_build(p->m, ty->layout, ty, p->num_warps, p->a, &L)) {
+        nr_ptx_error(p, "layout #L%d cannot distribute a block of type %s over %d warps", ty->layout,
+                     nr_type_str(p->m, t), p->num_warps);
+        return -2;
+    }
+    *NR_PUSH(p->a, p->lays, p->nlays, p->caplays) = L;
+    return p->nlays - 1;
+}
+
+/* Emission into the prologue: values that every later use can see. */
+static NrPtxBuf *to_prologue(NrPtx *p) {
+    NrPtxBuf *saved = p->out;
+    p->out = &p->pro;
+    return saved;
+}
+
+/* XOR over the set bits i of `x` (a .b32 register) of basis[i]. */
+static NrPv xor_bits(NrPtx *p, NrPv x, const uint32_t *basis, int n) {
+    NrPv acc = nr_pv_i32(0);
+    for (int i = 0; i < n; i++) {
+        if (!basis[i]) continue;
+        NrPv bit = nr_pb_bin(p, NR_PO_AND, NR_PT_B32, nr_pb_bin(p, NR_PO_SHR, NR_PT_U32, x, nr_pv_i32(i)),
+                             nr_pv_i32(1));
+        NrPv t = nr_pb_bin(p, NR_PO_MUL, NR_PT_U32, bit, nr_pv_i32(basis[i]));
+        acc = nr_pb_bin(p, NR_PO_XOR, NR_PT_B32, acc, t);
+    }
+    return acc;
+}
+
+int32_t nr_ptx_tflat(NrPtx *p, int lay) {
+    NrPtxLay *L = &p->lays[lay];
+    if (L->tflat) return L->tflat;
+    NrPtxBuf *saved = to_prologue(p);
+    NrPv lane = {NR_PK_I32, p->lane, 0}, warp = {NR_PK_I32, p->warp, 0};
+    NrPv t = nr_pb_bin(p, NR_PO_XOR, NR_PT_B32, xor_bits(p, lane, L->laneb, L->nlane),
+                       xor_bits(p, warp, L->warpb, L->nwarp));
+    L->tflat = nr_ptx_inreg(p, t).r;
+    p->out = saved;
+    return L->tflat;
+}
+
+int32_t nr_ptx_owner(NrPtx *p, int lay) {
+    NrPtxLay *L = &p->lays[lay];
+    if (L->owner) return L->owner;
+    NrPtxBuf *saved = to_prologue(p);
+    NrPv lane = {NR_PK_I32, p->lane, 0}, warp = {NR_PK_I32, p->warp, 0};
+    NrPv a = nr_pb_setp(p, NR_PC_EQ, NR_PT_B32, nr_pb_bin(p, NR_PO_AND, NR_PT_B32, lane, nr_pv_i32(L->rep_lane)),
+                        nr_pv_i32(0));
+    NrPv b = nr_pb_setp(p, NR_PC_EQ, NR_PT_B32, nr_pb_bin(p, NR_PO_AND, NR_PT_B32, warp, nr_pv_i32(L->rep_warp)),
+                        nr_pv_i32(0));
+    L->owner = nr_ptx_inreg(p, nr_pb_pand(p, a, b)).r;
+    p->out = saved;
+    return L->owner;
+}
+
+int32_t nr_ptx_thread0(NrPtx *p) {
+    if (p->thread0) return p->thread0;
+    NrPtxBuf *saved = to_prologue(p);
+    NrPv tid = {NR_PK_I32, p->tid, 0};
+    p->thread0 = nr_ptx_inreg(p, nr_pb_setp(p, NR_PC_EQ, NR_PT_U32, tid, nr_pv_i32(0))).r;
+    p->out = saved;
+    return p->thread0;
+}
+
+NrPv nr_ptx_flat(NrPtx *p, int lay, int r) {
+    NrPv t = {NR_PK_I32, nr_ptx_tflat(p, lay), 0};
+    return nr_pb_bin(p, NR_PO_XOR, NR_PT_B32, t, nr_pv_i32(p->lays[lay].regflat[r]));
+}
+
+/* --- shared memory ------------------------------------------------------------------------------------- */
+NrPv nr_ptx_smem_addr(NrPtx *p, int64_t off) {
+    if (!p->smem) {
+        NrPtxBuf *saved = to_prologue(p);
+        p->smem = nr_ptx_newreg(p, NR_PK_I32);
+        nr_ptx_emit(p, "mov.u32 %s, nr_smem;", nr_ptx_reg(p, p->smem));
+        p->out = saved;
+    }
+    NrPv base = {NR_PK_I32, p->smem, 0};
+    return off ? nr_pb_bin(p, NR_PO_ADD, NR_PT_U32, base, nr_pv_i32(off)) : base;
+}
+
+int64_t nr_ptx_scratch_off(NrPtx *p, NrOpId op) {
+    const NrAttr *a = nr_op_attr(p->f, op, NR_A_SMEM_OFFSET);
+    if (a && a->kind == NR_AK_INT) return a->v.i;
+    return p->scratch_base;
+}
+
+void nr_ptx_bar(NrPtx *p) { nr_ptx_emit(p, "bar.sync 0;"); }
+
+/* Walks every op of block b (and nested regions) for the shared-memory plan. */
+static void plan_block(NrPtx *p, NrBlockId b, int64_t *explicit_end, int64_t *fallback, int depth) {
+    if (depth > 1000) return;
+    NR_FOR_OPS(p->f, b, o) {
+        const NrOp *op = &p->f->ops[o];
+        int64_t bytes = nr_ptx_op_scratch(p->m, p->f, o, p->num_warps, p->a);
+        if (bytes > 0) {
+            const NrAttr *a = nr_op_attr(p->f, o, NR_A_SMEM_OFFSET);
+            if (a && a->kind == NR_AK_INT && a->v.i >= 0) {
+                if (a->v.i + bytes > *explicit_end) *explicit_end = a->v.i + bytes;
+            } else if (bytes > *fallback) {
+                *fallback = bytes;
+            }
+        }
+        for (int r = 0; r < op->nregions; r++) plan_block(p, op->regions[r], explicit_end, fallback, depth + 1);
+    }
+}
+
+static void plan_smem(NrPtx *p) {
+    int64_t end = 0, fallback = 0;
+    plan_block(p, p->f->body, &end, &fallback, 0);
+    p->scratch_base = (end + 15) & ~(int64_t)15;
+    p->smem_bytes = fallback ? p->scratch_base + fallback : end;
+}
+
+/* --- creation ops ------------------------------------------------------------------------------------- */
+typedef bool (*OpFn)(NrPtx *p, NrOpId op);
+
+static NrOp *O(NrPtx *p, NrOpId op) { return &p->f->ops[op]; }
+static NrValId res(NrPtx *p, NrOpId op, int i) { return p->f->ops[op].results[i]; }
+static NrValId opd(NrPtx *p, NrOpId op, int i) { return p->f->ops[op].opnds[i]; }
+static NrDtype res_dt(NrPtx *p, NrOpId op) {
+    const NrType *t = nr_type(p->m, nr_val_type(p->f, res(p, op, 0)));
+    return t->ptr ? NR_DT_U64 : (NrDtype)t->dtype;
+}
+
+/* Every element of v is x. */
+static void def_splat(NrPtx *p, NrValId v, NrPv x) {
+    int lay = nr_ptx_lay(p, nr_val_type(p->f, v));
+    int n = lay >= 0 ? 1 << p->lays[lay].nreg : 1;
+    NrPv *e = nr_alloc(p->a, sizeof(NrPv) * (size_t)n);
+    for (int i = 0; i < n; i++) e[i] = x;
+    nr_ptx_set(p, v, e, n);
+}
+
+static bool op_const(NrPtx *p, NrOpId op) {
+    const NrAttr *a = nr_op_attr(p->f, op, NR_A_VALUE);
+    NrDtype dt = res_dt(p, op);
+    NrPv x;
+    if (!a) {
+        nr_ptx_error(p, "const without a value");
+        x = nr_pv_imm(nr_ptx_kind(dt), 0);
+    } else if (a->kind == NR_AK_FLOAT && nr_dt_is_float(dt)) {
+        x = nr_pe_cast(p, NR_DT_F64, dt, false, nr_pv_f64(a->v.f));
+    } else if (a->kind == NR_AK_FLOAT) {
+        /* As the interpreter: saturate to int64, then truncate to the type. */
+        NrPv i = nr_pe_cast(p, NR_DT_F64, NR_DT_I64, false, nr_pv_f64(a->v.f));
+        x = nr_pe_cast(p, NR_DT_I64, dt, false, i);
+    } else {
+        x = nr_pe_cast(p, NR_DT_I64, dt, false, nr_pv_i64(a->v.i));
+    }
+    def_splat(p, res(p, op, 0), x);
+    return true;
+}
+
+static bool op_arange(NrPtx *p, NrOpId op) {
+    NrValId r = res(p, op, 0);
+    int lay = nr_ptx_lay(p, nr_val_type(p->f, r));
+    if (lay < 0) return false;
+    int64_t start = nr_op_int(p->f, op, NR_A_START, 0);
+    int n = 1 << p->lays[lay].nreg;
+    NrPv *e = nr_alloc(p->a, sizeof(NrPv) * (size_t)n);
+    for (int i = 0; i < n; i++)
+        e[i] = nr_pb_bin(p, NR_PO_ADD, NR_PT_S32, nr_ptx_flat(p, lay, i), nr_pv_i32(start));
+    nr_ptx_set(p, r, e, n);
+    return true;
+}
+
+static bool op_splat(NrPtx *p, NrOpId op) {
+    def_splat(p, res(p, op, 0), nr_ptx_val(p, opd(p, op, 0))->e[0]);
+    return true;
+}
+
+static bool grid_query(NrPtx *p, NrOpId op, const char *sreg) {
+    int64_t axis = nr_op_int(p->f, op, NR_A_AXIS, 0);
+    if (axis < 0 || axis > 2) {
+        nr_ptx_error(p, "'%s' axis must be 0, 1 or 2", nr_op_info[O(p, op)->opc].name);
+        return false;
+    }
+    NrPv r = {NR_PK_I32, nr_ptx_newreg(p, NR_PK_I32), 0};
+    nr_ptx_emit(p, "mov.u32 %s, %s.%c;", nr_ptx_reg(p, r.r), sreg, "xyz"[axis]);
+    def_splat(p, res(p, op, 0), r);
+    return true;
+}
+
+static bool op_program_id(NrPtx *p, NrOpId op) { return grid_query(p, op, "%ctaid"); }
+static bool op_num_programs(NrPtx *p, NrOpId op) { return grid_query(p, op, "%nctaid"); }
+
+static bool op_hint(NrPtx *p, NrOpId op) {
+    NrPtxVal *a = nr_ptx_val(p, opd(p, op, 0));
+    nr_ptx_set(p, res(p, op, 0), a->e, a->n);
+    return true;
+}
+
+static bool op_nothing(NrPtx *p, NrOpId op) {
+    (void)p, (void)op;
+    return true;
+}
+
+static bool op_barrier(NrPtx *p, NrOpId op) {
+    (void)op;
+    nr_ptx_bar(p);
+    return true;
+}
+
+static bool op_call(NrPtx *p, NrOpId op) {
+    nr_ptx_error(p, "call to @%s: calls must be inlined before PTX emission", nr_op_str(p->f, op, NR_A_CALLEE, "?"));
+    return false;
+}
+
+/* --- shape ops ---------------------------------------------------------------------------------------- */
+/* Result shape ops (broadcast, expand_dims, reshape, trans) move no data
+ * when the layouts agree: the result's elements alias the operand's. */
+static bool op_shape(NrPtx *p, NrOpId op) {
+    NrValId a = opd(p, op, 0), r = res(p, op, 0);
+    const NrType *at = nr_type(p->m, nr_val_type(p->f, a)), *rt = nr_type(p->m, nr_val_type(p->f, r));
+    NrPtxVal *av = nr_ptx_val(p, a);
+    int rl = nr_ptx_lay(p, nr_val_type(p->f, r));
+    if (rl < 0) return false;
+    if (at->rank == 0 || av->lay < 0) { /* a scalar (or a single element everywhere) */
+        def_splat(p, r, av->e[0]);
+        return true;
+    }
+    int n = 1 << p->lays[rl].nreg;
+    if (O(p, op)->opc == NR_OP_RESHAPE && nr_op_int(p->f, op, NR_A_CAN_REORDER, 0) && av->n == n &&
+        p->lays[av->lay].nlane == p->lays[rl].nlane) {
+        /* Any element order will do: keep every element where it is. */
+        nr_ptx_set(p, r, av->e, n);
+        return true;
+    }
+    NrFlatMap f;
+    if (!nr_ptx_shape_map(p->m, O(p, op), rt, at, &f)) {
+        nr_ptx_error(p, "malformed '%s'", nr_op_info[O(p, op)->opc].name);
+        return false;
+    }
+    NrDtype dt = at->ptr ? NR_DT_U64 : (NrDtype)at->dtype;
+    NrPv *e = nr_ptx_convert(p, av->e, av->lay, rl, &f, dt, nr_ptx_scratch_off(p, op));
+    nr_ptx_set(p, r, e, n);
+    return true;
+}
+
+/* Bit j of dimension d of a flat (with offsets off). */
+static uint32_t dim_bit(const int *off, int d, int j) { return 1u << (off[d] + j); }
+
+static void offsets(const NrType *t, int *off, int *bits) {
+    int b = 0;
+    for (int d = t->rank - 1; d >= 0; d--) {
+        off[d] = b;
+        b += ilog2(t->shape[d]);
+    }
+    *bits = b;
+}
+
+bool nr_ptx_shape_map(const NrModule *m, const NrOp *op, const NrType *rt, const NrType *at, NrFlatMap *f) {
+    (void)m;
+    int roff[NR_MAX_RANK], aoff[NR_MAX_RANK], rbits, abits;
+    offsets(rt, roff, &rbits);
+    offsets(at, aoff, &abits);
+    memset(f, 0, sizeof *f);
+    f->bits = rbits;
+    switch (op->opc) {
+    case NR_OP_BROADCAST:
+        if (at->rank != rt->rank) return false;
+        for (int d = 0; d < rt->rank; d++)
+            for (int j = 0; (1 << j) < rt->shape[d]; j++)
+                f->img[roff[d] + j] = at->shape[d] == 1 ? 0 : dim_bit(aoff, d, j);
+        return true;
+    case NR_OP_TRANS: {
+        int64_t order[NR_MAX_RANK];
+        const NrAttr *oa = NULL;
+        for (int i = 0; i < op->nattrs; i++)
+            if (op->attrs[i].name == NR_A_ORDER) oa = &op->attrs[i];
+        for (int k = 0; k < rt->rank; k++)
+            order[k] = oa && oa->kind == NR_AK_INTS && oa->n == rt->rank ? oa->v.ints[k] : rt->rank - 1 - k;
+        for (int k = 0; k < rt->rank; k++) {
+            if (order[k] < 0 || order[k] >= at->rank) return false;
+            for (int j = 0; (1 << j) < rt->shape[k]; j++) f->img[roff[k] + j] = dim_bit(aoff, (int)order[k], j);
+        }
+        return true;
+    }
+    default: /* expand_dims, reshape, convert: the row-major index is kept */
+        if (abits != rbits) return false;
+        for (int i = 0; i < rbits; i++) f->img[i] = 1u << i;
+        return true;
+    }
+}
+
+/* --- control flow ------------------------------------------------------------------------------------- */
+static NrOpId emit_block(NrPtx *p, NrBlockId b, int depth);
+
+/* dst[i] = src[i] for all i at once (dst are registers). */
+static void parallel_copy(NrPtx *p, NrPv *dst, NrPv *src, int n) {
+    NrPv *s = nr_alloc(p->a, sizeof(NrPv) * (size_t)(n > 0 ? n : 1));
+    memcpy(s, src, sizeof(NrPv) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        if (!s[i].r || s[i].r == dst[i].r) continue;
+        for (int j = 0; j < n; j++)
+            if (j != i && dst[j].r == s[i].r) {
+                s[i] = nr_pb_mov(p, s[i]);
+                break;
+            }
+    }
+    for (int i = 0; i < n; i++) {
+        s[i].k = dst[i].k;
+        nr_pb_mov_to(p, dst[i], s[i]);
+    }
+}
+
+/* Copies the elements of values src[0..n) into the registers of values dst. */
+static void copy_vals(NrPtx *p, const NrValId *dst, const NrValId *src, int n) {
+    int total = 0;
+    for (int i = 0; i < n; i++) total += nr_ptx_val(p, dst[i])->n;
+    NrPv *d = nr_alloc(p->a, sizeof(NrPv) * (size_t)(total ? total : 1));
+    NrPv *s = nr_alloc(p->a, sizeof(NrPv) * (size_t)(total ? total : 1));
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        NrPtxVal *dv = nr_ptx_val(p, dst[i]), *sv = nr_ptx_val(p, src[i]);
+        for (int j = 0; j < dv->n; j++, k++) {
+            d[k] = dv->e[j];
+            s[k] = j < sv->n ? sv->e[j] : sv->e[0];
+        }
+    }
+    parallel_copy(p, d, s, total);
+}
+
+static void def_regs(NrPtx *p, const NrValId *v, int n) {
+    for (int i = 0; i < n; i++) nr_ptx_def(p, v[i]);
+}
+
+static bool check_term(NrPtx *p, NrOpId term, NrOpcode want, int nopnds) {
+    if (term && O(p, term)->opc == want && O(p, term)->nopnds == nopnds) return true;
+    if (!term && nopnds == 0) return true;
+    nr_ptx_error(p, "malformed region: expected '%s' with %d operands", nr_op_info[want].name, nopnds);
+    return false;
+}
+
+static NrDtype scalar_dt(NrPtx *p, NrValId v) { return (NrDtype)nr_type(p->m, nr_val_type(p->f, v))->dtype; }
+
+/* for iv = lb; iv < ub; iv += step.  The loop ends when iv + step leaves
+ * the range of iv's type (as the interpreter does) instead of wrapping. */
+static bool op_for(NrPtx *p, NrOpId op, int depth) {
+    NrOp *o = O(p, op);
+    int nc = o->nopnds - 3;
+    NrBlock *body = nr_block(p->f, o->regions[0]);
+    if (nc < 0 || body->nargs != nc + 1 || o->nresults != nc) {
+        nr_ptx_error(p, "malformed 'for'");
+        return false;
+    }
+    NrDtype dt = scalar_dt(p, opd(p, op, 0));
+    int bits = nr_dt_bits(dt);
+    bool uns = !nr_dt_is_signed(dt);
+    NrPt t = bits == 64 ? (uns ? NR_PT_U64 : NR_PT_S64) : (uns ? NR_PT_U32 : NR_PT_S32);
+    NrPv lb = nr_ptx_val(p, opd(p, op, 0))->e[0], ub = nr_ptx_val(p, opd(p, op, 1))->e[0];
+    NrPv step = nr_ptx_val(p, opd(p, op, 2))->e[0];
+    def_regs(p, body->args, body->nargs);
+    NrPv iv = nr_ptx_val(p, body->args[0])->e[0];
+    nr_pb_mov_to(p, iv, lb);
+    copy_vals(p, body->args + 1, o->opnds + 3, nc);
+    int top = nr_ptx_label(p), end = nr_ptx_label(p);
+    nr_ptx_emit(p, "$L%d:", top);
+    NrPv stop = nr_ptx_inreg(p, nr_pb_setp(p, NR_PC_GE, t, iv, ub));
+    nr_ptx_emit(p, "@%s bra.uni $L%d;", nr_ptx_reg(p, stop.r), end);
+    NrOpId term = emit_block(p, o->regions[0], depth + 1);
+    if (!check_term(p, term, NR_OP_YIELD, nc)) return false;
+    if (term) copy_vals(p, body->args + 1, O(p, term)->opnds, nc);
+    /* iv + step, computed wide enough to see it leave the type's range. */
+    NrPv next, ovf;
+    if (bits < 64) {
+        NrPt wt = uns ? NR_PT_U64 : NR_PT_S64, nt = uns ? NR_PT_U32 : NR_PT_S32;
+        NrPv s = nr_pb_bin(p, NR_PO_ADD, NR_PT_S64, nr_pb_cvt(p, NR_PR_NONE, wt, nt, nr_ptx_inreg(p, iv)),
+                           nr_pb_cvt(p, NR_PR_NONE, wt, nt, nr_ptx_inreg(p, step)));
+        if (uns) {
+            ovf = nr_pb_setp(p, NR_PC_GE, NR_PT_U64, s, nr_pv_i64((int64_t)1 << bits));
+        } else {
+            NrPv lo = nr_pb_setp(p, NR_PC_LT, NR_PT_S64, s, nr_pv_i64(-((int64_t)1 << (bits - 1))));
+            NrPv hi = nr_pb_setp(p, NR_PC_GE, NR_PT_S64, s, nr_pv_i64((int64_t)1 << (bits - 1)));
+            ovf = nr_pb_por(p, lo, hi);
+        }
+        next = nr_pb_cvt(p, NR_PR_NONE, NR_PT_U32, NR_PT_U64, s);
+    } else {
+        next = nr_pb_bin(p, NR_PO_ADD, NR_PT_S64, iv, step);
+        if (uns) { /* step read as signed counts down; either way, stop on wrap */
+            NrPv neg = nr_pb_setp(p, NR_PC_LT, NR_PT_S64, step, nr_pv_i64(0));
+            NrPv up = nr_pb_pand(p, nr_pb_pnot(p, neg), nr_pb_setp(p, NR_PC_LT, NR_PT_U64, next, iv));
+            NrPv down = nr_pb_pand(p, neg, nr_pb_setp(p, NR_PC_GT, NR_PT_U64, next, iv));
+            ovf = nr_pb_por(p, up, down);
+        } else { /* signed overflow: the sum's sign differs from both operands' */
+            NrPv x = nr_pb_bin(p, NR_PO_AND, NR_PT_B64, nr_pb_bin(p, NR_PO_XOR, NR_PT_B64, iv, next),
+                               nr_pb_bin(p, NR_PO_XOR, NR_PT_B64, step, next));
+            ovf = nr_pb_setp(p, NR_PC_LT, NR_PT_S64, x, nr_pv_i64(0));
+        }
+    }
+    ovf = nr_ptx_inreg(p, ovf);
+    if (ovf.r) nr_ptx_emit(p, "@%s bra.uni $L%d;", nr_ptx_reg(p, ovf.r), end);
+    else if (ovf.c) nr_ptx_emit(p, "bra.uni $L%d;", end);
+    nr_pb_mov_to(p, iv, next);
+    nr_ptx_emit(p, "bra.uni $L%d;", top);
+    nr_ptx_emit(p, "$L%d:", end);
+    /* The results are the carried registers themselves. */
+    for (int i = 0; i < nc; i++) {
+        NrPtxVal *c = nr_ptx_val(p, body->args[i + 1]);
+        nr_ptx_set(p, o->results[i], c->e, c->n);
+    }
+    return true;
+}
+
+static bool op_if(NrPtx *p, NrOpId op, int depth) {
+    NrOp *o = O(p, op);
+    if (o->nregions != 2) {
+        nr_ptx_error(p, "malformed 'if'");
+        return false;
+    }
+    def_regs(p, o->results, o->nresults);
+    NrPv c = nr_ptx_val(p, opd(p, op, 0))->e[0];
+    int els = nr_ptx_label(p), end = nr_ptx_label(p);
+    for (int r = 0; r < 2; r++) {
+        if (r == 0) {
+            if (c.r) nr_ptx_emit(p, "@!%s bra.uni $L%d;", nr_ptx_reg(p, c.r), els);
+            else if (!c.c) nr_ptx_emit(p, "bra.uni $L%d;", els);
+        } else {
+            nr_ptx_emit(p, "bra.uni $L%d;", end);
+            nr_ptx_emit(p, "$L%d:", els);
+        }
+        NrOpId term = emit_block(p, o->regions[r], depth + 1);
+        if (!check_term(p, term, NR_OP_YIELD, o->nresults)) return false;
+        if (term) copy_vals(p, o->results, O(p, term)->opnds, o->nresults);
+    }
+    nr_ptx_emit(p, "$L%d:", end);
+    return true;
+}
+
+/* Region 0 computes the condition; the results and region 1's arguments
+ * share registers, set before the exit test. */
+static bool op_while(NrPtx *p, NrOpId op, int depth) {
+    NrOp *o = O(p, op);
+    if (o->nregions != 2) {
+        nr_ptx_error(p, "malformed 'while'");
+        return false;
+    }
+    NrBlock *before = nr_block(p->f, o->regions[0]), *after = nr_block(p->f, o->regions[1]);
+    if (before->nargs != o->nopnds || after->nargs != o->nresults) {
+        nr_ptx_error(p, "malformed 'while'");
+        return false;
+    }
+    def_regs(p, before->args, before->nargs);
+    def_regs(p, o->results, o->nresults);
+    for (int i = 0; i < o->nresults; i++) {
+        NrPtxVal *r = nr_ptx_val(p, o->results[i]);
+        nr_ptx_set(p, after->args[i], r->e, r->n);
+    }
+    copy_vals(p, before->args, o->opnds, o->nopnds);
+    int top = nr_ptx_label(p), end = nr_ptx_label(p);
+    nr_ptx_emit(p, "$L%d:", top);
+    NrOpId cond = emit_block(p, o->regions[0], depth + 1);
+    if (!check_term(p, cond, NR_OP_CONDITION, o->nresults + 1)) return false;
+    NrPv c = nr_ptx_val(p, O(p, cond)->opnds[0])->e[0];
+    if (c.r) c = nr_pb_mov(p, c); /* the copy below may not clobber it */
+    copy_vals(p, o->results, O(p, cond)->opnds + 1, o->nresults);
+    if (c.r) nr_ptx_emit(p, "@!%s bra.uni $L%d;", nr_ptx_reg(p, c.r), end);
+    else if (!c.c) nr_ptx_emit(p, "bra.uni $L%d;", end);
+    NrOpId y = emit_block(p, o->regions[1], depth + 1);
+    if (!check_term(p, y, NR_OP_YIELD, o->nopnds)) return false;
+    if (y) copy_vals(p, before->args, O(p, y)->opnds, o->nopnds);
+    nr_ptx_emit(p, "bra.uni $L%d;", top);
+    nr_ptx_emit(p, "$L%d:", end);
+    return true;
+}
+
+/* --- dispatch ------------------------------------------------------------------------------------------ */
+static const OpFn op_table[NR_OP_COUNT] = {
+    [NR_OP_CONST] = op_const,
+    [NR_OP_ARANGE] = op_arange,
+    [NR_OP_SPLAT] = op_splat,
+    [NR_OP_PROGRAM_ID] = op_program_id,
+    [NR_OP_NUM_PROGRAMS] = op_num_programs,
+    [NR_OP_ADD] = nr_ptx_op_elem,
+    [NR_OP_SUB] = nr_ptx_op_elem,
+    [NR_OP_MUL] = nr_ptx_op_elem,
+    [NR_OP_DIV] = nr_ptx_op_elem,
+    [NR_OP_DIV_RN] = nr_ptx_op_elem,
+    [NR_OP_REM] = nr_ptx_op_elem,
+    [NR_OP_NEG] = nr_ptx_op_elem,
+    [NR_OP_ABS] = nr_ptx_op_elem,
+    [NR_OP_AND] = nr_ptx_op_elem,
+    [NR_OP_OR] = nr_ptx_op_elem,
+    [NR_OP_XOR] = nr_ptx_op_elem,
+    [NR_OP_SHL] = nr_ptx_op_elem,
+    [NR_OP_SHR] = nr_ptx_op_elem,
+    [NR_OP_MAX] = nr_ptx_op_elem,
+    [NR_OP_MIN] = nr_ptx_op_elem,
+    [NR_OP_UMULHI] = nr_ptx_op_elem,
+    [NR_OP_FMA] = nr_ptx_op_elem,
+    [NR_OP_EXP] = nr_ptx_op_elem,
+    [NR_OP_EXP2] = nr_ptx_op_elem,
+    [NR_OP_LOG] = nr_ptx_op_elem,
+    [NR_OP_LOG2] = nr_ptx_op_elem,
+    [NR_OP_SQRT] = nr_ptx_op_elem,
+    [NR_OP_SQRT_RN] = nr_ptx_op_elem,
+    [NR_OP_RSQRT] = nr_ptx_op_elem,
+    [NR_OP_SIN] = nr_ptx_op_elem,
+    [NR_OP_COS] = nr_ptx_op_elem,
+    [NR_OP_FLOOR] = nr_ptx_op_elem,
+    [NR_OP_CEIL] = nr_ptx_op_elem,
+    [NR_OP_ERF] = nr_ptx_op_elem,
+    [NR_OP_MATH] = nr_ptx_op_elem,
+    [NR_OP_CMP] = nr_ptx_op_elem,
+    [NR_OP_SELECT] = nr_ptx_op_elem,
+    [NR_OP_CAST] = nr_ptx_op_elem,
+    [NR_OP_BITCAST] = nr_ptx_op_elem,
+    [NR_OP_PTRTOINT] = nr_ptx_op_elem,
+    [NR_OP_INTTOPTR] = nr_ptx_op_elem,
+    [NR_OP_ADDPTR] = nr_ptx_op_elem,
+    [NR_OP_LOAD] = nr_ptx_op_load,
+    [NR_OP_STORE] = nr_ptx_op_store,
+    [NR_OP_ATOMIC_RMW] = nr_ptx_op_atomic_rmw,
+    [NR_OP_ATOMIC_CAS] = nr_ptx_op_atomic_cas,
+    [NR_OP_BROADCAST] = op_shape,
+    [NR_OP_EXPAND_DIMS] = op_shape,
+    [NR_OP_RESHAPE] = op_shape,
+    [NR_OP_TRANS] = op_shape,
+    [NR_OP_REDUCE] = nr_ptx_op_reduce,
+    [NR_OP_ARGREDUCE] = nr_ptx_op_argreduce,
+    [NR_OP_DOT] = nr_ptx_op_dot,
+    [NR_OP_CALL] = op_call,
+    [NR_OP_PRINT] = nr_ptx_op_print,
+    [NR_OP_ASSERT] = nr_ptx_op_assert,
+    [NR_OP_BARRIER] = op_barrier,
+    [NR_OP_HINT] = op_hint,
+    [NR_OP_ASSUME] = op_nothing,
+};
+
+/* Emits the ops of block b; returns its yield/condition (not emitted), or
+ * NR_NONE. */
+static NrOpId emit_block(NrPtx *p, NrBlockId b, int depth) {
+    if (depth > 200) {
+        nr_ptx_error(p, "regions nest deeper than 200");
+        return NR_NONE;
+    }
+    NR_FOR_OPS(p->f, b, o) {
+        NrOpcode opc = (NrOpcode)O(p, o)->opc;
+        p->op = o;
+        switch (opc) {
+        case NR_OP_YIELD:
+        case NR_OP_CONDITION: return o;
+        case NR_OP_RETURN:
+            if (O(p, o)->nopnds) nr_ptx_error(p, "a kernel returns no values");
+            /* The body's last return is the function's end. */
+            if (b != p->f->body || O(p, o)->next) nr_ptx_emit(p, "ret;");
+            return o;
+        case NR_OP_FOR: op_for(p, o, depth); break;
+        case NR_OP_IF: op_if(p, o, depth); break;
+        case NR_OP_WHILE: op_while(p, o, depth); break;
+        default:
+            if (opc <= NR_OP_INVALID || opc >= NR_OP_COUNT || !op_table[opc]) {
+                nr_ptx_error(p, "'%s' cannot be emitted as PTX",
+                             opc > NR_OP_INVALID && opc < NR_OP_COUNT ? nr_op_info[opc].name : "invalid op");
+                break;
+            }
+            op_table[opc](p, o);
+            break;
+        }
+        /* Any result an emitter left undefined (after an error) reads as zero. */
+        for (int i = 0; i < O(p, o)->nresults; i++)
+            if (!p->vals[O(p, o)->results[i]].e) {
+                if (!p->failed) nr_ptx_error(p, "'%s' left a result undefined", nr_op_info[opc].name);
+                nr_ptx_val(p, O(p, o)->results[i]);
+            }
+    }
+    return NR_NONE;
+}
+
+/* --- the kernel ------------------------------------------------------------------------------------------ */
+/* .param type and ld.param type of a kernel parameter. */
+static const char *param_type(const NrType *t) {
+    if (t->ptr) return ".u64";
+    switch ((NrDtype)t->dtype) {
+    case NR_DT_I1:
+    case NR_DT_U8:
+    case NR_DT_F8E4NV:
+    case NR_DT_F8E5: return ".u8";
+    case NR_DT_I8: return ".s8";
+    case NR_DT_I16: return ".s16";
+    case NR_DT_U16: return ".u16";
+    case NR_DT_F16:
+    case NR_DT_BF16: return ".b16";
+    case NR_DT_I32: return ".s32";
+    case NR_DT_U32: return ".u32";
+    case NR_DT_F32: return ".f32";
+    case NR_DT_I64: return ".s64";
+    case NR_DT_U64: return ".u64";
+    case NR_DT_F64: return ".f64";
+    default: return ".b32";
+    }
+}
+
+static bool ptx_ident(const char *s) {
+    if (!s || !*s) return false;
+    bool lead = (s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z');
+    if (!lead && !((s[0] == '_' || s[0] == '$') && s[1])) return false;
+    for (const char *c = s; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+              *c == '$'))
+            return false;
+    return true;
+}
+
+static void load_params(NrPtx *p, NrPtxBuf *decl) {
+    NrBlock *body = nr_block(p->f, p->f->body);
+    for (int i = 0; i < body->nargs; i++) {
+        NrValId v = body->args[i];
+        const NrType *t = nr_type(p->m, nr_val_type(p->f, v));
+        const char *pt = param_type(t);
+        buf_add(p->a, decl, "%s  .param %s %s_param_%d", i ? ",\n" : "", pt, p->f->name, i);
+        if (t->rank != 0) {
+            nr_ptx_error(p, "kernel parameter %d is a block; parameters must be scalars or pointers", i);
+            continue;
+        }
+        NrPtxVal *x = nr_ptx_def(p, v);
+        NrPv r = x->e[0];
+        if (r.k == NR_PK_P) {
+            NrPv b = {NR_PK_I32, nr_ptx_newreg(p, NR_PK_I32), 0};
+            nr_ptx_emit(p, "ld.param.u8 %s, [%s_param_%d];", nr_ptx_reg(p, b.r), p->f->name, i);
+            x->e[0] = nr_ptx_inreg(p, nr_pb_setp(p, NR_PC_NE, NR_PT_B32, b, nr_pv_i32(0)));
+        } else if (!t->ptr && nr_dt_is_fp8((NrDtype)t->dtype)) {
+            NrPv b = {NR_PK_I32, nr_ptx_newreg(p, NR_PK_I32), 0};
+            nr_ptx_emit(p, "ld.param.u8 %s, [%s_param_%d];", nr_ptx_reg(p, b.r), p->f->name, i);
+            nr_ptx_emit(p, "cvt.u16.u32 %s, %s;", nr_ptx_reg(p, r.r), nr_ptx_reg(p, b.r));
+        } else {
+            nr_ptx_emit(p, "ld.param%s %s, [%s_param_%d];", pt, nr_ptx_reg(p, r.r), p->f->name, i);
+        }
+    }
+}
+
+static const char *target_name(int sm, bool sm_a) {
+    switch (sm) {
+    case 80: return "sm_80";
+    case 86: return "sm_86";
+    case 89: return "sm_89";
+    case 90: return sm_a ? "sm_90a" : "sm_90";
+    default: return NULL;
+    }
+}
+
+/* The text of a finished emission. */
+static char *assemble(NrPtx *p, NrPtxBuf *params) {
+    NrPtxBuf out = {0};
+    buf_add(p->a, &out,
+            "//\n// Generated by Nereid for %s: kernel %s, %d warps, %lld bytes of dynamic shared memory\n//\n\n",
+            target_name(p->sm, p->sm_a), p->f->name, p->num_warps, (long long)p->smem_bytes);
+    buf_add(p->a, &out, ".version 8.0\n.target %s\n.address_size 64\n\n", target_name(p->sm, p->sm_a));
+    if (p->uses_vprintf)
+        buf_add(p->a, &out, ".extern .func (.param .b32 nr_rv) vprintf(.param .b64 nr_fmt, .param .b64 nr_args);\n");
+    if (p->uses_assert)
+        buf_add(p->a, &out,
+                ".extern .func __assertfail(.param .b64 nr_msg, .param .b64 nr_file, .param .b32 nr_line, "
+                ".param .b64 nr_func, .param .b64 nr_csize);\n");
+    if (p->glob.n) buf_add(p->a, &out, "%.*s", (int)p->glob.n, p->glob.s);
+    if (p->smem_bytes > 0) buf_add(p->a, &out, ".extern .shared .align 16 .b8 nr_smem[];\n");
+    buf_add(p->a, &out, "\n.visible .entry %s(\n%.*s\n)\n.reqntid %d, 1, 1\n{\n", p->f->name, (int)params->n,
+            params->s ? params->s : "", 32 * p->num_warps);
+    for (int c = NR_RC_P; c <= NR_RC_D; c++)
+        if (p->nregs[c]) buf_add(p->a, &out, "  .reg %s %s<%d>;\n", class_type[c], class_prefix[c], p->nregs[c] + 1);
+    if (p->local_bytes) buf_add(p->a, &out, "  .local .align 8 .b8 nr_local[%lld];\n", (long long)p->local_bytes);
+    buf_add(p->a, &out, "\n%.*s%.*s  ret;\n}\n", (int)p->pro.n, p->pro.s ? p->pro.s : "", (int)p->body.n,
+            p->body.s ? p->body.s : "");
+    return out.s;
+}
+
+static void init_ctx(NrPtx *p, NrFunc *f, const NrGpuOptions *opt, NrDiags *d) {
+    memset(p, 0, sizeof *p);
+    p->a = f->mod->arena;
+    p->f = f;
+    p->m = f->mod;
+    p->d = d;
+    p->sm = opt && opt->sm ? opt->sm : (f->mod->sm ? f->mod->sm : 80);
+    p->sm_a = opt && opt->sm_a;
+    p->num_warps = f->mod->num_warps ? f->mod->num_warps : (opt && opt->num_warps ? opt->num_warps : 4);
+    p->vals = nr_alloc(p->a, sizeof(NrPtxVal) * (size_t)(f->nvals + 1));
+    p->out = &p->body;
+}
+
+char *nr_emit_ptx_info(NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrPtxInfo *info) {
+    NrPtx ctx, *p = &ctx;
+    init_ctx(p, f, opt, d);
+    if (!target_name(p->sm, p->sm_a) || (p->sm_a && p->sm != 90)) {
+        nr_error(d, f->loc, "unsupported target sm_%d%s (sm_80, sm_86, sm_89, sm_90 and sm_90a are)", p->sm,
+                 p->sm_a ? "a" : "");
+        return NULL;
+    }
+    if (p->num_warps < 1 || p->num_warps > 32 || !nr_is_pow2(p->num_warps)) {
+        nr_error(d, f->loc, "num_warps must be a power of two from 1 to 32, got %d", p->num_warps);
+        return NULL;
+    }
+    if (opt && opt->num_warps && f->mod->num_warps && opt->num_warps != f->mod->num_warps) {
+        nr_error(d, f->loc, "the module was laid out for %d warps, not %d", f->mod->num_warps, opt->num_warps);
+        return NULL;
+    }
+    if (!ptx_ident(f->name)) {
+        nr_error(d, f->loc, "kernel name '%s' is not a valid PTX identifier", f->name ? f->name : "");
+        return NULL;
+    }
+    p->ax = nr_axis_analysis(f);
+    plan_smem(p);
+    /* Prologue: thread coordinates, then the parameters. */
+    p->out = &p->pro;
+    p->tid = nr_ptx_newreg(p, NR_PK_I32);
+    p->lane = nr_ptx_newreg(p, NR_PK_I32);
+    p->warp = nr_ptx_newreg(p, NR_PK_I32);
+    nr_ptx_emit(p, "mov.u32 %s, %%tid.x;", nr_ptx_reg(p, p->tid));
+    nr_ptx_emit(p, "and.b32 %s, %s, 31;", nr_ptx_reg(p, p->lane), nr_ptx_reg(p, p->tid));
+    nr_ptx_emit(p, "shr.u32 %s, %s, 5;", nr_ptx_reg(p, p->warp), nr_ptx_reg(p, p->tid));
+    NrPtxBuf params = {0};
+    load_params(p, &params);
+    p->out = &p->body;
+    NrOpId term = emit_block(p, f->body, 0);
+    if (!term || O(p, term)->opc != NR_OP_RETURN) nr_ptx_error(p, "the kernel body does not end in 'return'");
+    if (p->failed || nr_has_errors(d)) return NULL;
+    if (info) {
+        info->shared_bytes = p->smem_bytes;
+        info->num_warps = p->num_warps;
+        info->threads = 32 * p->num_warps;
+    }
+    return assemble(p, &params);
+}
+
+char *nr_emit_ptx(NrFunc *f, const NrGpuOptions *opt, NrDiags *d) { return nr_emit_ptx_info(f, opt, d, NULL); }
+
+int64_t nr_ptx_scratch_bytes(NrFunc *f, NrOpId op) {
+    NrArena a;
+    nr_arena_init(&a);
+    int nw = f->mod->num_warps ? f->mod->num_warps : 4;
+    int64_t n = nr_ptx_op_scratch(f->mod, f, op, nw, &a);
+    nr_arena_free(&a);
+    return n;
+}
+
+/* --- evaluation mode ------------------------------------------------------------------------------------ */
+NrPtx *nr_ptx_eval_new(NrArena *a, int sm) {
+    NrPtx *p = nr_alloc(a, sizeof *p);
+    p->a = a;
+    p->eval = true;
+    p->sm = sm;
+    p->num_warps = 4;
+    return p;
+}
