@@ -25,7 +25,7 @@ VPY     := $(VENV)/bin/python
 
 
 .PHONY: asan-py
-.PHONY: all lib cli pyext test test-c test-lit test-errors test-py asan fuzz valgrind clean venv demo check-determinism
+.PHONY: gpu-test all lib cli pyext test test-c test-lit test-errors test-py asan fuzz valgrind clean venv demo check-determinism
 
 all: $(BUILD)/libnereid.a $(BUILD)/libnereid.so $(BUILD)/nereid
 
@@ -118,6 +118,14 @@ fuzz:
 
 valgrind: $(CTESTBINS) $(BUILD)/nereid
 	@set -e; for t in $(CTESTBINS); do valgrind -q --error-exitcode=1 --leak-check=full $$t >/dev/null; echo "valgrind ok: $$t"; done
+
+# On a machine with an NVIDIA GPU: the end-to-end suite on the GPU, each
+# launch checked against the interpreter (tests/python/gpu_mode.py), and the
+# driver smoke test.  Uses the system Python that has torch.
+GPU_PYTHON ?= python3
+gpu-test: all pyext build/tests/rt_smoke
+	build/tests/rt_smoke
+	NEREID_TEST_DEVICE=cuda PYTHONPATH=$(CURDIR)/python $(GPU_PYTHON) -m pytest -v -p no:cacheprovider tests/python
 
 demo: all pyext venv
 	PYTHONPATH=$(CURDIR)/python $(VPY) examples/demo.py
