@@ -162,7 +162,8 @@ typedef struct NrGpuOptions {
  *                        thread the widest aligned vector
  *   gpu-remove-converts  re-solves every layout from the memory ops and dots,
  *                        keeping only the conversions that must stay
- *   gpu-pipeline         software pipelining of loops (a hook: no change yet)
+ *   gpu-pipeline         software pipelining: loads feeding dots become cp.async
+ *                        copies into num_stages-buffered shared memory
  *   gpu-smem             shared-memory offsets (smem_offset) and the total
  *   gpu-barriers         barriers between shared-memory writes and later accesses
  * They are registered with the block passes (passes.h's nr_pass_find). */

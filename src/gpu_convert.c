@@ -102,6 +102,10 @@ int32_t nr_gpu_required(NrFunc *f, NrOpId op, int i) {
     }
     case NR_OP_YIELD:
     case NR_OP_CONDITION: return required_by_parent(f, op, i);
+    case NR_OP_RETURN: {
+        const NrType *t = i < f->nrtypes ? &m->types[f->rtypes[i]] : NULL;
+        return t && t->rank > 0 && t->layout > 0 ? t->layout : 0;
+    }
     default:
         if (nr_op_info[o->opc].flags & NR_OPF_ELEM) return r0;
         return 0;
@@ -271,6 +275,11 @@ bool nr_gpu_convert(NrModule *m, NrDiags *d) {
         Conv c = {m, f, d, m->num_warps, m->sm, true};
         NrBlock *body = &f->blocks[f->body];
         for (int a = 0; a < body->nargs; a++) set_default(&c, body->args[a]);
+        for (int r = 0; r < f->nrtypes; r++) {
+            const NrType *t = &m->types[f->rtypes[r]];
+            if (t->rank > 0 && t->kind == NR_TK_VALUE)
+                f->rtypes[r] = nr_type_with_layout(m, f->rtypes[r], nr_layout_default_blocked(m, t->rank, t->shape, c.nw));
+        }
         convert_block(&c, f->body, 0);
         if (!c.ok) {
             ok = false;

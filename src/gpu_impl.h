@@ -19,6 +19,10 @@ int32_t nr_gpu_layout_of(const NrFunc *f, NrValId v);
 /* Gives v the layout `layout` (a value's type changes in place). */
 void nr_gpu_set_layout(NrFunc *f, NrValId v, int32_t layout);
 
+/* Scratch bytes op needs (nr_ptx_scratch_bytes, gpu.h); the emitter must be
+ * linked in. */
+int64_t nr_gpu_scratch_bytes(NrFunc *f, NrOpId op);
+
 /* Drops the layouts no live value uses from the table, renumbering the rest
  * (types of dead values are left with a layout id of -1). */
 void nr_gpu_compact_layouts(NrModule *m);

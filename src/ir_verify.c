@@ -208,8 +208,7 @@ static bool check_type(V *v, NrOpId op, const char *what, NrTypeId t) {
             T->dtype >= NR_DT_COUNT || T->rank > NR_MAX_RANK) {
             snprintf(buf, sizeof buf, "%s has a malformed type", what);
         } else if (!check_type_layout(v, T, buf, sizeof buf)) {
-            char why[160];
-            snprintf(why, sizeof why, "%s", buf);
+            const char *why = nr_strdup(v->scratch, buf);
             snprintf(buf, sizeof buf, "%s has type %s, %s", what, tstr(v, t), why);
         } else {
             int64_t n = 1;

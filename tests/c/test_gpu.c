@@ -1,5 +1,7 @@
 /* test_gpu.c - the GPU passes on IR text: axis analysis facts on known
- * kernels (vector add, 2-D tiles, loops, hints, unaligned pointers). */
+ * kernels (vector add, 2-D tiles, loops, hints, unaligned pointers); the
+ * GPU pipeline's options (stop_after, verify_each, dump) and its results on
+ * vector add and matmul at every warp count. */
 #include "gpu.h"
 #include "util.h"
 
@@ -234,7 +236,177 @@ static void test_axis_loops_and_hints(void) {
     ctx_free(&c);
 }
 
+/* Scratch sizes stand in for the PTX emitter's when it is not linked. */
+__attribute__((weak)) int64_t nr_ptx_scratch_bytes(NrFunc *f, NrOpId op) {
+    const NrOp *o = &f->ops[op];
+    if (o->opc == NR_OP_CONVERT_LAYOUT) return nr_type_numel(f->mod, f->vals[o->results[0]].type) * 4;
+    return 0;
+}
+
+static const char *vadd_text =
+    "module {\n"
+    "  func @k(%x: ptr<f32> {divisibility = 16}, %y: ptr<f32> {divisibility = 16}, %n: i32 {divisibility = 16}) kernel {\n"
+    "    %0 = program_id {axis = 0} : i32\n"
+    "    %1 = const {value = 1024} : i32\n"
+    "    %2 = mul %0, %1 : i32\n"
+    "    %3 = arange {end = 1024, start = 0} : tensor<1024xi32>\n"
+    "    %4 = splat %2 : tensor<1024xi32>\n"
+    "    %5 = add %4, %3 : tensor<1024xi32>\n"
+    "    %6 = splat %n : tensor<1024xi32>\n"
+    "    %7 = cmp %5, %6 {pred = \"lt\"} : tensor<1024xi1>\n"
+    "    %8 = splat %x : tensor<1024xptr<f32>>\n"
+    "    %9 = addptr %8, %5 : tensor<1024xptr<f32>>\n"
+    "    %10 = load %9, %7, _ : tensor<1024xf32>\n"
+    "    %11 = splat %y : tensor<1024xptr<f32>>\n"
+    "    %12 = addptr %11, %5 : tensor<1024xptr<f32>>\n"
+    "    %13 = mul %10, %10 : tensor<1024xf32>\n"
+    "    store %12, %13, %7\n"
+    "    return\n"
+    "  }\n"
+    "}\n";
+
+static int count_ops(NrFunc *f, NrOpcode opc) {
+    int n = 0;
+    for (NrOpId o = 1; o < f->nops; o++) n += !f->ops[o].dead && f->ops[o].block && f->ops[o].opc == opc;
+    return n;
+}
+
+static void test_pipeline(void) {
+    for (int nw = 1; nw <= 16; nw *= 2) {
+        Ctx c;
+        if (!ctx_parse(&c, vadd_text)) return;
+        char *dump = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&dump, &len);
+        NrGpuOptions o = {nw, 1, 80, false, NULL, true, out};
+        bool ok = nr_run_gpu_pipeline(c.m, &o, &c.d);
+        fclose(out);
+        CHECK(ok, "pipeline with %d warps: %s", nw, nr_diags_render(&c.a, &c.d));
+        CHECK(c.m->num_warps == nw && c.m->sm == 80, "target recorded");
+        NrFunc *f = c.m->funcs[0];
+        CHECK(count_ops(f, NR_OP_CONVERT_LAYOUT) == 0, "vector add keeps conversions with %d warps", nw);
+        CHECK(f->smem_bytes == 0, "vector add needs no shared memory: %lld", (long long)f->smem_bytes);
+        CHECK(dump && strstr(dump, "// after gpu-convert") && strstr(dump, "// after gpu-barriers"),
+              "dump names every pass");
+        free(dump);
+        ctx_free(&c);
+    }
+    /* stop_after */
+    Ctx c;
+    if (!ctx_parse(&c, vadd_text)) return;
+    NrGpuOptions o = {4, 1, 80, false, "gpu-coalesce", true, NULL};
+    CHECK(nr_run_gpu_pipeline(c.m, &o, &c.d), "pipeline up to gpu-coalesce");
+    CHECK(count_ops(c.m->funcs[0], NR_OP_CONVERT_LAYOUT) > 0, "stopped before gpu-remove-converts");
+    ctx_free(&c);
+    /* bad options are diagnostics */
+    if (!ctx_parse(&c, vadd_text)) return;
+    NrGpuOptions bad = {3, 1, 80, false, NULL, false, NULL};
+    CHECK(!nr_run_gpu_pipeline(c.m, &bad, &c.d) && strstr(nr_diags_render(&c.a, &c.d), "num_warps"),
+          "num_warps = 3 is refused");
+    ctx_free(&c);
+    if (!ctx_parse(&c, vadd_text)) return;
+    NrGpuOptions old = {4, 1, 75, false, NULL, false, NULL};
+    CHECK(!nr_run_gpu_pipeline(c.m, &old, &c.d) && strstr(nr_diags_render(&c.a, &c.d), "sm_80"), "sm_75 is refused");
+    ctx_free(&c);
+}
+
+/* A reduction across warps, converted for a store: scratch gets an offset,
+ * and the kernel's total covers it. */
+static void test_scratch(void) {
+    Ctx c;
+    if (!ctx_parse(&c, "module {\n"
+                       "  func @k(%x: ptr<f32> {divisibility = 16}) kernel {\n"
+                       "    %0 = arange {end = 64, start = 0} : tensor<64xi32>\n"
+                       "    %1 = expand_dims %0 {axis = 1} : tensor<64x1xi32>\n"
+                       "    %2 = broadcast %1 : tensor<64x64xi32>\n"
+                       "    %3 = cast %2 : tensor<64x64xf32>\n"
+                       "    %4 = reduce %3 {axis = 1, kind = \"add\"} : tensor<64xf32>\n"
+                       "    %5 = splat %x : tensor<64xptr<f32>>\n"
+                       "    %6 = addptr %5, %0 : tensor<64xptr<f32>>\n"
+                       "    store %6, %4, _\n"
+                       "    return\n"
+                       "  }\n"
+                       "}\n"))
+        return;
+    NrGpuOptions o = {4, 1, 80, false, NULL, true, NULL};
+    CHECK(nr_run_gpu_pipeline(c.m, &o, &c.d), "pipeline: %s", nr_diags_render(&c.a, &c.d));
+    NrFunc *f = c.m->funcs[0];
+    int64_t end = 0;
+    for (NrOpId op = 1; op < f->nops; op++) {
+        if (f->ops[op].dead || !f->ops[op].block) continue;
+        int64_t bytes = nr_ptx_scratch_bytes(f, op);
+        if (bytes <= 0) continue;
+        const NrAttr *a = nr_op_attr(f, op, NR_A_SMEM_OFFSET);
+        CHECK(a && a->kind == NR_AK_INT, "an op with scratch has smem_offset");
+        if (a && a->v.i + bytes > end) end = a->v.i + bytes;
+    }
+    CHECK(f->smem_bytes >= end, "total %lld covers the scratch (%lld)", (long long)f->smem_bytes, (long long)end);
+    ctx_free(&c);
+}
+
+/* A matmul loop through the whole pipeline with num_stages = 3: both tiles
+ * go through cp.async into 3-buffered shared memory. */
+static void test_pipelined_matmul(void) {
+    static const char *text =
+        "module {\n"
+        "  func @mm(%a: ptr<f16> {divisibility = 16}, %b: ptr<f16> {divisibility = 16}, %c: ptr<f32> {divisibility = 16},\n"
+        "           %n: i32) kernel {\n"
+        "    %0 = arange {end = 64, start = 0} : tensor<64xi32>\n"
+        "    %1 = expand_dims %0 {axis = 1} : tensor<64x1xi32>\n"
+        "    %2 = const {value = 64} : tensor<64x1xi32>\n"
+        "    %3 = mul %1, %2 : tensor<64x1xi32>\n"
+        "    %4 = broadcast %3 : tensor<64x64xi32>\n"
+        "    %5 = expand_dims %0 {axis = 0} : tensor<1x64xi32>\n"
+        "    %6 = broadcast %5 : tensor<64x64xi32>\n"
+        "    %7 = add %4, %6 : tensor<64x64xi32>\n"
+        "    %8 = splat %a : tensor<64x64xptr<f16>>\n"
+        "    %9 = addptr %8, %7 : tensor<64x64xptr<f16>>\n"
+        "    %10 = splat %b : tensor<64x64xptr<f16>>\n"
+        "    %11 = addptr %10, %7 : tensor<64x64xptr<f16>>\n"
+        "    %12 = const {value = 0.0} : tensor<64x64xf32>\n"
+        "    %13 = const {value = 0} : i32\n"
+        "    %14 = const {value = 1} : i32\n"
+        "    %15 = const {value = 4096} : tensor<64x64xi32>\n"
+        "    %26 = const {value = 64} : tensor<64x64xi32>\n"
+        "    %16, %17, %18 = for %13, %n, %14, %12, %9, %11 : tensor<64x64xf32>, tensor<64x64xptr<f16>>, tensor<64x64xptr<f16>> {\n"
+        "    ^(%i: i32, %acc: tensor<64x64xf32>, %pa: tensor<64x64xptr<f16>>, %pb: tensor<64x64xptr<f16>>):\n"
+        "      %19 = load %pa, _, _ : tensor<64x64xf16>\n"
+        "      %20 = load %pb, _, _ : tensor<64x64xf16>\n"
+        "      %21 = dot %19, %20, %acc : tensor<64x64xf32>\n"
+        "      %22 = addptr %pa, %26 : tensor<64x64xptr<f16>>\n"
+        "      %23 = addptr %pb, %15 : tensor<64x64xptr<f16>>\n"
+        "      yield %21, %22, %23\n"
+        "    }\n"
+        "    %24 = splat %c : tensor<64x64xptr<f32>>\n"
+        "    %25 = addptr %24, %7 : tensor<64x64xptr<f32>>\n"
+        "    store %25, %16, _\n"
+        "    return\n"
+        "  }\n"
+        "}\n";
+    for (int stages = 1; stages <= 4; stages++) {
+        Ctx c;
+        if (!ctx_parse(&c, text)) return;
+        NrGpuOptions o = {4, stages, 80, false, NULL, true, NULL};
+        CHECK(nr_run_gpu_pipeline(c.m, &o, &c.d), "pipeline (%d stages): %s", stages, nr_diags_render(&c.a, &c.d));
+        NrFunc *f = c.m->funcs[0];
+        int allocs = count_ops(f, NR_OP_LOCAL_ALLOC), copies = count_ops(f, NR_OP_ASYNC_COPY);
+        int loads = count_ops(f, NR_OP_LOAD), waits = count_ops(f, NR_OP_ASYNC_WAIT);
+        if (stages == 1) {
+            CHECK(allocs == 0 && copies == 0 && loads == 2, "1 stage: no pipelining");
+        } else {
+            CHECK(allocs == 2 && loads == 0, "%d stages: %d allocs, %d loads", stages, allocs, loads);
+            CHECK(copies == 2 * stages, "%d stages: %d copies", stages, copies);
+            CHECK(waits == 2, "%d stages: %d waits", stages, waits);
+            CHECK(f->smem_bytes >= 2 * stages * 64 * 64 * 2, "%d stages: %lld bytes", stages, (long long)f->smem_bytes);
+        }
+        ctx_free(&c);
+    }
+}
+
 int main(void) {
+    test_pipelined_matmul();
+    test_pipeline();
+    test_scratch();
     test_axis_vector_add();
     test_axis_2d();
     test_axis_loops_and_hints();
