@@ -43,3 +43,9 @@ if os.environ.get("NEREID_TEST_DEVICE") == "cuda":
     import gpu_mode
 
     gpu_mode.install()
+
+if os.environ.get("NEREID_TEST_PTXAS") == "1":
+    import ptxas_mode
+
+    if ptxas_mode.ptxas_path():
+        ptxas_mode.install()
