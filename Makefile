@@ -26,7 +26,7 @@ VPY     := $(VENV)/bin/python
 
 
 .PHONY: asan-py
-.PHONY: all lib cli pyext test test-c test-lit test-errors test-py asan fuzz valgrind clean venv demo check-determinism
+.PHONY: gpu-test all lib cli pyext test test-c test-lit test-errors test-py asan fuzz valgrind clean venv demo check-determinism
 
 all: $(BUILD)/libnereid.a $(BUILD)/libnereid.so $(BUILD)/nereid
 
@@ -79,7 +79,8 @@ test-errors: all
 	$(PYTHON) tests/golden.py --nereid $(BUILD)/nereid tests/errors tests/golden
 
 test-py: pyext venv
-	NEREID_VERIFY_EACH=1 PYTHONPATH=$(CURDIR)/python $(VPY) -m pytest -q -x tests/python
+	@command -v ptxas >/dev/null || test -x /usr/local/cuda/bin/ptxas || echo 'ptxas not found: the PTX of the corpus is not assembled'
+	NEREID_VERIFY_EACH=1 NEREID_TEST_PTXAS=1 PYTHONPATH=$(CURDIR)/python $(VPY) -m pytest -q -x tests/python
 
 check-determinism: all
 	$(PYTHON) tests/determinism.py --nereid $(BUILD)/nereid examples
@@ -119,6 +120,14 @@ fuzz:
 
 valgrind: $(CTESTBINS) $(BUILD)/nereid
 	@set -e; for t in $(CTESTBINS); do valgrind -q --error-exitcode=1 --leak-check=full $$t >/dev/null; echo "valgrind ok: $$t"; done
+
+# On a machine with an NVIDIA GPU: the end-to-end suite on the GPU, each
+# launch checked against the interpreter (tests/python/gpu_mode.py), and the
+# driver smoke test.  Uses the system Python that has torch.
+GPU_PYTHON ?= python3
+gpu-test: all pyext build/tests/rt_smoke
+	build/tests/rt_smoke
+	NEREID_TEST_DEVICE=cuda PYTHONPATH=$(CURDIR)/python $(GPU_PYTHON) -m pytest -v -p no:cacheprovider tests/python
 
 demo: all pyext venv
 	PYTHONPATH=$(CURDIR)/python $(VPY) examples/demo.py

@@ -59,6 +59,8 @@ typedef struct NrOptions {
     const char *stop_after;   /* stop the pass pipeline after this pass (NULL: run all) */
     int verify_each;          /* verify the IR after every pass */
     int debug;                /* keep device_assert checks (default 1 on the interpreter) */
+    const char *arch;         /* NULL or "": block IR for the interpreter; "sm_80", "sm_90", "sm_90a":
+                                 GPU IR and PTX for that target */
 } NrOptions;
 
 void nr_options_default(NrOptions *o);
@@ -83,6 +85,13 @@ void nr_kernel_destroy(NrKernel *k);
 const char *nr_kernel_name(const NrKernel *k);
 /* The kernel's block IR after the pipeline, as text (owned by the kernel). */
 const char *nr_kernel_ir(const NrKernel *k);
+
+/* GPU kernels (compiled with an arch): the PTX text ("" otherwise), the
+ * threads per program and the dynamic shared memory a launch needs. */
+const char *nr_kernel_ptx(const NrKernel *k);
+int nr_kernel_is_gpu(const NrKernel *k);
+int nr_kernel_num_warps(const NrKernel *k);
+int nr_kernel_shared_bytes(const NrKernel *k);
 
 /* Runtime arguments of a compiled kernel: the non-constexpr parameters. */
 typedef enum NrArgKind { NR_ARG_BUFFER = 0, NR_ARG_INT = 1, NR_ARG_FLOAT = 2 } NrArgKind;
@@ -113,6 +122,39 @@ typedef struct NrArg {
  * interpreter.  args: one per runtime argument (nr_kernel_num_args). */
 NrStatus nr_launch_interp(NrContext *ctx, const NrKernel *k, const unsigned grid[3], const NrArg *args,
                           int nargs);
+
+/* --- GPU launches (kernels compiled with an arch) ---------------------------------------------------
+ * The NVIDIA driver is loaded at the first GPU call (dlopen of libcuda.so.1);
+ * without a driver or a device the call fails with a message that says so.
+ * Kernels are loaded into the primary context of `device`, through the disk
+ * cache of cubins (NEREID_CACHE_DIR, default ~/.cache/nereid). */
+typedef struct NrLaunchConfig {
+    unsigned grid[3];
+    void *stream;         /* a CUstream of that device's primary context; NULL: the default stream */
+    int device;           /* CUDA device ordinal */
+    int sync;             /* wait for the kernel and report faults at this call */
+} NrLaunchConfig;
+
+/* args: one per runtime argument; NR_ARG_BUFFER's data is a device address
+ * (bytes may be 0 when unknown). */
+NrStatus nr_launch_gpu(NrContext *ctx, const NrKernel *k, const NrLaunchConfig *cfg, const NrArg *args,
+                       int nargs);
+
+typedef struct NrGpuKernelInfo {
+    int num_regs;             /* registers per thread */
+    int spill_bytes;          /* local memory per thread (spills) */
+    int static_shared_bytes;
+    int dynamic_shared_bytes; /* what each launch requests */
+    int max_threads_per_block;
+    int threads;              /* threads per program */
+    char device_name[256];
+    int sm;                   /* the device's compute capability x10 */
+    int sm_count;
+    int max_shared_optin;     /* per block, with opt-in */
+} NrGpuKernelInfo;
+
+/* Load k on `device` (if not yet) and report what the driver says of it. */
+NrStatus nr_kernel_gpu_info(NrContext *ctx, const NrKernel *k, int device, NrGpuKernelInfo *out);
 
 #ifdef __cplusplus
 }

@@ -8,21 +8,37 @@
 #include "nereid.h"
 
 #include "ast.h"
+#include "cache.h"
+#include "cuda_rt.h"
+#include "fp.h"
+#include "gpu.h"
 #include "interp.h"
 #include "ir.h"
 #include "passes.h"
 #include "sema.h"
 #include "util.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define NR_MAX_DEVICES 16
 
 struct NrContext {
     NrArena arena;              /* diagnostics of the last call; reset by each call */
     NrDiagnostic *diags;
     int ndiags;
     const char *error_text;
+    NrCuda *cuda[NR_MAX_DEVICES]; /* driver handles for launches, opened on first use */
 };
+
+/* A GPU kernel loaded on one device. */
+typedef struct NrLoaded {
+    NrCuda *cu;                 /* the kernel's own handle: loads and unloads under the kernel's lock */
+    NrCudaModule *mod;
+    NrCudaFunction *fn;
+} NrLoaded;
 
 struct NrKernel {
     NrArena arena;              /* everything below lives here */
@@ -32,6 +48,14 @@ struct NrKernel {
     const char *ir_text;
     NrArgInfo *args;
     int nargs;
+    /* GPU kernels */
+    bool gpu;
+    int sm;
+    bool sm_a;
+    const char *ptx;
+    NrPtxInfo pinfo;
+    pthread_mutex_t lock;       /* guards loaded[] */
+    NrLoaded loaded[NR_MAX_DEVICES];
 };
 
 void nr_options_default(NrOptions *o) {
@@ -51,6 +75,7 @@ NrContext *nr_context_create(void) {
 
 void nr_context_destroy(NrContext *ctx) {
     if (!ctx) return;
+    for (int i = 0; i < NR_MAX_DEVICES; i++) nr_cuda_close(ctx->cuda[i]);
     nr_arena_free(&ctx->arena);
     free(ctx);
 }
@@ -145,6 +170,25 @@ static void build_arg_table(NrKernel *k) {
     }
 }
 
+/* "sm_80", "sm_90a", ... */
+static bool parse_arch(const char *s, int *sm, bool *sm_a) {
+    if (strncmp(s, "sm_", 3) != 0) return false;
+    char *end;
+    long v = strtol(s + 3, &end, 10);
+    *sm_a = *end == 'a';
+    if (*sm_a) end++;
+    if (*end || v < 80 || v > 120) return false;
+    if (*sm_a && v != 90) return false;
+    *sm = (int)v;
+    return true;
+}
+
+static bool is_block_pass(const char *name) {
+    const NrPassInfo *p = nr_pass_find(name);
+    return p && (p->run == nr_pass_inline || p->run == nr_pass_canonicalize || p->run == nr_pass_cse ||
+                 p->run == nr_pass_licm || p->run == nr_pass_dce);
+}
+
 NrStatus nr_compile(NrContext *ctx, const char *src, size_t len, const char *filename, const char *kernel,
                     const char *signature, const NrOptions *opts, NrKernel **out) {
     if (!ctx || !out || !kernel || !signature || (!src && len)) return NR_ERR_INVALID;
@@ -154,8 +198,20 @@ NrStatus nr_compile(NrContext *ctx, const char *src, size_t len, const char *fil
     if (opts) o = *opts;
     else nr_options_default(&o);
 
+    int sm = 0;
+    bool sm_a = false;
+    if (o.arch && *o.arch && !parse_arch(o.arch, &sm, &sm_a)) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "unknown target '%s' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)",
+                                  o.arch));
+        return NR_ERR_INVALID;
+    }
+    if (o.num_warps < 1 || o.num_warps > 16 || (o.num_warps & (o.num_warps - 1))) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "num_warps must be 1, 2, 4, 8 or 16, got %d", o.num_warps));
+        return NR_ERR_INVALID;
+    }
     NrKernel *k = calloc(1, sizeof *k);
     if (!k) return NR_ERR_INTERNAL;
+    pthread_mutex_init(&k->lock, NULL);
     nr_arena_init(&k->arena);
     NrArena *a = &k->arena;
     k->mod = nr_module_new(a);
@@ -171,9 +227,21 @@ NrStatus nr_compile(NrContext *ctx, const char *src, size_t len, const char *fil
     if (!nr_signature_parse(a, signature, &sig, &d) || nr_has_errors(&d)) goto fail;
     k->fn = nr_lower_kernel(k->mod, ast, kernel, &sig, &d);
     if (!k->fn || nr_has_errors(&d)) goto fail;
+    bool stop_in_block = o.stop_after && (strcmp(o.stop_after, "lower") == 0 || is_block_pass(o.stop_after));
     if (!(o.stop_after && strcmp(o.stop_after, "lower") == 0)) {
         NrPipelineOptions po = {o.stop_after, o.verify_each != 0, NULL};
         if (!nr_run_block_pipeline(k->mod, &po, &d) || nr_has_errors(&d)) goto fail;
+    }
+    if (sm && !stop_in_block) {
+        NrGpuOptions go = {o.num_warps, o.num_stages, sm, sm_a, o.stop_after, o.verify_each != 0, NULL};
+        if (!nr_run_gpu_pipeline(k->mod, &go, &d) || nr_has_errors(&d)) goto fail;
+        k->gpu = true;
+        k->sm = sm;
+        k->sm_a = sm_a;
+        if (!o.stop_after || strcmp(o.stop_after, "ptx") == 0) {
+            k->ptx = nr_emit_ptx_info(k->fn, &go, &d, &k->pinfo);
+            if (!k->ptx || nr_has_errors(&d)) goto fail;
+        }
     }
     k->name = nr_strdup(a, kernel);
     k->ir_text = nr_module_to_string(k->mod, &(NrPrintOptions){false});
@@ -190,11 +258,21 @@ fail:
 
 void nr_kernel_destroy(NrKernel *k) {
     if (!k) return;
+    for (int i = 0; i < NR_MAX_DEVICES; i++) {
+        if (!k->loaded[i].cu) continue;
+        nr_cuda_module_unload(k->loaded[i].cu, k->loaded[i].mod);
+        nr_cuda_close(k->loaded[i].cu);
+    }
+    pthread_mutex_destroy(&k->lock);
     nr_arena_free(&k->arena);
     free(k);
 }
 
 const char *nr_kernel_name(const NrKernel *k) { return k ? k->name : ""; }
+const char *nr_kernel_ptx(const NrKernel *k) { return k && k->ptx ? k->ptx : ""; }
+int nr_kernel_is_gpu(const NrKernel *k) { return k && k->gpu; }
+int nr_kernel_num_warps(const NrKernel *k) { return k && k->gpu ? k->pinfo.num_warps : 0; }
+int nr_kernel_shared_bytes(const NrKernel *k) { return k && k->gpu ? (int)k->pinfo.shared_bytes : 0; }
 const char *nr_kernel_ir(const NrKernel *k) { return k ? k->ir_text : ""; }
 int nr_kernel_num_args(const NrKernel *k) { return k ? k->nargs : 0; }
 
@@ -241,4 +319,204 @@ NrStatus nr_launch_interp(NrContext *ctx, const NrKernel *k, const unsigned grid
     ctx_take_diags(ctx, &d);
     nr_arena_free(&a);
     return ok ? NR_OK : NR_ERR_LAUNCH;
+}
+
+/* --- GPU launches ------------------------------------------------------------------------------------ */
+/* The context's driver handle for `device`, opened on first use. */
+static NrCuda *ctx_cuda(NrContext *ctx, int device) {
+    if (device < 0 || device >= NR_MAX_DEVICES) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "CUDA device %d is out of range", device));
+        return NULL;
+    }
+    if (!ctx->cuda[device]) {
+        NrCudaConfig cfg;
+        nr_cuda_config_default(&cfg);
+        cfg.device = device;
+        char err[512];
+        if (nr_cuda_open(&cfg, &ctx->cuda[device], err, sizeof err) != NR_CUDA_OK) {
+            ctx_error(ctx, err);
+            return NULL;
+        }
+    }
+    return ctx->cuda[device];
+}
+
+/* Load k on `device` through the disk cache of cubins; the caller holds k->lock. */
+static NrLoaded *kernel_load(NrContext *ctx, NrKernel *k, int device) {
+    NrLoaded *ld = &k->loaded[device];
+    if (ld->fn) return ld;
+    if (!ld->cu) {
+        NrCudaConfig cfg;
+        nr_cuda_config_default(&cfg);
+        cfg.device = device;
+        char err[512];
+        if (nr_cuda_open(&cfg, &ld->cu, err, sizeof err) != NR_CUDA_OK) {
+            ctx_error(ctx, err);
+            return NULL;
+        }
+    }
+    const NrCudaDeviceInfo *di = nr_cuda_device_info(ld->cu);
+    int dev_sm = di->cc_major * 10 + di->cc_minor;
+    if (dev_sm < k->sm) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s' was compiled for sm_%d%s but device %d (%s) is sm_%d",
+                                  k->name, k->sm, k->sm_a ? "a" : "", device, di->name, dev_sm));
+        return NULL;
+    }
+    char cc[32], drv[32];
+    snprintf(cc, sizeof cc, "sm_%d", dev_sm);
+    snprintf(drv, sizeof drv, "%d", di->driver_version);
+    NrCachePart parts[5] = {NR_CACHE_STR("nereid-cubin"), NR_CACHE_STR(NEREID_VERSION), NR_CACHE_STR(k->ptx),
+                            NR_CACHE_STR(cc), NR_CACHE_STR(drv)};
+    NrCacheKey key = nr_cache_key(parts, 5);
+    NrCache *cache = NULL;
+    nr_cache_open(NULL, &cache);
+    NrArena tmp;
+    nr_arena_init(&tmp);
+    const void *bin = NULL;
+    size_t binlen = 0;
+    NrCudaStatus st = NR_CUDA_ERR_JIT;
+    if (cache && nr_cache_get(cache, &key, &tmp, &bin, &binlen) == 1)
+        st = nr_cuda_module_load_cubin(ld->cu, bin, binlen, &ld->mod);
+    if (st != NR_CUDA_OK) {
+        st = nr_cuda_module_load_ptx(ld->cu, k->ptx, strlen(k->ptx), NULL, &ld->mod);
+        if (st == NR_CUDA_OK && cache) {
+            size_t n = 0;
+            const void *cub = nr_cuda_module_cubin(ld->mod, &n);
+            if (cub && n) nr_cache_put(cache, &key, cub, n);
+        }
+    }
+    nr_arena_free(&tmp);
+    nr_cache_close(cache);
+    if (st == NR_CUDA_OK) st = nr_cuda_get_function(ld->cu, ld->mod, k->fn->name, &ld->fn);
+    if (st == NR_CUDA_OK && k->pinfo.shared_bytes > 0)
+        st = nr_cuda_function_set_dynamic_shared(ld->cu, ld->fn, (size_t)k->pinfo.shared_bytes);
+    if (st != NR_CUDA_OK) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s': %s", k->name, nr_cuda_error(ld->cu)));
+        nr_cuda_module_unload(ld->cu, ld->mod);
+        ld->mod = NULL;
+        ld->fn = NULL;
+        return NULL;
+    }
+    return ld;
+}
+
+NrStatus nr_kernel_gpu_info(NrContext *ctx, const NrKernel *kc, int device, NrGpuKernelInfo *out) {
+    if (!ctx || !kc || !out) return NR_ERR_INVALID;
+    ctx_reset(ctx);
+    NrKernel *k = (NrKernel *)kc; /* loading is the only mutation, under the lock */
+    if (!k->gpu || !k->ptx) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s' was not compiled for a GPU", k->name));
+        return NR_ERR_INVALID;
+    }
+    if (device < 0 || device >= NR_MAX_DEVICES) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "CUDA device %d is out of range", device));
+        return NR_ERR_INVALID;
+    }
+    pthread_mutex_lock(&k->lock);
+    NrLoaded *ld = kernel_load(ctx, k, device);
+    if (ld) {
+        const NrCudaFuncInfo *fi = nr_cuda_function_info(ld->fn);
+        const NrCudaDeviceInfo *di = nr_cuda_device_info(ld->cu);
+        memset(out, 0, sizeof *out);
+        out->num_regs = fi->num_regs;
+        out->spill_bytes = fi->local_bytes;
+        out->static_shared_bytes = fi->static_shared_bytes;
+        out->dynamic_shared_bytes = (int)k->pinfo.shared_bytes;
+        out->max_threads_per_block = fi->max_threads_per_block;
+        out->threads = k->pinfo.threads;
+        snprintf(out->device_name, sizeof out->device_name, "%s", di->name);
+        out->sm = di->cc_major * 10 + di->cc_minor;
+        out->sm_count = di->sm_count;
+        out->max_shared_optin = di->max_shared_per_block_optin;
+    }
+    pthread_mutex_unlock(&k->lock);
+    return ld ? NR_OK : NR_ERR_LAUNCH;
+}
+
+/* One kernel parameter's bytes, at its PTX size (see the emitter's param types). */
+typedef union NrParamSlot {
+    uint64_t u64;
+    int64_t i64;
+    uint32_t u32;
+    uint16_t u16;
+    uint8_t u8;
+    float f32;
+    double f64;
+} NrParamSlot;
+
+static void pack_scalar(NrParamSlot *slot, NrDtype dt, const NrArg *a) {
+    memset(slot, 0, sizeof *slot);
+    switch (dt) {
+    case NR_DT_I1: slot->u8 = a->i != 0; break;
+    case NR_DT_I8:
+    case NR_DT_U8: slot->u8 = (uint8_t)a->i; break;
+    case NR_DT_I16:
+    case NR_DT_U16: slot->u16 = (uint16_t)a->i; break;
+    case NR_DT_I32:
+    case NR_DT_U32: slot->u32 = (uint32_t)a->i; break;
+    case NR_DT_I64:
+    case NR_DT_U64: slot->i64 = a->i; break;
+    case NR_DT_F8E4NV: slot->u8 = nr_f32_to_f8e4nv((float)a->f); break;
+    case NR_DT_F8E5: slot->u8 = nr_f32_to_f8e5((float)a->f); break;
+    case NR_DT_F16: slot->u16 = nr_f64_to_f16(a->f); break;
+    case NR_DT_BF16: slot->u16 = nr_f64_to_bf16(a->f); break;
+    case NR_DT_F32: slot->f32 = (float)a->f; break;
+    case NR_DT_F64: slot->f64 = a->f; break;
+    default: break;
+    }
+}
+
+NrStatus nr_launch_gpu(NrContext *ctx, const NrKernel *kc, const NrLaunchConfig *cfg, const NrArg *args, int nargs) {
+    if (!ctx || !kc || !cfg || (nargs && !args)) return NR_ERR_INVALID;
+    ctx_reset(ctx);
+    NrKernel *k = (NrKernel *)kc;
+    if (!k->gpu || !k->ptx) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s' was not compiled for a GPU", k->name));
+        return NR_ERR_INVALID;
+    }
+    if (nargs != k->nargs) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s' takes %d runtime arguments, got %d", k->name,
+                                  k->nargs, nargs));
+        return NR_ERR_INVALID;
+    }
+    if (cfg->device < 0 || cfg->device >= NR_MAX_DEVICES) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "CUDA device %d is out of range", cfg->device));
+        return NR_ERR_INVALID;
+    }
+    NrCuda *cu = ctx_cuda(ctx, cfg->device);
+    if (!cu) return NR_ERR_LAUNCH;
+    pthread_mutex_lock(&k->lock);
+    NrLoaded *ld = kernel_load(ctx, k, cfg->device);
+    pthread_mutex_unlock(&k->lock);
+    if (!ld) return NR_ERR_LAUNCH;
+
+    NrParamSlot *slots = nr_alloc(&ctx->arena, sizeof(NrParamSlot) * (size_t)(nargs ? nargs : 1));
+    void **params = nr_alloc(&ctx->arena, sizeof(void *) * (size_t)(nargs ? nargs : 1));
+    NrBlock *body = nr_block(k->fn, k->fn->body);
+    for (int i = 0; i < nargs; i++) {
+        const NrArgInfo *ai = &k->args[i];
+        if (args[i].kind != ai->kind) {
+            static const char *const kinds[] = {"a device buffer", "an integer", "a float"};
+            ctx_error(ctx, nr_sprintf(&ctx->arena, "argument %d ('%s') of kernel '%s' must be %s", i, ai->name,
+                                      k->name, kinds[ai->kind]));
+            return NR_ERR_INVALID;
+        }
+        NrTypeId t = nr_val_type(k->fn, body->args[i]);
+        if (ai->kind == NR_ARG_BUFFER) slots[i].u64 = (uint64_t)(uintptr_t)args[i].data;
+        else pack_scalar(&slots[i], nr_type_dtype(k->mod, t), &args[i]);
+        params[i] = &slots[i];
+    }
+    NrCudaLaunchConfig lc;
+    memset(&lc, 0, sizeof lc);
+    for (int i = 0; i < 3; i++) lc.grid[i] = cfg->grid[i];
+    lc.block[0] = (unsigned)k->pinfo.threads;
+    lc.block[1] = lc.block[2] = 1;
+    lc.shared_bytes = (unsigned)k->pinfo.shared_bytes;
+    lc.stream = (NrCuStream)cfg->stream;
+    lc.sync = cfg->sync;
+    if (nr_cuda_launch(cu, ld->fn, &lc, params) != NR_CUDA_OK) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s': %s", k->name, nr_cuda_error(cu)));
+        return NR_ERR_LAUNCH;
+    }
+    return NR_OK;
 }

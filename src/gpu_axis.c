@@ -293,7 +293,12 @@ static AI compare(Axis *x, NrOpId op) {
     }
     if (a->has_const && b->has_const) {
         int64_t u = a->cval, v = b->cval;
-        bool res = !strcmp(p, "eq") ? u == v : !strcmp(p, "ne") ? u != v : lt ? u < v : le ? u <= v : gt ? u > v : u >= v;
+        bool res = !strcmp(p, "eq")   ? u == v
+                   : !strcmp(p, "ne") ? u != v
+                   : lt               ? u < v
+                   : le               ? u <= v
+                   : gt               ? u > v
+                                      : u >= v;
         out.has_const = true;
         out.cval = res;
     }
@@ -485,8 +490,10 @@ static void visit_while(Axis *x, NrOpId op, int depth) {
             args[i] = iter == MAX_ITER ? pessimistic() : next;
         }
         if (!changed) {
-            for (int i = 0; i < nr; i++)
-                set(x, o->results[i], c && i + 1 < x->f->ops[c].nopnds ? x->ai[x->f->ops[c].opnds[i + 1]] : pessimistic());
+            for (int i = 0; i < nr; i++) {
+                bool passed = c && i + 1 < x->f->ops[c].nopnds;
+                set(x, o->results[i], passed ? x->ai[x->f->ops[c].opnds[i + 1]] : pessimistic());
+            }
             return;
         }
     }
@@ -504,6 +511,8 @@ static void visit_if(Axis *x, NrOpId op, int depth) {
         else set(x, o->results[i], pessimistic());
     }
 }
+
+static bool int_result(const Axis *x, NrValId r) { return nr_dt_is_int(nr_type_dtype(x->m, x->f->vals[r].type)); }
 
 static void visit_op(Axis *x, NrOpId op, int depth) {
     const NrOp *o = &x->f->ops[op];
@@ -540,13 +549,12 @@ static void visit_op(Axis *x, NrOpId op, int depth) {
     case NR_OP_SUB: set(x, r, add_sub(x, o, true, 1)); return;
     case NR_OP_ADDPTR: set(x, r, add_sub(x, o, false, pointee_bytes(vty(x, r)))); return;
     case NR_OP_MUL: set(x, r, mul(x, o)); return;
-    case NR_OP_DIV: set(x, r, nr_dt_is_int(nr_type_dtype(x->m, x->f->vals[r].type)) ? divide(x, o) : elementwise_generic(x, o)); return;
-    case NR_OP_REM: set(x, r, nr_dt_is_int(nr_type_dtype(x->m, x->f->vals[r].type)) ? rem(x, o) : elementwise_generic(x, o)); return;
+    case NR_OP_DIV: set(x, r, int_result(x, r) ? divide(x, o) : elementwise_generic(x, o)); return;
+    case NR_OP_REM: set(x, r, int_result(x, r) ? rem(x, o) : elementwise_generic(x, o)); return;
     case NR_OP_SHL: set(x, r, shift(x, o, true)); return;
     case NR_OP_SHR: set(x, r, shift(x, o, false)); return;
     case NR_OP_MAX: case NR_OP_MIN:
-        set(x, r, nr_dt_is_int(nr_type_dtype(x->m, x->f->vals[r].type)) ? max_min(x, o, o->opc == NR_OP_MAX)
-                                                                      : elementwise_generic(x, o));
+        set(x, r, int_result(x, r) ? max_min(x, o, o->opc == NR_OP_MAX) : elementwise_generic(x, o));
         return;
     case NR_OP_CMP: set(x, r, compare(x, op)); return;
     case NR_OP_SELECT: set(x, r, select_op(x, o)); return;

@@ -88,7 +88,8 @@ static void relayout(Co *c, NrOpId op, int32_t l) {
     NrFunc *f = c->f;
     for (int i = 0; i < f->ops[op].nopnds; i++) {
         NrValId v = f->ops[op].opnds[i];
-        if (nr_gpu_layout_of(f, v) && nr_gpu_layout_of(f, v) != l) f->ops[op].opnds[i] = nr_gpu_convert_before(f, op, v, l);
+        if (nr_gpu_layout_of(f, v) && nr_gpu_layout_of(f, v) != l)
+            f->ops[op].opnds[i] = nr_gpu_convert_before(f, op, v, l);
     }
     if (f->ops[op].nresults == 0) return;
     NrValId r = f->ops[op].results[0];

@@ -277,8 +277,10 @@ bool nr_gpu_convert(NrModule *m, NrDiags *d) {
         for (int a = 0; a < body->nargs; a++) set_default(&c, body->args[a]);
         for (int r = 0; r < f->nrtypes; r++) {
             const NrType *t = &m->types[f->rtypes[r]];
-            if (t->rank > 0 && t->kind == NR_TK_VALUE)
-                f->rtypes[r] = nr_type_with_layout(m, f->rtypes[r], nr_layout_default_blocked(m, t->rank, t->shape, c.nw));
+            if (t->rank > 0 && t->kind == NR_TK_VALUE) {
+                int32_t l = nr_layout_default_blocked(m, t->rank, t->shape, c.nw);
+                f->rtypes[r] = nr_type_with_layout(m, f->rtypes[r], l);
+            }
         }
         convert_block(&c, f->body, 0);
         if (!c.ok) {

@@ -374,7 +374,9 @@ void nr_layout_print(const NrModule *m, int32_t id, FILE *out) {
         return;
     case NR_LK_SHARED:
         if (l->nvmma) fprintf(out, "nvmma_shared<swizzle = %d, order = ", l->swizzle_bytes);
-        else fprintf(out, "shared<vec = %d, per_phase = %d, max_phase = %d, order = ", l->vec, l->per_phase, l->max_phase);
+        else
+            fprintf(out, "shared<vec = %d, per_phase = %d, max_phase = %d, order = ", l->vec, l->per_phase,
+                    l->max_phase);
         print_list(out, r, l->order);
         fputc('>', out);
         return;

@@ -124,7 +124,8 @@ static bool is_zero_const(const NrFunc *f, NrValId v) {
     NrOpId d = f->vals[v].def;
     if (!d || f->ops[d].opc != NR_OP_CONST) return false;
     const NrAttr *a = nr_op_attr(f, d, NR_A_VALUE);
-    return a && ((a->kind == NR_AK_INT && a->v.i == 0) || (a->kind == NR_AK_FLOAT && a->v.f == 0.0 && !signbit(a->v.f)));
+    if (!a) return false;
+    return (a->kind == NR_AK_INT && a->v.i == 0) || (a->kind == NR_AK_FLOAT && a->v.f == 0.0 && !signbit(a->v.f));
 }
 
 /* Load `op` of the loop body qualifies (see above); fills c. */
@@ -189,7 +190,9 @@ static int32_t staging_layout(NrModule *m, const NrType *t, int32_t ptr_layout) 
     return nr_layout_shared(m, t->rank, vec, (int)per_phase, (int)max_phase, order);
 }
 
-static NrValId const_i32(NrBuilder *b, NrModule *m, int64_t v) { return nr_build_const_int(b, nr_type_scalar(m, NR_DT_I32), v); }
+static NrValId const_i32(NrBuilder *b, NrModule *m, int64_t v) {
+    return nr_build_const_int(b, nr_type_scalar(m, NR_DT_I32), v);
+}
 
 /* ptr-shaped i1 splat of scalar c, and-ed with mask (if any). */
 static NrValId full_mask(Pipe *p, NrBuilder *b, NrValId ptr, NrValId mask, NrValId c) {

@@ -106,7 +106,8 @@ static void collect(NrFunc *f, NrOpId op, void *ctx) {
         return;
     }
     int64_t bytes = nr_gpu_scratch_bytes(f, op);
-    if (bytes > 0) *NR_PUSH(&s->scratch, s->users, s->nusers, s->capusers) = (User){op, bytes, 16, s->pos[op], s->pos[op], 0};
+    if (bytes > 0)
+        *NR_PUSH(&s->scratch, s->users, s->nusers, s->capusers) = (User){op, bytes, 16, s->pos[op], s->pos[op], 0};
 }
 
 static int by_size(const void *a, const void *b) {

@@ -1,8 +1,11 @@
 /* nereid - command-line driver.
  *
  *   nereid check FILE                         parse FILE; report errors in its @jit functions
- *   nereid ir FILE -k KERNEL -s SIG [--after PASS] [--loc] [--verify-each]
- *                                             print the block IR of one specialized kernel
+ *   nereid ir FILE -k KERNEL -s SIG [--after PASS] [--stage block|gpu] [--arch SM] [--num-warps N]
+ *             [--num-stages N] [--verify-each]
+ *                                             print the block IR (or GPU IR) of one specialized kernel
+ *   nereid ptx FILE -k KERNEL -s SIG [--arch sm_90] [--num-warps N] [--num-stages N]
+ *                                             print the PTX of one specialized kernel
  *   nereid opt FILE.ir [--pass NAME]... [--loc]
  *                                             parse IR text, run passes in order, print
  *   nereid passes                             list the passes
@@ -15,13 +18,16 @@
 #include "ir.h"
 #include "passes.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *out) {
     fputs("usage: nereid check FILE\n"
-          "       nereid ir FILE -k KERNEL -s SIGNATURE [--after PASS] [--loc] [--verify-each]\n"
+          "       nereid ir FILE -k KERNEL -s SIGNATURE [--after PASS] [--stage block|gpu] [--arch SM]\n"
+          "                 [--num-warps N] [--num-stages N] [--verify-each]\n"
+          "       nereid ptx FILE -k KERNEL -s SIGNATURE [--arch sm_80|sm_90|sm_90a] [--num-warps N] [--num-stages N]\n"
           "       nereid opt FILE.ir [--pass NAME]... [--loc]\n"
           "       nereid passes\n"
           "       nereid version\n"
@@ -79,8 +85,9 @@ static int cmd_check(int argc, char **argv) {
     return rc;
 }
 
-static int cmd_ir(int argc, char **argv) {
-    const char *file = NULL, *kernel = NULL, *sig = NULL;
+/* ir and ptx: compile one kernel and print its IR (block or GPU) or its PTX. */
+static int cmd_compile(int argc, char **argv, bool ptx) {
+    const char *file = NULL, *kernel = NULL, *sig = NULL, *stage = "block";
     NrOptions o;
     nr_options_default(&o);
     for (int i = 0; i < argc; i++) {
@@ -88,6 +95,8 @@ static int cmd_ir(int argc, char **argv) {
         else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc) sig = argv[++i];
         else if (strcmp(argv[i], "--after") == 0 && i + 1 < argc) o.stop_after = argv[++i];
         else if (strcmp(argv[i], "--verify-each") == 0) o.verify_each = 1;
+        else if (strcmp(argv[i], "--arch") == 0 && i + 1 < argc) o.arch = argv[++i];
+        else if (strcmp(argv[i], "--stage") == 0 && i + 1 < argc) stage = argv[++i];
         else if (strcmp(argv[i], "--num-warps") == 0 && i + 1 < argc) o.num_warps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--num-stages") == 0 && i + 1 < argc) o.num_stages = atoi(argv[++i]);
         else if (argv[i][0] != '-' && !file) file = argv[i];
@@ -101,6 +110,11 @@ static int cmd_ir(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    if (strcmp(stage, "block") != 0 && strcmp(stage, "gpu") != 0) {
+        fprintf(stderr, "nereid ir: unknown stage '%s' (block or gpu)\n", stage);
+        return 2;
+    }
+    if ((ptx || strcmp(stage, "gpu") == 0) && !o.arch) o.arch = "sm_90";
     if (o.stop_after && strcmp(o.stop_after, "lower") != 0 && !nr_pass_find(o.stop_after)) {
         fprintf(stderr, "nereid ir: unknown pass '%s' (see nereid passes)\n", o.stop_after);
         return 2;
@@ -118,7 +132,7 @@ static int cmd_ir(int argc, char **argv) {
         rc = print_diags(ctx);
     } else {
         fputs(nr_error_text(ctx), stderr); /* notes (static_print) and warnings */
-        fputs(nr_kernel_ir(k), stdout);
+        fputs(ptx ? nr_kernel_ptx(k) : nr_kernel_ir(k), stdout);
     }
     nr_kernel_destroy(k);
     nr_context_destroy(ctx);
@@ -205,7 +219,8 @@ int main(int argc, char **argv) {
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "check") == 0) return cmd_check(argc - 2, argv + 2);
-    if (strcmp(cmd, "ir") == 0) return cmd_ir(argc - 2, argv + 2);
+    if (strcmp(cmd, "ir") == 0) return cmd_compile(argc - 2, argv + 2, false);
+    if (strcmp(cmd, "ptx") == 0) return cmd_compile(argc - 2, argv + 2, true);
     if (strcmp(cmd, "opt") == 0) return cmd_opt(argc - 2, argv + 2);
     if (strcmp(cmd, "passes") == 0) return cmd_passes();
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

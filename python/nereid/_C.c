@@ -13,6 +13,9 @@
 
 #include "nereid.h"
 
+#include <pthread.h>
+#include <string.h>
+
 static PyObject *CompileError;
 static PyObject *LaunchError;
 
@@ -98,6 +101,61 @@ static int grid_from(PyObject *grid, unsigned g[3]) {
     return 0;
 }
 
+/* Python values to NrArgs per the kernel's argument table; -1 with an exception set. */
+static int convert_args(KernelObject *self, PyObject *seq, NrArg *cargs, Py_ssize_t n) {
+    int want = nr_kernel_num_args(self->k);
+    if (n != want) {
+        PyErr_Format(PyExc_TypeError, "kernel '%s' takes %d runtime arguments, got %zd", nr_kernel_name(self->k),
+                     want, n);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(seq, i);
+        NrArgInfo ai;
+        nr_kernel_arg_info(self->k, (int)i, &ai);
+        cargs[i].kind = ai.kind;
+        if (ai.kind == NR_ARG_BUFFER) {
+            unsigned long long addr, nbytes;
+            if (!PyArg_ParseTuple(o, "KK", &addr, &nbytes)) return -1;
+            cargs[i].data = (void *)(uintptr_t)addr;
+            cargs[i].bytes = (size_t)nbytes;
+        } else if (ai.kind == NR_ARG_INT) {
+            int overflow = 0;
+            long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+            if (overflow > 0) {
+                unsigned long long u = PyLong_AsUnsignedLongLong(o);
+                if (PyErr_Occurred()) return -1;
+                v = (long long)u;
+            } else if (overflow < 0 || (v == -1 && PyErr_Occurred())) {
+                if (!PyErr_Occurred()) PyErr_Format(PyExc_OverflowError, "argument '%s' does not fit in 64 bits", ai.name);
+                return -1;
+            }
+            cargs[i].i = v;
+        } else {
+            double v = PyFloat_AsDouble(o);
+            if (v == -1.0 && PyErr_Occurred()) return -1;
+            cargs[i].f = v;
+        }
+    }
+    return 0;
+}
+
+/* One NrContext per thread, kept for the thread's life (contexts hold the
+ * driver handles, so they are not created per launch). */
+static void destroy_context(void *p) { nr_context_destroy(p); }
+static pthread_key_t ctx_key;
+static pthread_once_t ctx_once = PTHREAD_ONCE_INIT;
+static void make_key(void) { pthread_key_create(&ctx_key, destroy_context); }
+static NrContext *thread_context(void) {
+    pthread_once(&ctx_once, make_key);
+    NrContext *c = pthread_getspecific(ctx_key);
+    if (!c) {
+        c = nr_context_create();
+        pthread_setspecific(ctx_key, c);
+    }
+    return c;
+}
+
 static PyObject *Kernel_launch_interp(KernelObject *self, PyObject *a) {
     PyObject *grid, *args;
     if (!PyArg_ParseTuple(a, "OO", &grid, &args)) return NULL;
@@ -118,34 +176,7 @@ static PyObject *Kernel_launch_interp(KernelObject *self, PyObject *a) {
         Py_DECREF(seq);
         return PyErr_NoMemory();
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *o = PySequence_Fast_GET_ITEM(seq, i);
-        NrArgInfo ai;
-        nr_kernel_arg_info(self->k, (int)i, &ai);
-        cargs[i].kind = ai.kind;
-        if (ai.kind == NR_ARG_BUFFER) {
-            unsigned long long addr, nbytes;
-            if (!PyArg_ParseTuple(o, "KK", &addr, &nbytes)) goto bad;
-            cargs[i].data = (void *)(uintptr_t)addr;
-            cargs[i].bytes = (size_t)nbytes;
-        } else if (ai.kind == NR_ARG_INT) {
-            int overflow = 0;
-            long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-            if (overflow > 0) {
-                unsigned long long u = PyLong_AsUnsignedLongLong(o);
-                if (PyErr_Occurred()) goto bad;
-                v = (long long)u;
-            } else if (overflow < 0 || (v == -1 && PyErr_Occurred())) {
-                if (!PyErr_Occurred()) PyErr_Format(PyExc_OverflowError, "argument '%s' does not fit in 64 bits", ai.name);
-                goto bad;
-            }
-            cargs[i].i = v;
-        } else {
-            double v = PyFloat_AsDouble(o);
-            if (v == -1.0 && PyErr_Occurred()) goto bad;
-            cargs[i].f = v;
-        }
-    }
+    if (convert_args(self, seq, cargs, n)) goto bad;
     Py_DECREF(seq);
     NrContext *ctx = nr_context_create();
     NrStatus st;
@@ -167,7 +198,88 @@ bad:
     return NULL;
 }
 
+/* launch_gpu(grid, args, stream, device, sync): buffers are (device address, nbytes). */
+static PyObject *Kernel_launch_gpu(KernelObject *self, PyObject *a) {
+    PyObject *grid, *args;
+    unsigned long long stream = 0;
+    int device = 0, sync = 0;
+    if (!PyArg_ParseTuple(a, "OO|Kip", &grid, &args, &stream, &device, &sync)) return NULL;
+    NrLaunchConfig lc;
+    memset(&lc, 0, sizeof lc);
+    if (grid_from(grid, lc.grid)) return NULL;
+    lc.stream = (void *)(uintptr_t)stream;
+    lc.device = device;
+    lc.sync = sync;
+    PyObject *seq = PySequence_Fast(args, "args must be a sequence");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    NrArg *cargs = PyMem_Calloc((size_t)(n ? n : 1), sizeof(NrArg));
+    if (!cargs) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    if (convert_args(self, seq, cargs, n)) {
+        Py_DECREF(seq);
+        PyMem_Free(cargs);
+        return NULL;
+    }
+    Py_DECREF(seq);
+    NrContext *ctx = thread_context();
+    if (!ctx) {
+        PyMem_Free(cargs);
+        return PyErr_NoMemory();
+    }
+    NrStatus st;
+    Py_BEGIN_ALLOW_THREADS
+    st = nr_launch_gpu(ctx, self->k, &lc, cargs, (int)n);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(cargs);
+    if (st != NR_OK) {
+        raise_with_diags(st == NR_ERR_LAUNCH ? LaunchError : PyExc_ValueError, ctx);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *Kernel_gpu_info(KernelObject *self, PyObject *a) {
+    int device = 0;
+    if (!PyArg_ParseTuple(a, "|i", &device)) return NULL;
+    NrContext *ctx = thread_context();
+    if (!ctx) return PyErr_NoMemory();
+    NrGpuKernelInfo gi;
+    NrStatus st;
+    Py_BEGIN_ALLOW_THREADS
+    st = nr_kernel_gpu_info(ctx, self->k, device, &gi);
+    Py_END_ALLOW_THREADS
+    if (st != NR_OK) {
+        raise_with_diags(st == NR_ERR_LAUNCH ? LaunchError : PyExc_ValueError, ctx);
+        return NULL;
+    }
+    return Py_BuildValue("{s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:i,s:i,s:i}", "n_regs", gi.num_regs, "n_spills",
+                         gi.spill_bytes, "static_shared", gi.static_shared_bytes, "shared", gi.dynamic_shared_bytes,
+                         "max_threads", gi.max_threads_per_block, "threads", gi.threads, "device_name",
+                         gi.device_name, "sm", gi.sm, "sm_count", gi.sm_count, "max_shared_optin", gi.max_shared_optin);
+}
+
+static PyObject *Kernel_get_ptx(KernelObject *self, void *closure) {
+    (void)closure;
+    return PyUnicode_FromString(nr_kernel_ptx(self->k));
+}
+
+static PyObject *Kernel_get_num_warps(KernelObject *self, void *closure) {
+    (void)closure;
+    return PyLong_FromLong(nr_kernel_num_warps(self->k));
+}
+
+static PyObject *Kernel_get_shared(KernelObject *self, void *closure) {
+    (void)closure;
+    return PyLong_FromLong(nr_kernel_shared_bytes(self->k));
+}
+
 static PyGetSetDef Kernel_getset[] = {
+    {"ptx", (getter)Kernel_get_ptx, NULL, "PTX text (GPU kernels)", NULL},
+    {"num_warps", (getter)Kernel_get_num_warps, NULL, "warps per program (GPU kernels)", NULL},
+    {"shared", (getter)Kernel_get_shared, NULL, "dynamic shared memory per launch (GPU kernels)", NULL},
     {"name", (getter)Kernel_get_name, NULL, "kernel name", NULL},
     {"ir", (getter)Kernel_get_ir, NULL, "block IR after the pipeline", NULL},
     {"args", (getter)Kernel_get_args, NULL, "runtime arguments: (kind, name, dtype, param_index)", NULL},
@@ -176,6 +288,8 @@ static PyGetSetDef Kernel_getset[] = {
 
 static PyMethodDef Kernel_methods[] = {
     {"launch_interp", (PyCFunction)Kernel_launch_interp, METH_VARARGS, "run on the reference interpreter"},
+    {"launch_gpu", (PyCFunction)Kernel_launch_gpu, METH_VARARGS, "launch_gpu(grid, args, stream=0, device=0, sync=False)"},
+    {"gpu_info", (PyCFunction)Kernel_gpu_info, METH_VARARGS, "gpu_info(device=0) -> dict"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -211,12 +325,12 @@ static PyObject *build_args_tuple(NrKernel *k) {
 static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     (void)mod;
     static char *kwlist[] = {"source", "filename", "kernel", "signature", "num_warps", "num_stages", "stop_after",
-                             "verify_each", NULL};
-    const char *src, *filename, *kernel, *sig, *stop_after = NULL;
+                             "verify_each", "arch", NULL};
+    const char *src, *filename, *kernel, *sig, *stop_after = NULL, *arch = NULL;
     Py_ssize_t len;
     int num_warps = 4, num_stages = 3, verify_each = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#sss|iizp", kwlist, &src, &len, &filename, &kernel, &sig,
-                                     &num_warps, &num_stages, &stop_after, &verify_each))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#sss|iizpz", kwlist, &src, &len, &filename, &kernel, &sig,
+                                     &num_warps, &num_stages, &stop_after, &verify_each, &arch))
         return NULL;
     NrOptions o;
     nr_options_default(&o);
@@ -224,6 +338,7 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     o.num_stages = num_stages;
     o.stop_after = stop_after;
     o.verify_each = verify_each;
+    o.arch = arch;
     NrContext *ctx = nr_context_create();
     NrKernel *k = NULL;
     NrStatus st;

@@ -37,3 +37,15 @@ def poisoned(shape, dtype):
     else:
         a.fill(np.iinfo(dtype).max if np.issubdtype(np.dtype(dtype), np.signedinteger) else 0xA5)
     return a
+
+
+if os.environ.get("NEREID_TEST_DEVICE") == "cuda":
+    import gpu_mode
+
+    gpu_mode.install()
+
+if os.environ.get("NEREID_TEST_PTXAS") == "1":
+    import ptxas_mode
+
+    if ptxas_mode.ptxas_path():
+        ptxas_mode.install()

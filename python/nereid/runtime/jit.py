@@ -18,6 +18,8 @@ from ..language import core as _core
 
 # NEREID_VERIFY_EACH=1 runs the IR verifier after every pass (the test suite sets it).
 _VERIFY_EACH = os.environ.get("NEREID_VERIFY_EACH", "") not in ("", "0")
+# NEREID_SYNC=1 waits for every GPU launch and reports its faults at the launch.
+_SYNC = os.environ.get("NEREID_SYNC", "") not in ("", "0")
 
 _NP_DTYPES = {
     "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
@@ -88,48 +90,91 @@ def _constexpr_literal(name, v):
                     f"not {type(v).__name__}")
 
 
+def _extent(shape, strides_bytes, item):
+    """Bytes from the first element to the end of the last one, or None with negative strides."""
+    if any(n == 0 for n in shape):
+        return 0
+    hi = item
+    for n, st in zip(shape, strides_bytes):
+        ext = (n - 1) * st
+        if ext < 0:
+            return None
+        hi += ext
+    return hi
+
+
 def _buffer_of(name, v):
-    """(signature dtype, address, nbytes) of an array-like argument, or None."""
+    """(signature dtype, address, nbytes, device) of an array-like argument, or None.
+    device is None for host memory, else the CUDA device ordinal."""
+    if hasattr(v, "data_ptr") and hasattr(v, "dtype") and hasattr(v, "stride"):  # torch.Tensor
+        dt = _TORCH_DTYPES.get(str(v.dtype))
+        if dt is None:
+            raise TypeError(f"argument '{name}': tensors of dtype {v.dtype} are not supported")
+        item = v.element_size()
+        nbytes = _extent(v.shape, [st * item for st in v.stride()], item)
+        if nbytes is None:
+            raise TypeError(f"argument '{name}': tensors with negative strides are not supported")
+        dev = v.device
+        if dev.type == "cuda":
+            return dt, v.data_ptr(), nbytes, dev.index if dev.index is not None else 0
+        if dev.type != "cpu":
+            raise TypeError(f"argument '{name}' is on device {dev}; Nereid runs on CUDA devices and the CPU")
+        return dt, v.data_ptr(), nbytes, None
+    cai = getattr(v, "__cuda_array_interface__", None)
+    if cai is not None:
+        import numpy as np
+        npdt = np.dtype(cai["typestr"])
+        dt = _NP_DTYPES.get(str(npdt)) or _NP_DTYPES.get(str(getattr(v, "dtype", "")))
+        if dt is None:
+            raise TypeError(f"argument '{name}': arrays of dtype {npdt} are not supported")
+        shape = cai["shape"]
+        strides = cai.get("strides") or _c_strides(shape, npdt.itemsize)
+        nbytes = _extent(shape, strides, npdt.itemsize)
+        if nbytes is None:
+            raise TypeError(f"argument '{name}': arrays with negative strides are not supported")
+        dev = getattr(getattr(v, "device", None), "id", 0)
+        return dt, cai["data"][0], nbytes, dev
     ai = getattr(v, "__array_interface__", None)
     if ai is not None and hasattr(v, "dtype"):
         dt = _NP_DTYPES.get(str(v.dtype))
         if dt is None:
             raise TypeError(f"argument '{name}': arrays of dtype {v.dtype} are not supported")
-        addr = ai["data"][0]
-        item = v.dtype.itemsize
-        lo, hi = 0, item
-        if v.size == 0:
-            hi = 0
-        else:
-            for n, st in zip(v.shape, v.strides):
-                ext = (n - 1) * st
-                if ext < 0:
-                    lo += ext
-                else:
-                    hi += ext
-        if lo < 0:
+        nbytes = _extent(v.shape, v.strides, v.dtype.itemsize)
+        if nbytes is None:
             raise TypeError(f"argument '{name}': arrays with negative strides are not supported")
-        return dt, addr, hi
-    if hasattr(v, "data_ptr") and hasattr(v, "dtype"):
-        if getattr(v, "is_cuda", False) or str(getattr(v, "device", "cpu")) != "cpu":
-            raise TypeError(f"argument '{name}' is on device {v.device}; the interpreter needs CPU tensors")
-        dt = _TORCH_DTYPES.get(str(v.dtype))
-        if dt is None:
-            raise TypeError(f"argument '{name}': tensors of dtype {v.dtype} are not supported")
-        item = v.element_size()
-        if v.numel() == 0:
-            return dt, v.data_ptr(), 0
-        lo, hi = 0, item
-        for n, st in zip(v.shape, v.stride()):
-            ext = (n - 1) * st * item
-            if ext < 0:
-                lo += ext
-            else:
-                hi += ext
-        if lo < 0:
-            raise TypeError(f"argument '{name}': tensors with negative strides are not supported")
-        return dt, v.data_ptr(), hi
+        return dt, ai["data"][0], nbytes, None
     return None
+
+
+def _c_strides(shape, item):
+    st, acc = [], item
+    for n in reversed(shape):
+        st.append(acc)
+        acc *= n
+    return list(reversed(st))
+
+
+def _arch_for(device):
+    """The PTX target for a CUDA device: NEREID_ARCH if set, else from its compute capability."""
+    env = os.environ.get("NEREID_ARCH")
+    if env:
+        return env
+    try:
+        import torch
+        major, minor = torch.cuda.get_device_capability(device)
+    except Exception:  # no torch: ask the driver through a tiny probe compile is overkill; default to sm_80
+        return "sm_80"
+    if major >= 9:
+        return "sm_90"
+    return f"sm_{major}{minor}" if (major, minor) in ((8, 0), (8, 6), (8, 9)) else "sm_80"
+
+
+def _current_stream(device):
+    try:
+        import torch
+        return torch.cuda.current_stream(device).cuda_stream
+    except Exception:
+        return 0
 
 
 class _ModuleSource:
@@ -146,6 +191,16 @@ class _ModuleSource:
                 self.text = f.read()
         else:
             self.text = "\n" * max(first - 1, 0) + textwrap.dedent("".join(lines))
+
+
+class _Buf(tuple):
+    """(address, nbytes) with the device it lives on."""
+
+    def __new__(cls, addr, nbytes, device, name):
+        t = super().__new__(cls, (addr, nbytes))
+        t.device = device
+        t.name = name
+        return t
 
 
 class JITFunction:
@@ -227,23 +282,23 @@ class JITFunction:
             return "fp32", v
         buf = _buffer_of(name, v)
         if buf is not None:
-            dt, addr, nbytes = buf
+            dt, addr, nbytes, dev = buf
             ty = "*" + dt
             if spec and addr % 16 == 0:
                 ty += ":16"
-            return ty, (addr, nbytes)
+            return ty, _Buf(addr, nbytes, dev, name)
         # Objects exposing a numpy-like dtype but no buffer (e.g. a Python scalar type).
         raise TypeError(f"argument '{name}' of {self.__name__}: expected an array, a tensor, an int, a float, "
                         f"a bool or None, got {type(v).__name__}")
 
-    def compile(self, signature, num_warps=4, num_stages=3, stop_after=None):
-        key = (signature, num_warps, num_stages, stop_after)
+    def compile(self, signature, num_warps=4, num_stages=3, stop_after=None, arch=None):
+        key = (signature, num_warps, num_stages, stop_after, arch)
         k = self.cache.get(key)
         if k is None:
             src = self._module_source()
             try:
                 k, _notes = _C.compile(src.text, src.filename, self.__name__, signature, num_warps, num_stages,
-                                       stop_after, _VERIFY_EACH)
+                                       stop_after, _VERIFY_EACH, arch)
             except _C.CompileError as e:
                 raise CompilationError(*e.args) from None
             self.cache[key] = k
@@ -260,7 +315,23 @@ class JITFunction:
             if rt is not None:
                 values[name] = rt
         signature = ", ".join(entries)
-        kernel = self.compile(signature, num_warps, num_stages)
+        devices = {b.device for b in values.values() if isinstance(b, _Buf)}
+        gpu_devices = {d for d in devices if d is not None}
+        interpret = os.environ.get("NEREID_INTERPRET", "") not in ("", "0")
+        if gpu_devices and not interpret:
+            if len(gpu_devices) > 1:
+                raise ValueError(f"{self.__name__}: arguments are on different CUDA devices {sorted(gpu_devices)}")
+            if None in devices:
+                host = next(b.name for b in values.values() if isinstance(b, _Buf) and b.device is None)
+                raise ValueError(f"{self.__name__}: argument '{host}' is in host memory but the other arrays are "
+                                 f"on CUDA device {next(iter(gpu_devices))}")
+            device = next(iter(gpu_devices))
+        elif gpu_devices:
+            raise ValueError(f"{self.__name__}: NEREID_INTERPRET=1 runs kernels on host memory; pass CPU arrays")
+        else:
+            device = None
+        arch = _arch_for(device) if device is not None else None
+        kernel = self.compile(signature, num_warps, num_stages, arch=arch)
         if callable(grid):
             meta = dict(bound)
             meta.update(num_warps=num_warps, num_stages=num_stages)
@@ -277,7 +348,10 @@ class JITFunction:
         for kind, name, _dt, _pi in kernel.args:
             rt_args.append(values[name])
         try:
-            kernel.launch_interp(grid, rt_args)
+            if device is None:
+                kernel.launch_interp(grid, rt_args)
+            elif all(g > 0 for g in grid):
+                kernel.launch_gpu(grid, rt_args, _current_stream(device), device, _SYNC)
         except _C.LaunchError as e:
             raise LaunchError(*e.args) from None
         return kernel

@@ -1,0 +1,100 @@
+"""GPU mode of the end-to-end suite (NEREID_TEST_DEVICE=cuda, `make gpu-test`).
+
+Every launch a test makes with numpy arrays runs twice: on the reference
+interpreter over a copy of the arrays, and on the GPU over CUDA tensors made
+from the same inputs.  The GPU's outputs are compared with the
+interpreter's (integers exactly, floats by relative error for their dtype),
+then copied back into the test's arrays, so the test's own float64 checks
+judge the GPU result.  A launch that faults on the interpreter is not run
+on the GPU.
+"""
+import numpy as np
+
+import importlib
+
+_jit = importlib.import_module("nereid.runtime.jit")
+
+_TOL = {np.float16: 2e-3, np.float32: 2e-5, np.float64: 1e-12}
+_mismatches = []
+
+
+def _tol(dtype):
+    for k, v in _TOL.items():
+        if dtype == k:
+            return v
+    return 1e-2  # bf16 / fp8 via ml_dtypes
+
+
+def _compare(name, gpu, ref):
+    if gpu.dtype.kind in "biu":
+        bad = np.count_nonzero(gpu != ref)
+        if bad:
+            return f"{name}: {bad} of {gpu.size} elements differ from the interpreter"
+        return None
+    g = gpu.astype(np.float64)
+    r = ref.astype(np.float64)
+    if not np.array_equal(np.isnan(g), np.isnan(r)):
+        return f"{name}: NaNs differ from the interpreter"
+    m = ~np.isnan(r)
+    den = np.linalg.norm(r[m])
+    err = np.linalg.norm(g[m] - r[m]) / (den if den > 0 else 1.0)
+    if err > _tol(gpu.dtype):
+        return f"{name}: relative error {err:.2e} against the interpreter"
+    return None
+
+
+def install():
+    import torch
+
+    orig_run = _jit.JITFunction.run
+
+    def run(self, *args, grid, **kwargs):
+        arrays = [(i, a) for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+        karrays = [(k, a) for k, a in kwargs.items() if isinstance(a, np.ndarray)]
+        if not arrays and not karrays:
+            return orig_run(self, *args, grid=grid, **kwargs)
+        # 1. the interpreter, on copies
+        iargs = list(args)
+        ikw = dict(kwargs)
+        for i, a in arrays:
+            iargs[i] = a.copy()
+        for k, a in karrays:
+            ikw[k] = a.copy()
+        orig_run(self, *iargs, grid=grid, **ikw)
+        # 2. the GPU, on CUDA tensors holding the same inputs
+        gargs = list(args)
+        gkw = dict(kwargs)
+        dev = {}
+        for i, a in arrays:
+            dev[("a", i)] = _as_tensor(torch, a)
+            gargs[i] = dev[("a", i)]
+        for k, a in karrays:
+            dev[("k", k)] = _as_tensor(torch, a)
+            gkw[k] = dev[("k", k)]
+        orig_run(self, *gargs, grid=grid, **gkw)
+        torch.cuda.synchronize()
+        # 3. compare and copy back
+        for (kind, key), t in dev.items():
+            a = args[key] if kind == "a" else kwargs[key]
+            ref = iargs[key] if kind == "a" else ikw[key]
+            got = t.cpu().numpy().reshape(a.shape)
+            if got.dtype != a.dtype:
+                got = got.view(a.dtype)
+            msg = _compare(f"{self.__name__} argument {key}", got, ref)
+            if msg:
+                _mismatches.append(msg)
+                raise AssertionError(msg)
+            a[...] = got
+        return None
+
+    _jit.JITFunction.run = run
+
+
+def _as_tensor(torch, a):
+    """A CUDA tensor with a's bytes and a dtype Nereid maps to a's dtype."""
+    name = str(a.dtype)
+    special = {"bfloat16": torch.bfloat16, "float8_e4m3fn": torch.float8_e4m3fn, "float8_e5m2": torch.float8_e5m2}
+    if name in special:
+        t = torch.from_numpy(np.ascontiguousarray(a).view(np.uint8 if a.itemsize == 1 else np.int16))
+        return t.view(special[name]).cuda()
+    return torch.from_numpy(a).cuda()  # keeps a's strides when they are dense
