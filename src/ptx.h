@@ -159,6 +159,8 @@ typedef struct NrPtx {
     NrOpId op;                 /* the op being emitted, for diagnostics */
     char names[48][32];        /* ring of formatted operand names */
     int name_next;
+    int ptx_version;           /* PTX ISA version x10 the kernel needs (0: the default, 8.0) */
+    struct NrPtxMma *mma;      /* ptx_mma.c's state (packed operand words), NULL until needed */
 } NrPtx;
 
 /* Register classes (index into nregs). */
@@ -317,5 +319,135 @@ NrPv nr_ptx_ld_shared(NrPtx *p, NrDtype dt, NrPv addr);
 /* Padded shared-memory element index (avoids bank conflicts of strided access). */
 NrPv nr_ptx_smem_index_addr(NrPtx *p, int64_t base, NrPv flat, int es);
 int64_t nr_ptx_smem_padded_bytes(int64_t numel, int es);
+
+/* --- ptx_smem.c: shared-memory buffers, async copies ---------------------------------------------------- */
+/* State of ptx_smem.c and ptx_mma.c during one emission. */
+struct NrPtxThreadOff {
+    uint32_t img[2 * NR_LL_MAX_BITS];  /* lane images, then warp images */
+    int32_t reg;
+};
+struct NrPtxMma {
+    NrPv **words;              /* per value id: the 32-bit words ldmatrix loaded it from, or NULL */
+    int32_t *nwords;
+    struct NrPtxThreadOff *toffs; /* thread parts of shared addresses (prologue registers) */
+    int ntoffs, captoffs;
+};
+struct NrPtxMma *nr_ptx_mma_state(NrPtx *p);  /* p->mma, created on first use */
+/* A buffer's address map: the element with flat x (its row-major index in
+ * the buffer) lies at element offset XOR over x's set bits i of img[i].
+ * Shared layouts with power-of-two parameters are linear over F2; the
+ * builders check every element against nr_shared_offset. */
+typedef struct NrSmemMap {
+    int bits;                  /* log2 of the buffer's elements */
+    uint32_t img[32];
+    int es;                    /* bytes per element */
+    int64_t bytes;             /* bytes of the buffer */
+} NrSmemMap;
+/* The map of shared layout `layout` over a buffer of `shape` (rank: the
+ * layout's, or one more for a multi-buffered allocation with a power-of-two
+ * count); false if the layout is not linear there. */
+bool nr_smem_map(const NrModule *m, int32_t layout, int rank, const int32_t *shape, int es, NrSmemMap *out);
+/* The same for a `shared<vec, per_phase, max_phase, order>` layout that is
+ * in no module (conversion scratch). */
+bool nr_smem_map_swizzled(int rank, const int32_t *shape, int es, int vec, int per_phase, int max_phase,
+                          const int32_t *order, NrSmemMap *out);
+/* Registers of distributed layout L in buffer S: register r of (lane, warp)
+ * lies at element offset T ^ reg[r], T the XOR of lane[i] over the set lane
+ * bits and warp[i] over the set warp bits.  Runs of vec consecutive
+ * registers (vec * es <= max_bytes) are contiguous and vec-aligned. */
+typedef struct NrSmemAccess {
+    int vec;
+    int nlane, nwarp;
+    uint32_t lane[NR_LL_MAX_BITS], warp[NR_LL_MAX_BITS];
+    uint32_t tmask;            /* OR of the lane and warp images */
+    uint32_t *reg;             /* per register */
+} NrSmemAccess;
+void nr_smem_access(const NrPtxLay *L, const NrSmemMap *S, int max_bytes, NrArena *a, NrSmemAccess *out);
+/* Addresses base + es * (T ^ c): T from the lane and warp images (a
+ * register of the prologue), c a constant.  nr_smem_addr returns a
+ * register and an immediate byte offset: the bits of c outside every image
+ * add, the others cost one xor per distinct value (kept for reuse). */
+typedef struct NrSmemAddr {
+    NrPv base, t;
+    uint32_t tmask;
+    int es;
+    int n;
+    uint32_t keys[32];
+    NrPv regs[32];
+} NrSmemAddr;
+void nr_smem_addr_init(NrPtx *p, NrSmemAddr *g, NrPv base, const uint32_t *lane, int nlane, const uint32_t *warp,
+                       int nwarp, int es);
+NrPv nr_smem_addr(NrPtx *p, NrSmemAddr *g, uint32_t c, int64_t *imm);
+/* Elements of layout lay (dtype dt) stored to / loaded from buffer S at
+ * `base`; stores skip duplicate registers and replicas (owners store). */
+void nr_smem_store(NrPtx *p, int lay, const NrSmemMap *S, NrPv base, NrDtype dt, const NrPv *elems);
+NrPv *nr_smem_load(NrPtx *p, int lay, const NrSmemMap *S, NrPv base, NrDtype dt);
+/* 32-bit words of 32 / bits(dt) elements, low element first, and back. */
+NrPv nr_ptx_pack_word(NrPtx *p, NrDtype dt, const NrPv *elems);
+void nr_ptx_unpack_word(NrPtx *p, NrDtype dt, NrPv word, NrPv *elems);
+/* End (bytes) of local_alloc op's buffer in shared memory, 0 if op is no
+ * placed local_alloc. */
+int64_t nr_ptx_alloc_end(NrFunc *f, NrOpId op);
+bool nr_ptx_op_local_alloc(NrPtx *p, NrOpId op);
+bool nr_ptx_op_local_store(NrPtx *p, NrOpId op);
+bool nr_ptx_op_memdesc_index(NrPtx *p, NrOpId op);
+bool nr_ptx_op_async_copy(NrPtx *p, NrOpId op);
+bool nr_ptx_op_async_commit(NrPtx *p, NrOpId op);
+bool nr_ptx_op_async_wait(NrPtx *p, NrOpId op);
+
+/* --- ptx_mma.c: tensor cores (mma.sync), ldmatrix, conversions to and from their layouts ------------------ */
+/* ldmatrix for a dot operand: each instruction loads nmat 8x8 matrices of
+ * 16-bit units (.x1 .x2 .x4), matrix j into the destination's 32-bit word
+ * word[j] (registers word * epw .. + epw - 1, low element first).  Lane L
+ * supplies the address of row L % 8 of matrix L / 8: element offset
+ * (XOR of lane[i] over L's set bits) ^ (XOR of warp[i] over the warp's set
+ * bits) ^ off. */
+typedef struct NrLdsmInstr {
+    int nmat;
+    uint32_t off;
+    int32_t word[4];
+} NrLdsmInstr;
+typedef struct NrLdsmPlan {
+    bool trans;                /* .trans: rows of the buffer are the operand's non-k dimension */
+    int es, epw;               /* element bytes; elements per 32-bit word */
+    int nwarp;
+    uint32_t lane[5], warp[NR_LL_MAX_BITS];
+    int ninstr;
+    NrLdsmInstr *ins;
+} NrLdsmPlan;
+/* false if ldmatrix cannot load layout D from buffer S (then ld.shared). */
+bool nr_ldsm_plan(const NrPtxLay *D, const NrSmemMap *S, NrArena *a, NrLdsmPlan *out);
+
+/* mma.sync instructions of a dot: shape m16n8k16 (16-bit operands),
+ * m16n8k8 (tf32) or m16n8k32 (8-bit); per instruction the operand register
+ * of each fragment slot a_i, b_i, c_i of the PTX ISA's tables. */
+typedef enum NrMmaShape { NR_MMA_K16, NR_MMA_K8, NR_MMA_K32 } NrMmaShape;
+typedef enum NrMmaMode {
+    NR_MMA_NATIVE,             /* the operands' own instruction */
+    NR_MMA_TF32X3,             /* f32 as three tf32 products (head*tail, tail*head, head*head) */
+    NR_MMA_F8_AS_F16,          /* fp8 operands in k_width 4 layouts, converted to f16 for m16n8k16 */
+} NrMmaMode;
+typedef struct NrMmaInstr {
+    int32_t a[16], b[8], c[4];
+    uint8_t apart, bpart;      /* tf32x3: 0 the value, 1 its tf32 head, 2 the tf32 tail */
+    bool first;                /* starts its tile's chain: C is the dot's accumulator */
+} NrMmaInstr;
+typedef struct NrMmaPlan {
+    NrMmaShape shape;
+    int na, nb;                /* fragment slots of A and B */
+    int ninstr;
+    NrMmaInstr *ins;
+} NrMmaPlan;
+/* The plan for result layout C with operand layouts A and B (k_width kw);
+ * false with a reason if the layouts do not match the fragment tables. */
+bool nr_mma_plan(const NrPtxLay *A, const NrPtxLay *B, const NrPtxLay *C, int kw, NrMmaMode mode, NrArena *a,
+                 NrMmaPlan *out, char *why, size_t n);
+/* dot on tensor cores when the result has an mma layout, else the FMA path. */
+bool nr_ptx_op_dot_any(NrPtx *p, NrOpId op);
+bool nr_ptx_op_local_load(NrPtx *p, NrOpId op);
+bool nr_ptx_op_convert_layout(NrPtx *p, NrOpId op);
+/* Scratch bytes of the ops above (convert_layout, mma dots, buffer ops);
+ * false if op is none of them. */
+bool nr_ptx_mma_scratch(NrModule *m, NrFunc *f, NrOpId op, int num_warps, NrArena *a, int64_t *bytes);
 
 #endif

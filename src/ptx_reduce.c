@@ -759,6 +759,8 @@ static NrDtype type_dt(const NrType *t) { return t->ptr ? NR_DT_U64 : (NrDtype)t
 int64_t nr_ptx_op_scratch(NrModule *m, NrFunc *f, NrOpId op, int nw, NrArena *a) {
     const NrOp *o = &f->ops[op];
     if (o->dead || o->nresults < 1) return 0;
+    int64_t tc;
+    if (nr_ptx_mma_scratch(m, f, op, nw, a, &tc)) return tc; /* tensor-core and buffer ops: ptx_mma.c */
     NrPtxLay S, D, C;
     NrValId r = o->results[0];
     const NrType *rt = nr_type(m, nr_val_type(f, r));
