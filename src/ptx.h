@@ -442,6 +442,10 @@ typedef struct NrMmaPlan {
  * false with a reason if the layouts do not match the fragment tables. */
 bool nr_mma_plan(const NrPtxLay *A, const NrPtxLay *B, const NrPtxLay *C, int kw, NrMmaMode mode, NrArena *a,
                  NrMmaPlan *out, char *why, size_t n);
+/* The swizzled scratch buffer through which convert_layout takes layout S
+ * to D when D is an mma operand or S an mma accumulator (and shared memory
+ * is needed): 16-byte vectors along one dimension, 128-byte rows. */
+bool nr_ptx_conv_scratch_map(const NrModule *m, const NrPtxLay *S, const NrPtxLay *D, int es, NrSmemMap *out);
 /* dot on tensor cores when the result has an mma layout, else the FMA path. */
 bool nr_ptx_op_dot_any(NrPtx *p, NrOpId op);
 bool nr_ptx_op_local_load(NrPtx *p, NrOpId op);

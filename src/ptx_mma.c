@@ -401,7 +401,7 @@ static bool tc_conversion(const NrModule *m, int32_t src, int32_t dst) {
  * operand that dimension is k (so that ldmatrix fits), or for 16-bit types
  * the source's fastest dimension if it is the operand's other one
  * (ldmatrix .trans). */
-static bool conv_map(const NrModule *m, const NrPtxLay *S, const NrPtxLay *D, int es, NrSmemMap *out) {
+bool nr_ptx_conv_scratch_map(const NrModule *m, const NrPtxLay *S, const NrPtxLay *D, int es, NrSmemMap *out) {
     int rank = D->rank, c = fastest(D);
     const NrLayout *dl = &m->layouts[D->layout];
     if (is_mma_operand(m, D->layout)) {
@@ -457,7 +457,7 @@ bool nr_ptx_op_convert_layout(NrPtx *p, NrOpId op) {
     int64_t off = nr_ptx_scratch_off(p, op);
     NrSmemMap S;
     if (kind != NR_CONV_SMEM || !tc_conversion(p->m, p->lays[av->lay].layout, p->lays[dl].layout) ||
-        !conv_map(p->m, &p->lays[av->lay], &p->lays[dl], es, &S)) {
+        !nr_ptx_conv_scratch_map(p->m, &p->lays[av->lay], &p->lays[dl], es, &S)) {
         nr_ptx_set(p, r, nr_ptx_convert(p, av->e, av->lay, dl, &id, dt, off), n);
         return true;
     }
@@ -714,7 +714,7 @@ bool nr_ptx_mma_scratch(NrModule *m, NrFunc *f, NrOpId op, int nw, NrArena *a, i
         NrFlatMap id = identity_map();
         NrSmemMap sm;
         if (nr_ptx_conv_plan(&S, &D, &id, es, bytes) == NR_CONV_SMEM && tc_conversion(m, S.layout, D.layout) &&
-            conv_map(m, &S, &D, es, &sm))
+            nr_ptx_conv_scratch_map(m, &S, &D, es, &sm))
             *bytes = conv_bytes(&D, es);
         return true;
     }
