@@ -794,6 +794,176 @@ static int count_of(const char *s, const char *pat) {
     return n;
 }
 
+/* --- GPU IR kernels (layouts written out) ------------------------------------------------------------------ */
+/* Conversions into operand layouts and out of the accumulator's, buffers
+ * (local_alloc with and without a value, memdesc_index, local_store,
+ * local_load into operand and blocked layouts), async copies of 16 bytes
+ * with zero fill, of 4 bytes, of 2 bytes (synchronous) and with a non-zero
+ * `other` (synchronous). */
+static const char IR_BUFFERS[] =
+    "module attributes {num_warps = 4, sm = 80} {\n"
+    "  #L1 = blocked<spt = [1, 8], tpw = [8, 4], wpc = [4, 1], order = [1, 0]>\n"
+    "  #L2 = slice<dim = 1, parent = #L1>\n"
+    "  #L3 = slice<dim = 0, parent = #L1>\n"
+    "  #L4 = mma<version = 2, wpc = [2, 2], instr = [16, 8, 16]>\n"
+    "  #L5 = dot_op<op_idx = 0, parent = #L4, k_width = 2>\n"
+    "  #L6 = dot_op<op_idx = 1, parent = #L4, k_width = 2>\n"
+    "  #L7 = shared<vec = 8, per_phase = 1, max_phase = 8, order = [1, 0]>\n"
+    "  #L8 = blocked<spt = [1, 1], tpw = [1, 32], wpc = [4, 1], order = [1, 0]>\n"
+    "\n"
+    "  func @k(%a: ptr<f16> {divisibility = 16}, %b: ptr<f16> {divisibility = 16}, %c: ptr<f32> {divisibility = 16}, %h: ptr<f16> {divisibility = 16}, %f: ptr<f32> {divisibility = 16}) kernel smem = 49152 {\n"
+    "    %r = arange {end = 64, start = 0} : tensor<64xi32, #L2>\n"
+    "    %q = arange {end = 64, start = 0} : tensor<64xi32, #L3>\n"
+    "    %r2 = expand_dims %r {axis = 1} : tensor<64x1xi32, #L1>\n"
+    "    %q2 = expand_dims %q {axis = 0} : tensor<1x64xi32, #L1>\n"
+    "    %s = const {value = 64} : tensor<64x1xi32, #L1>\n"
+    "    %rs = mul %r2, %s : tensor<64x1xi32, #L1>\n"
+    "    %rb = broadcast %rs : tensor<64x64xi32, #L1>\n"
+    "    %qb = broadcast %q2 : tensor<64x64xi32, #L1>\n"
+    "    %off = add %rb, %qb : tensor<64x64xi32, #L1>\n"
+    "    %pa = splat %a : tensor<64x64xptr<f16>, #L1>\n"
+    "    %pa2 = addptr %pa, %off : tensor<64x64xptr<f16>, #L1>\n"
+    "    %x = load %pa2, _, _ : tensor<64x64xf16, #L1>\n"
+    "    %pb = splat %b : tensor<64x64xptr<f16>, #L1>\n"
+    "    %pb2 = addptr %pb, %off : tensor<64x64xptr<f16>, #L1>\n"
+    "    %y = load %pb2, _, _ : tensor<64x64xf16, #L1>\n"
+    "    %xa = convert_layout %x : tensor<64x64xf16, #L5>\n"
+    "    %yb = convert_layout %y : tensor<64x64xf16, #L6>\n"
+    "    %z = const {value = 0.0} : tensor<64x64xf32, #L4>\n"
+    "    %d = dot %xa, %yb, %z : tensor<64x64xf32, #L4>\n"
+    "    %offc = convert_layout %off : tensor<64x64xi32, #L4>\n"
+    "    %pc = splat %c : tensor<64x64xptr<f32>, #L4>\n"
+    "    %pc2 = addptr %pc, %offc : tensor<64x64xptr<f32>, #L4>\n"
+    "    store %pc2, %d, _\n"
+    "    %dh = cast %d : tensor<64x64xf16, #L4>\n"
+    "    %dhb = convert_layout %dh : tensor<64x64xf16, #L1>\n"
+    "    %ph = splat %h : tensor<64x64xptr<f16>, #L1>\n"
+    "    %ph2 = addptr %ph, %off : tensor<64x64xptr<f16>, #L1>\n"
+    "    store %ph2, %dhb, _\n"
+    "    %buf = local_alloc %x {smem_offset = 0} : !smem<64x64xf16, #L7>\n"
+    "    %all = local_alloc {smem_offset = 8192} : !smem<2x64x64xf16, #L7>\n"
+    "    %one = const {value = 1} : i32\n"
+    "    %v = memdesc_index %all, %one : !smem<64x64xf16, #L7>\n"
+    "    %lim = const {value = 2000} : tensor<64x64xi32, #L1>\n"
+    "    %m = cmp %off, %lim {pred = \"lt\"} : tensor<64x64xi1, #L1>\n"
+    "    async_copy %pa2, %v, %m, _\n"
+    "    %o = const {value = 1.0} : tensor<64x64xf16, #L1>\n"
+    "    async_copy %pb2, %v, %m, %o\n"
+    "    async_commit_group\n"
+    "    async_wait {num = 0}\n"
+    "    barrier\n"
+    "    %xa2 = local_load %buf : tensor<64x64xf16, #L5>\n"
+    "    %yb2 = local_load %v : tensor<64x64xf16, #L6>\n"
+    "    %d2 = dot %xa2, %yb2, %d : tensor<64x64xf32, #L4>\n"
+    "    store %pc2, %d2, _\n"
+    "    %xb2 = local_load %v : tensor<64x64xf16, #L1>\n"
+    "    barrier\n"
+    "    local_store %xb2, %buf\n"
+    "    %poff = convert_layout %off : tensor<64x64xi32, #L8>\n"
+    "    %pf = splat %f : tensor<64x64xptr<f32>, #L8>\n"
+    "    %pf2 = addptr %pf, %poff : tensor<64x64xptr<f32>, #L8>\n"
+    "    %fbuf = local_alloc {smem_offset = 24576} : !smem<64x64xf32, #L7>\n"
+    "    async_copy %pf2, %fbuf, _, _\n"
+    "    %ph3 = splat %h : tensor<64x64xptr<f16>, #L8>\n"
+    "    %ph4 = addptr %ph3, %poff : tensor<64x64xptr<f16>, #L8>\n"
+    "    async_copy %ph4, %buf, _, _\n"
+    "    async_commit_group\n"
+    "    async_wait {num = 0}\n"
+    "    barrier\n"
+    "    %fl = local_load %fbuf : tensor<64x64xf32, #L8>\n"
+    "    store %pf2, %fl, _\n"
+    "    return\n"
+    "  }\n"
+    "}\n"
+;
+
+static const char IR_IEEE[] =
+    "module attributes {num_warps = 4, sm = 80} {\n"
+    "  #L1 = mma<version = 2, wpc = [2, 2], instr = [16, 8, 8]>\n"
+    "  #L2 = dot_op<op_idx = 0, parent = #L1, k_width = 1>\n"
+    "  #L3 = dot_op<op_idx = 1, parent = #L1, k_width = 1>\n"
+    "  func @k() kernel {\n"
+    "    %a = const {value = 1.0} : tensor<64x16xf32, #L2>\n"
+    "    %b = const {value = 1.0} : tensor<16x64xf32, #L3>\n"
+    "    %c = const {value = 0.0} : tensor<64x64xf32, #L1>\n"
+    "    %d = dot %a, %b, %c {input_precision = \"ieee\"} : tensor<64x64xf32, #L1>\n"
+    "    return\n"
+    "  }\n"
+    "}\n";
+
+static const char IR_NO_OFFSET[] =
+    "module attributes {num_warps = 4, sm = 80} {\n"
+    "  #L1 = shared<vec = 8, per_phase = 1, max_phase = 8, order = [1, 0]>\n"
+    "  func @k() kernel {\n"
+    "    %a = local_alloc : !smem<64x64xf16, #L1>\n"
+    "    return\n"
+    "  }\n"
+    "}\n";
+
+/* Emits IR text for sm_80 and sm_90; the sm_80 text, or NULL (with the
+ * first diagnostic in err) when emission fails. */
+static char *emit_ir(const char *text, const char *what, char *err, size_t errn) {
+    char *first = NULL;
+    for (int i = 0; i < 2; i++) {
+        NrArena a;
+        nr_arena_init(&a);
+        NrSources src;
+        nr_sources_init(&src, &a);
+        NrDiags d;
+        nr_diags_init(&d, &a, &src);
+        NrModule *m = nr_module_parse(&a, text, strlen(text), "k.ir", &d);
+        CHECK(m != NULL, "%s: does not parse:\n%s", what, nr_diags_render(&a, &d));
+        if (!m) {
+            nr_arena_free(&a);
+            return first;
+        }
+        d.sources = &m->sources;
+        NrGpuOptions o;
+        memset(&o, 0, sizeof o);
+        o.sm = i ? 90 : 80;
+        char *ptx = nr_emit_ptx(m->funcs[0], &o, &d);
+        if (!ptx) {
+            if (err) snprintf(err, errn, "%s", d.n ? d.v[0].msg : "");
+            nr_arena_free(&a);
+            return NULL;
+        }
+        CHECK(ptxas_ok(ptx, i ? "sm_90" : "sm_80", what), "%s: ptxas sm_%d", what, i ? 90 : 80);
+        if (!first) first = strdup(ptx);
+        nr_arena_free(&a);
+    }
+    return first;
+}
+
+static void test_ir_kernels(void) {
+    char err[512] = "";
+    char *ptx = emit_ir(IR_BUFFERS, "buffers", err, sizeof err);
+    CHECK(ptx != NULL, "buffers: %s", err);
+    if (ptx) {
+        CHECK(count_of(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 16 &&
+                  count_of(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 16,
+              "buffers: 16 plain (A) and 16 transposed (B) ldmatrix, got %d and %d",
+              count_of(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+              count_of(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"));
+        CHECK(count_of(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 2 * 32,
+              "buffers: two dots of 32 mma.sync per warp");
+        CHECK(count_of(ptx, "cp.async.cg.shared.global") == 4 && count_of(ptx, ", 16, %r") == 4,
+              "buffers: four 16-byte copies with zero fill");
+        CHECK(count_of(ptx, "cp.async.ca.shared.global") == 32 && count_of(ptx, "], 4;") == 32,
+              "buffers: 32 unmasked 4-byte copies");
+        CHECK(count_of(ptx, "ld.global.b16") == 32 + 32, "buffers: 2-byte and `other` copies are synchronous");
+        CHECK(count_of(ptx, "st.global.v2.b32") == 2 * 16, "buffers: f32 accumulators stored as pairs");
+        CHECK(count_of(ptx, "st.shared.v4.b32") >= 8, "buffers: 16-byte st.shared");
+        CHECK(count_of(ptx, "cp.async.commit_group") == 2 && count_of(ptx, "cp.async.wait_group 0") == 2,
+              "buffers: commit and wait");
+        CHECK(strstr(ptx, ".version 8.0") != NULL, "buffers: PTX 8.0");
+    }
+    free(ptx);
+    CHECK(emit_ir(IR_IEEE, "ieee", err, sizeof err) == NULL && strstr(err, "internal inconsistency"),
+          "an mma dot with ieee precision is reported: %s", err);
+    CHECK(emit_ir(IR_NO_OFFSET, "no offset", err, sizeof err) == NULL && strstr(err, "smem_offset"),
+          "local_alloc without smem_offset is reported: %s", err);
+}
+
 static const char KERNELS[] =
     "import triton\n"
     "import triton.language as tl\n"
@@ -967,6 +1137,7 @@ int main(void) {
     test_words();
     test_warp_model();
     test_epilogue_and_errors();
+    test_ir_kernels();
     test_kernels();
     printf("test_mma: %d checks, %d failures, %d ptxas runs\n", checks, failures, assembled);
     return failures ? 1 : 0;
