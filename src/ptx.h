@@ -12,6 +12,10 @@
  *                 reductions, argreduce and the FMA dot
  *   ptx_math.c    Nereid's math library (exp, log, sin, erf, tanh, pow, ...)
  *                 on the scalar layer
+ *   ptx_smem.c    shared-memory buffers (address maps of shared layouts,
+ *                 vectorized st/ld.shared), async copies (cp.async)
+ *   ptx_mma.c     tensor cores: mma.sync dots, ldmatrix operand loads,
+ *                 conversions into and out of their layouts
  *
  * Values.  A block value with a distributed layout lives in R = 2^nreg
  * elements per thread; a scalar is one element, the same in every thread.
