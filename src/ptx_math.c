@@ -850,7 +850,9 @@ static NrPv erfc_q(M *m, NrPv a) {
     NrPv qc = POLY(m, sub(m, a, K(m, 3.0)), ERFCQ64C);
     NrPv qd = POLY(m, sub(m, a, K(m, 4.875)), ERFCQ64D);
     NrPv u = dvd(m, K(m, 1.0), a);
-    NrPv qu = mul(m, u, POLY(m, sub(m, u, K(m, ERFCU64_C)), ERFCU64));
+    NrPv ul = mul(m, fma3(m, neg(m, u), a, K(m, 1.0)), u); /* 1/a = u + ul */
+    NrPv P = POLY(m, add(m, sub(m, u, K(m, ERFCU64_C)), ul), ERFCU64);
+    NrPv qu = fma3(m, ul, P, mul(m, u, P));
     NrPv y = sel(m, cmp(m, NR_PC_LT, a, K(m, 6.0)), qd, qu);
     y = sel(m, cmp(m, NR_PC_LT, a, K(m, 3.75)), qc, y);
     y = sel(m, cmp(m, NR_PC_LT, a, K(m, 2.25)), qb, y);
