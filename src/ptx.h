@@ -160,6 +160,8 @@ typedef struct NrPtx {
     int64_t scratch_base;      /* where ops without an smem_offset put their scratch */
     int64_t local_bytes;       /* .local buffer for vprintf arguments */
     bool uses_vprintf, uses_assert, failed;
+    const char **tables;       /* names of the .const tables emitted */
+    int ntables, captables;
     NrOpId op;                 /* the op being emitted, for diagnostics */
     char names[48][32];        /* ring of formatted operand names */
     int name_next;
@@ -247,6 +249,11 @@ void nr_pb_mov_to(NrPtx *p, NrPv dst, NrPv a);  /* dst is a register */
  * returns the continue predicate.  The body runs at least once. */
 typedef NrPv (*NrPbBody)(NrPtx *p, NrPv *state, void *ctx);
 void nr_pb_loop(NrPtx *p, NrPv *state, int n, NrPbBody body, void *ctx);
+/* if (c) body(p, state, ctx): state[0..n) are updated only when c holds
+ * (the body's return value is ignored). */
+void nr_pb_cond(NrPtx *p, NrPv c, NrPv *state, int n, NrPbBody body, void *ctx);
+/* table[index] from a constant table (.const array `name`, emitted once). */
+NrPv nr_pb_table(NrPtx *p, const char *name, const uint32_t *table, int n, NrPv index);
 
 /* --- ptx_elem.c: per-element semantics of the IR's elementwise ops ------------------------------------------- */
 /* Binary op opc (add ... umulhi, div_rn) on dtype dt; nanall for max/min. */

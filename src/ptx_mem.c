@@ -442,7 +442,8 @@ static NrPv atom_elem(NrPtx *p, const Atom *A, NrPv addr, NrPv v, NrPv cmp) {
     int es = es_of(dt), w = 8 * es;
     NrPk k = nr_ptx_kind(dt);
     bool flt = nr_dt_is_float(dt);
-    if (es == 1) return word_atomic(p, A, addr, v, cmp);
+    /* bytes, and 16-bit integers (held in .b32 registers): through the containing word */
+    if (es == 1 || (es == 2 && !flt)) return word_atomic(p, A, addr, v, cmp);
     if (A->kind == K_CAS) {
         char ty[8];
         snprintf(ty, sizeof ty, ".b%d", w);
@@ -453,7 +454,6 @@ static NrPv atom_elem(NrPtx *p, const Atom *A, NrPv addr, NrPv v, NrPv cmp) {
         if (A->kind == K_ADD && dt == NR_DT_F16) return atom_insn(p, A, "add.noftz", ".f16", k, addr, v, NOPND);
         if (A->kind == K_ADD && dt == NR_DT_BF16 && p->sm >= 90)
             return atom_insn(p, A, "add.noftz", ".bf16", k, addr, v, NOPND);
-        if (!flt && (A->kind == K_AND || A->kind == K_OR || A->kind == K_XOR)) return word_atomic(p, A, addr, v, cmp);
         return cas_loop(p, A, addr, v, 16);
     }
     bool s = nr_dt_is_signed(dt);

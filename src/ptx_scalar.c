@@ -751,3 +751,55 @@ void nr_pb_loop(NrPtx *p, NrPv *state, int n, NrPbBody body, void *ctx) {
     nr_ptx_emit(p, "@%s bra $L%d;", nr_ptx_reg(p, c.r), top);
     for (int i = 0; i < n; i++) state[i] = regs[i];
 }
+
+void nr_pb_cond(NrPtx *p, NrPv c, NrPv *state, int n, NrPbBody body, void *ctx) {
+    if (c.r == 0) {
+        if (c.c) body(p, state, ctx);
+        return;
+    }
+    NR_ASSERT(!p->eval);
+    NrPv *regs = nr_alloc(p->a, sizeof(NrPv) * (size_t)(n > 0 ? n : 1));
+    for (int i = 0; i < n; i++) regs[i] = nr_pb_mov(p, state[i]);
+    int skip = nr_ptx_label(p);
+    nr_ptx_emit(p, "@!%s bra $L%d;", nr_ptx_reg(p, c.r), skip);
+    NrPv *next = nr_alloc(p->a, sizeof(NrPv) * (size_t)(n > 0 ? n : 1));
+    for (int i = 0; i < n; i++) next[i] = regs[i];
+    body(p, next, ctx);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (next[i].r && next[i].r == regs[j].r && i != j) {
+                next[i] = nr_pb_mov(p, next[i]);
+                break;
+            }
+    for (int i = 0; i < n; i++) nr_pb_mov_to(p, regs[i], next[i]);
+    nr_ptx_emit(p, "$L%d:", skip);
+    for (int i = 0; i < n; i++) state[i] = regs[i];
+}
+
+NrPv nr_pb_table(NrPtx *p, const char *name, const uint32_t *table, int n, NrPv index) {
+    if (index.r == 0) {
+        uint32_t i = (uint32_t)index.c;
+        return nr_pv_i32(i < (uint32_t)n ? table[i] : 0);
+    }
+    NR_ASSERT(!p->eval);
+    bool have = false;
+    for (int i = 0; i < p->ntables && !have; i++) have = strcmp(p->tables[i], name) == 0;
+    if (!have) {
+        *NR_PUSH(p->a, p->tables, p->ntables, p->captables) = name;
+        NrPtxBuf *saved = p->out;
+        p->out = &p->glob;
+        char *line = nr_alloc(p->a, (size_t)n * 12 + 96);
+        size_t len = (size_t)sprintf(line, ".const .align 4 .b32 %s[%d] = {", name, n);
+        for (int i = 0; i < n; i++) len += (size_t)sprintf(line + len, "%s0x%08x", i ? ", " : "", table[i]);
+        sprintf(line + len, "};");
+        nr_ptx_emit(p, "%s", line);
+        p->out = saved;
+    }
+    NrPv base = {NR_PK_I64, nr_ptx_newreg(p, NR_PK_I64), 0};
+    nr_ptx_emit(p, "mov.u64 %s, %s;", nr_ptx_reg(p, base.r), name);
+    NrPv off = nr_pb_bin(p, NR_PO_SHL, NR_PT_B64, nr_pb_cvt(p, NR_PR_NONE, NR_PT_U64, NR_PT_U32, index), nr_pv_i32(2));
+    NrPv addr = nr_pb_bin(p, NR_PO_ADD, NR_PT_S64, base, off);
+    NrPv d = fresh(p, NR_PK_I32);
+    nr_ptx_emit(p, "ld.const.b32 %s, %s;", nr_ptx_reg(p, d.r), nr_ptx_addr(p, addr, 0));
+    return d;
+}

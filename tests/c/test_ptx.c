@@ -186,6 +186,7 @@ static void tx(Txt *t, const char *fmt, ...) {
 }
 
 #include "test_ptx_sem.h"
+#include "test_ptx_math.h"
 #include "test_ptx_kernels.h"
 
 int main(void) {
@@ -195,7 +196,9 @@ int main(void) {
     keep_dir = getenv("NR_TEST_KEEP");
     have_ptxas = access(PTXAS, X_OK) == 0;
     if (!have_ptxas) printf("test_ptx: %s not found; PTX is emitted but not assembled\n", PTXAS);
-    run_semantics_tests();
+    if (!getenv("NR_TEST_MATH_ONLY")) run_semantics_tests();
+    run_math_tests();
+    if (getenv("NR_TEST_MATH_ONLY")) return failures ? 1 : 0;
     run_kernel_tests();
     printf("test_ptx: %d checks, %d failures, %d ptxas runs\n", checks, failures, assembled);
     return failures ? 1 : 0;
