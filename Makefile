@@ -125,3 +125,9 @@ demo: all pyext venv
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz python/nereid/_C*.so
+
+# The GPU benchmarks against Triton and torch (needs a GPU, torch and Triton;
+# see docs/benchmarks.md).  BENCH_ARGS: e.g. --quick, --only softmax, --json.
+.PHONY: bench
+bench: all pyext
+	$(PYTHON) bench/run.py $(BENCH_ARGS)
