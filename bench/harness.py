@@ -103,6 +103,24 @@ def load_kernels(stem, backend):
     return load_kernel_file(KERNELS / f"{stem}.py", backend)
 
 
+class KernelFiles:
+    """bench/kernels/<stem>.py loaded once per compiler.  Calling it returns
+    (module, None), or (None, why) when the file does not load under that
+    compiler (not installed, an import error)."""
+
+    def __init__(self):
+        self._loaded = {}
+
+    def __call__(self, stem, backend):
+        key = (stem, backend)
+        if key not in self._loaded:
+            try:
+                self._loaded[key] = (load_kernels(stem, backend), None)
+            except Exception as e:
+                self._loaded[key] = (None, f"cannot load bench/kernels/{stem}.py with {backend}: {short_error(e)}")
+        return self._loaded[key]
+
+
 # --- checking results ------------------------------------------------------------------------------
 
 # Largest accepted relative error ||out - ref|| / ||ref|| against a float64

@@ -79,7 +79,7 @@ class GpuEnv:
         self.num_sms = torch.cuda.get_device_properties(0).multi_processor_count
         self.timer = harness.CudaTimer(torch, warmup_ms=warmup_ms, rep_ms=rep_ms)
         self.screen_ms = screen_ms
-        self._kernels = {}
+        self.kernels = harness.KernelFiles()
         harness.use_repo_python_package()
 
     def modules(self):
@@ -91,17 +91,6 @@ class GpuEnv:
             except Exception:
                 found.append(None)
         return found
-
-    def kernels(self, stem, backend):
-        """(module, None), or (None, why) when bench/kernels/<stem>.py does not load under backend."""
-        key = (stem, backend)
-        if key not in self._kernels:
-            try:
-                self._kernels[key] = (harness.load_kernels(stem, backend), None)
-            except Exception as e:
-                self._kernels[key] = (None, f"cannot load bench/kernels/{stem}.py with {backend}: "
-                                            f"{harness.short_error(e)}")
-        return self._kernels[key]
 
     def sync(self):
         self.torch.cuda.synchronize()
