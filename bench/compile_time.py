@@ -110,32 +110,35 @@ def stage_times(file, kernel, sig, arch, runs):
     return out, notes
 
 
+DEVICE = "cuda"  # tests use "cpu", with the interpreter
+
+
 # How to launch each example kernel: (args, grid, meta) on the GPU.
 def _add_inputs(torch):
     n = 100003
-    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    x, y = torch.randn(n, device=DEVICE), torch.randn(n, device=DEVICE)
     return (x, y, torch.empty_like(x), n), ((n + 1023) // 1024,), {"BLOCK_SIZE": 1024}
 
 
 def _softmax_inputs(torch):
     rows, cols = 37, 1000
-    x = torch.randn(rows, cols, device="cuda")
+    x = torch.randn(rows, cols, device=DEVICE)
     return (torch.empty_like(x), x, cols, cols, rows, cols), (rows,), {"BLOCK_SIZE": 1024}
 
 
 def _layer_norm_inputs(torch):
     rows, cols = 64, 1000
-    x = torch.randn(rows, cols, device="cuda", dtype=torch.float16)
-    w, b = torch.rand(cols, device="cuda"), torch.rand(cols, device="cuda")
-    mean, rstd = torch.empty(rows, device="cuda"), torch.empty(rows, device="cuda")
+    x = torch.randn(rows, cols, device=DEVICE, dtype=torch.float16)
+    w, b = torch.rand(cols, device=DEVICE), torch.rand(cols, device=DEVICE)
+    mean, rstd = torch.empty(rows, device=DEVICE), torch.empty(rows, device=DEVICE)
     return (x, torch.empty_like(x), w, b, mean, rstd, cols, cols, 1e-5), (rows,), {"BLOCK_SIZE": 1024}
 
 
 def _matmul_inputs(torch):
     M, N, K = 300, 170, 200
-    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
-    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
-    c = torch.empty(M, N, device="cuda", dtype=torch.float16)
+    a = torch.randn(M, K, device=DEVICE, dtype=torch.float16)
+    b = torch.randn(K, N, device=DEVICE, dtype=torch.float16)
+    c = torch.empty(M, N, device=DEVICE, dtype=torch.float16)
     grid = (((M + 63) // 64) * ((N + 63) // 64),)
     return ((a, b, c, M, N, K, K, 1, N, 1, N, 1), grid,
             {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "ACTIVATION": "leaky_relu"})
@@ -149,7 +152,7 @@ def child(backend, file, kernel):
     """In a fresh process: import, load the example under backend, time the first and second launches."""
     t0 = time.perf_counter()
     import torch
-    torch.zeros(1, device="cuda")
+    torch.zeros(1, device=DEVICE).sum().item()
     t1 = time.perf_counter()
     if backend == "nereid":
         harness.use_repo_python_package()

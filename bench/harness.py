@@ -291,16 +291,18 @@ def describe_machine(torch=None, triton=None, nereid=None):
     if torch is not None:
         info["torch"] = torch.__version__
         info["cuda"] = torch.version.cuda
-        if torch.cuda.is_available():
+        try:
             props = torch.cuda.get_device_properties(0)
             info["gpu"] = props.name
             info["sms"] = props.multi_processor_count
-            if info["driver"] is None:
-                try:
-                    v = torch._C._cuda_getDriverVersion()
-                    info["driver"] = f"CUDA {v // 1000}.{v % 1000 // 10}"
-                except Exception:
-                    pass
+        except Exception:
+            pass  # no GPU
+        if info["driver"] is None and info["gpu"]:
+            try:
+                v = torch._C._cuda_getDriverVersion()
+                info["driver"] = f"CUDA {v // 1000}.{v % 1000 // 10}"
+            except Exception:
+                pass
     if triton is not None:
         info["triton"] = getattr(triton, "__version__", None)
     if nereid is not None:

@@ -22,6 +22,7 @@ import harness  # noqa: E402
 
 N = 128
 ALPHA, BETA = 2.0, 0.5
+DEVICE = "cuda"  # tests use "cpu", with the interpreter
 
 
 def measure(launch, sync, launches, warmup):
@@ -57,8 +58,8 @@ def run_gpu(args):
     if not torch.cuda.is_available():
         raise SystemExit("launch: torch sees no CUDA device (use --dry-run to test without a GPU)")
     harness.use_repo_python_package()
-    x = torch.randn(N, device="cuda")
-    y = torch.randn(N, device="cuda")
+    x = torch.randn(N, device=DEVICE)
+    y = torch.randn(N, device=DEVICE)
     expect = ALPHA * x + BETA * y
     rows, modules = [], {"torch": torch}
     for backend in ("triton", "nereid"):

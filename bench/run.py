@@ -15,9 +15,7 @@ end (or at --time-limit) the table is printed and <out>/<name>.csv, the PNG
 plots and, with --json, <out>/<name>.json are written.  See docs/benchmarks.md."""
 import argparse
 import json
-import os
 import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -126,27 +124,37 @@ def count_results(events_path):
 
 
 def supervise(args, events, deadline):
-    """Run workers until every case is done.  Returns "done", "time limit" or "stopped"."""
+    """Run workers until every case is done.  Returns "done", "time limit",
+    "interrupted" or "stopped".
+
+    The worker stays in this process's group, so that whatever ends this
+    process from outside (a terminal's Ctrl-C, a job's time limit) ends it
+    too; a worker that hangs is killed alone."""
     systems = args.systems.split(",")
     restarts = 0
     while True:
         before = count_results(events)
-        proc = subprocess.Popen(worker_command(args, events), start_new_session=True)
+        proc = subprocess.Popen(worker_command(args, events))
         size, last_change, stop = -1, time.monotonic(), None
-        while proc.poll() is None:
-            time.sleep(0.2)
-            now = time.monotonic()
-            new_size = events.stat().st_size if events.exists() else 0
-            if new_size != size:
-                size, last_change = new_size, now
-            if now - last_change > args.stall_s:
-                stop = f"no progress for {args.stall_s:.0f} s"
-            elif deadline and now > deadline:
-                stop = "time limit"
-            if stop:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-                break
+        try:
+            while proc.poll() is None:
+                time.sleep(0.2)
+                now = time.monotonic()
+                new_size = events.stat().st_size if events.exists() else 0
+                if new_size != size:
+                    size, last_change = new_size, now
+                if now - last_change > args.stall_s:
+                    stop = f"no progress for {args.stall_s:.0f} s"
+                elif deadline and now > deadline:
+                    stop = "time limit"
+                if stop:
+                    proc.kill()
+                    proc.wait()
+                    break
+        except KeyboardInterrupt:
+            proc.kill()
+            proc.wait()
+            return "interrupted"
         rc = proc.returncode
         if stop == "time limit":
             return "time limit"
@@ -196,7 +204,11 @@ def main(argv=None):
         name = output_name(out_dir, args)
         events = out_dir / f"{name}.events.jsonl"
     if not args.dry_run and not args.no_build:
-        harness.build(always=True)
+        try:
+            harness.build(always=True)
+        except (OSError, subprocess.CalledProcessError) as e:
+            print(f"run: building Nereid failed ({e}); fix the build or run with --no-build", file=sys.stderr)
+            return 2
 
     command = " ".join(shlex.quote(a) for a in ["python3", "bench/run.py"] + list(argv if argv is not None
                                                                                    else sys.argv[1:]))
@@ -222,8 +234,8 @@ def main(argv=None):
     print("run: wrote " + ", ".join(str(_rel(p)) for p in written))
     if not plots:
         print("run: no plots (matplotlib is not installed)" if not _have_matplotlib() else "run: nothing to plot")
-    if outcome == "time limit":
-        print(f"run: stopped at the time limit; go on with: python3 bench/run.py --resume {_rel(events)} "
+    if outcome in ("time limit", "interrupted"):
+        print(f"run: stopped ({outcome}); go on with: python3 bench/run.py --resume {_rel(events)} "
               + " ".join(shlex.quote(a) for a in _rerun_flags(args)))
     elapsed = time.monotonic() - started
     print(f"run: {outcome} in {elapsed:.0f} s")

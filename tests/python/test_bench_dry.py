@@ -136,7 +136,7 @@ def test_time_limit_then_resume(tmp_path):
     r = run_bench(tmp_path, "--only", "layer_norm", "--quick", "--time-limit", "2", "--stall-s", "100",
                   "--dry-run-fail", f"hang:nereid:{case}")
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "stopped at the time limit" in r.stdout and "--resume" in r.stdout
+    assert "stopped (time limit)" in r.stdout and "--resume" in r.stdout
     events = one_file(tmp_path, "*.events.jsonl")
     _, rows, _ = report.load_events(events)
     assert "nereid" not in rows[0]["systems"]
@@ -442,3 +442,107 @@ def test_workload_on_cpu(monkeypatch, workload, dtype, params):
         assert results["nereid"]["err"] < harness.tolerance(dtype)
     else:
         assert results["nereid"]["status"] == "skipped"
+
+
+# --- the GPU-only code, on stand-ins ------------------------------------------------------------------
+
+class FakeClock:
+    """A device clock in ms that the stand-ins below advance."""
+    now = 0.0
+
+
+class FakeEvent:
+    def __init__(self, enable_timing=False):
+        assert enable_timing
+        self.t = None
+
+    def record(self):
+        self.t = FakeClock.now
+
+    def elapsed_time(self, end):
+        return end.t - self.t
+
+
+class FakeBuffer:
+    zeroed = 0
+
+    def zero_(self):
+        FakeBuffer.zeroed += 1
+        FakeClock.now += 0.09  # the flush takes 90 us
+
+
+class FakeTorch:
+    int32 = "int32"
+
+    class cuda:
+        Event = FakeEvent
+
+        @staticmethod
+        def synchronize():
+            pass
+
+    @staticmethod
+    def empty(n, dtype, device):
+        assert n * 4 == 256 * 1024 * 1024 and device == "cuda"
+        return FakeBuffer()
+
+
+def test_cuda_timer_times_the_function_alone_after_flushing_the_cache():
+    calls = []
+
+    def fn():
+        calls.append(1)
+        FakeClock.now += 0.01 + 0.001 * (len(calls) % 3)  # 10, 11 or 12 us
+
+    FakeBuffer.zeroed = 0
+    timer = harness.CudaTimer(FakeTorch, warmup_ms=1.0, rep_ms=10.0)
+    t = timer(fn)
+    # estimate: 5 runs of 90 + about 11 us -> 0.1 ms; 10 ms of repetitions -> about 99 runs
+    assert 90 <= t.reps <= 100
+    assert FakeBuffer.zeroed == 5 + t.reps  # a flush before each timed run
+    assert t.ms == pytest.approx(0.011) and t.p20 <= t.ms <= t.p80
+    assert len(calls) == 1 + 5 + 9 + t.reps  # first run, estimate, warm-up (1 ms / 0.1 ms), repetitions
+    t = timer(fn, rep_ms=1.0, warmup_ms=0.0)
+    assert t.reps == timer.min_reps
+
+
+@pytest.fixture
+def cpu_torch(monkeypatch):
+    """torch on the CPU posing as CUDA for the scripts' GPU paths (Nereid runs on the interpreter)."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    return torch
+
+
+def test_launch_overhead_on_cpu(cpu_torch, monkeypatch):
+    import launch
+    monkeypatch.setattr(launch, "DEVICE", "cpu")
+    args = type("Args", (), {"launches": 50, "warmup": 5})
+    machine, rows = launch.run_gpu(args)
+    by = {r["system"]: r for r in rows}
+    assert by["torch.add"]["status"] == "ok" and by["torch.add"]["launches"] == 50
+    assert by["nereid"]["status"] == "ok" and by["nereid"]["median_us"] > 0
+    assert by["triton"]["status"] in ("FAILED", "n/a")  # no GPU driver for Triton here
+    assert machine["torch"] == cpu_torch.__version__
+    assert "nereid" in launch.table(rows)
+
+
+@pytest.mark.parametrize("kernel", ["add_kernel", "softmax_kernel", "layer_norm_fwd", "matmul_kernel"])
+def test_compile_time_child_on_cpu(cpu_torch, monkeypatch, capsys, kernel):
+    import compile_time
+    monkeypatch.setattr(compile_time, "DEVICE", "cpu")
+    file = next(f for f, k, _ in compile_time.read_kernel_list() if k == kernel)
+    compile_time.child("nereid", file, kernel)
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["first_launch_s"] > 0 and out["second_launch_s"] > 0
+
+
+def test_compile_time_stages_in_process():
+    import compile_time
+    for file, kernel, sig in compile_time.read_kernel_list():
+        stages, notes = compile_time.stage_times(file, kernel, sig, "sm_90", 2)
+        assert stages["lower"] > 0 and stages["block"] > 0, notes
+        row = {"kernel": kernel, "stages": stages, "notes": notes, "cli": {"start": None, "ptx": None}}
+        assert compile_time.splits(row)["front end"] == stages["lower"]
+        assert kernel in compile_time.table([row])
