@@ -1707,6 +1707,86 @@ static Val h_cumulative(Sema *s, const SmCall *c) {
     return scan(s, c->loc, v_ir(x), axis, &cb, arg_bool(s, c, 2));
 }
 
+/* --- gather and histogram: one-hot comparisons --------------------------------------------------- */
+/* arange(0, n) shaped [1]*(rank - 1) + [n] */
+static NrValId iota_last(Sema *s, NrLoc l, int32_t n, int rank) {
+    int64_t n64 = n;
+    NrTypeId at = nr_sm_block_type(s, l, nr_type_scalar(s->m, NR_DT_I32), 1, &n64, "an index");
+    NrOpId op = nr_sm_emit_op(s, l, NR_OP_ARANGE, 0, NULL, 1, &at, 0);
+    nr_op_set_int(s->fn->f, op, NR_A_START, 0);
+    nr_op_set_int(s->fn->f, op, NR_A_END, n);
+    NrValId x = nr_op_result(s->fn->f, op, 0);
+    while (rank_of(s, x) < rank) x = nr_sm_expand_dims(s, l, x, 0);
+    return x;
+}
+
+static void check_onehot_size(Sema *s, NrLoc l, const char *fn, int64_t a, int64_t b) {
+    if (a * b > SM_MAX_BLOCK_NUMEL)
+        nr_sm_fail(s, l, "%s compares %lld positions with %lld values, more than the %d elements a block may have", fn,
+                   (long long)a, (long long)b, SM_MAX_BLOCK_NUMEL);
+}
+
+/* tl.gather(src, index, axis): out[.., i, ..] = src[.., index[.., i, ..], ..] (out-of-range indices give 0) */
+static Val h_gather(Sema *s, const SmCall *c) {
+    NrLoc l = c->loc;
+    NrValId src = arg_tensor(s, c, 0), idx = arg_tensor(s, c, 1);
+    const NrType *ts = nr_sm_type(s, src), *ti = nr_sm_type(s, idx);
+    int r = ts->rank;
+    if (ti->ptr || !nr_dt_is_int((NrDtype)ti->dtype)) nr_sm_fail(s, c->argloc[1], "the index of tl.gather must be integers");
+    if (r == 0 || ti->rank != r) nr_sm_fail(s, l, "tl.gather: the source and the index must have the same rank");
+    int axis = wrap_axis(s, c->argloc[2], arg_int(s, c, 2), r);
+    for (int d = 0; d < r; d++)
+        if (d != axis && ts->shape[d] != ti->shape[d])
+            nr_sm_fail(s, l, "tl.gather: the index must match the source outside axis %d, got %s and %s", axis,
+                       nr_sm_shape_str(s, ts), nr_sm_shape_str(s, ti));
+    int32_t ns = ts->shape[axis];
+    check_onehot_size(s, l, "tl.gather", nr_type_numel(s->m, nr_sm_tid(s, idx)), ns);
+    NrDtype dt = dtype_of(s, src), it = int_of_width(s, l, src, "tl.gather");
+    Val sv = move_axis_last(s, l, v_ir(nr_sm_bitcast(s, l, src, it, 0)), axis, false);
+    Val iv = move_axis_last(s, l, v_ir(nr_sm_cast(s, l, idx, NR_DT_I32, 0, NULL)), axis, false);
+    NrValId sx = nr_sm_expand_dims(s, l, sv.ir, r - 1);   /* [.., 1, ns] */
+    NrValId ix = nr_sm_expand_dims(s, l, iv.ir, r);       /* [.., ni, 1] */
+    NrValId k = iota_last(s, l, ns, r + 1);               /* [1, .., ns] */
+    NrValId m = nr_sm_compare(s, l, NR_CMP_EQ, v_ir(ix), v_ir(k)).ir;
+    NrCVal z = nr_cv_int(0);
+    NrValId zero = nr_sm_const(s, l, nr_type_scalar(s->m, it), &z);
+    broadcast3(s, l, &m, &sx, &zero);
+    NrValId sel = nr_sm_emit(s, l, NR_OP_SELECT, nr_sm_tid(s, sx), 3, (NrValId[]){m, sx, zero});
+    const NrType *st = nr_sm_type(s, sel);
+    NrTypeId rt = nr_type_block(s->m, nr_type_scalar(s->m, it), r, st->shape);
+    NrOpId op = nr_sm_emit_op(s, l, NR_OP_REDUCE, 1, &sel, 1, &rt, 0);
+    nr_op_set_str(s->fn->f, op, NR_A_KIND, "xor");
+    nr_op_set_int(s->fn->f, op, NR_A_AXIS, r);
+    Val out = move_axis_last(s, l, v_ir(nr_op_result(s->fn->f, op, 0)), axis, true);
+    return v_ir(nr_sm_bitcast(s, l, out.ir, dt, 0));
+}
+
+/* tl.histogram(input, num_bins, mask=None): counts of the values 0 .. num_bins-1 in a 1-d block (int32) */
+static Val h_histogram(Sema *s, const SmCall *c) {
+    NrLoc l = c->loc;
+    NrValId x = arg_tensor(s, c, 0);
+    const NrType *t = nr_sm_type(s, x);
+    if (t->rank != 1 || t->ptr || !nr_dt_is_int((NrDtype)t->dtype))
+        nr_sm_fail(s, c->argloc[0], "tl.histogram takes a 1-d block of integers, got %s", nr_sm_val_kind(s, v_ir(x)));
+    int64_t bins = arg_int(s, c, 1);
+    nr_sm_block_type(s, c->argloc[1], nr_type_scalar(s->m, NR_DT_I32), 1, &bins, "tl.histogram");
+    check_onehot_size(s, l, "tl.histogram", t->shape[0], bins);
+    NrValId xe = nr_sm_expand_dims(s, l, x, 1);                 /* [n, 1] */
+    NrValId k = iota_last(s, l, (int32_t)bins, 2);              /* [1, bins] */
+    NrValId m = nr_sm_compare(s, l, NR_CMP_EQ, v_ir(xe), v_ir(k)).ir;
+    if (!is_none(c, 2)) {
+        NrValId mk = nr_sm_broadcast_to(s, c->argloc[2], mask_arg(s, c, 2), 1, t->shape, true);
+        m = nr_sm_binop(s, l, NR_BIN_BITAND, v_ir(m), v_ir(nr_sm_expand_dims(s, l, mk, 1))).ir;
+    }
+    NrValId cnt = nr_sm_cast(s, l, m, NR_DT_I32, 0, NULL);
+    int32_t b32 = (int32_t)bins;
+    NrTypeId rt = nr_type_block(s->m, nr_type_scalar(s->m, NR_DT_I32), 1, &b32);
+    NrOpId op = nr_sm_emit_op(s, l, NR_OP_REDUCE, 1, &cnt, 1, &rt, 0);
+    nr_op_set_str(s->fn->f, op, NR_A_KIND, "add");
+    nr_op_set_int(s->fn->f, op, NR_A_AXIS, 0);
+    return v_ir(nr_op_result(s->fn->f, op, 0));
+}
+
 /* --- sorting: Triton's bitonic network over a [2, 2, ...] view of the block --------------------------- */
 static int floor_log2(int64_t n) {
     int k = 0;
@@ -2301,6 +2381,8 @@ static const Builtin builtins[] = {
     {"cat", TL, "input, other, can_reorder=False", h_cat, 0, NULL},
     {"flip", TL | TEN, "x, dim=None", h_flip, 0, NULL},
     {"sort", TL | TEN, "x, dim=None, descending=0", h_sort, 0, NULL},
+    {"gather", TL | TEN, "src, index, axis", h_gather, 0, NULL},
+    {"histogram", TL | TEN, "input, num_bins, mask=None", h_histogram, 0, NULL},
     {"topk", TL, "x, k, dim=None", h_topk, 0, NULL},
     {"bitonic_merge", TL, "x, dim=None, descending=0", h_bitonic_merge, 0, NULL},
     {"cast", TL | TEN, "input, dtype, fp_downcast_rounding=None, bitcast=False", h_cast, 0, NULL},
@@ -2379,8 +2461,7 @@ static const Builtin builtins[] = {
 
 /* Triton functions Nereid does not implement (a precise error instead of "not a function"). */
 static const char *const unsupported_tl[] = {
-    "gather",
-    "histogram", "map_elementwise", "inline_asm_elementwise", "make_block_ptr", "advance",
+    "map_elementwise", "inline_asm_elementwise", "make_block_ptr", "advance",
     "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "dot_scaled", "extern_elementwise", "condition", "tensor_descriptor",
     "float8e4b15", "float8e4b8", "float8e5b16", "tensor", "dtype", "block_type", "tuple", "tuple_type", "slice",
     "void", "const", "constexpr_type", "pi32_t", "target_info",
