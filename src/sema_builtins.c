@@ -6,7 +6,14 @@
  * module, or as a method), its parameters written as in Python (names,
  * defaults, *varargs) and its handler.  Calls bind their arguments to the
  * parameters first (nr_sm_bind_args), so every handler sees one Val per
- * parameter.  Names, parameters and keywords are Triton's. */
+ * parameter.  Names, parameters and keywords are Triton's.
+ *
+ * Most functions are one op.  The ones Triton writes in Python on top of
+ * others are built here from ops the same way: random numbers (Philox from
+ * umulhi/xor/mul/add), join/split/flip/sort (selects and xor reductions over
+ * the element bits, so data moves exactly), scans and reductions with a
+ * combine function (trees of pairwise combines), gather and histogram
+ * (one-hot comparisons). */
 #include "sema_impl.h"
 
 #include <ctype.h>
