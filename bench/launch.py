@@ -99,7 +99,8 @@ def run_dry(args):
 
 
 def table(rows):
-    lines = [f"{'system':<12}{'median us':>11}{'p20':>9}{'p80':>9}{'mean us':>10}  (mean: per launch incl. the final sync)"]
+    lines = [f"{'system':<12}{'median us':>11}{'p20':>9}{'p80':>9}{'mean us':>10}"
+             "  (mean: per launch incl. the final sync)"]
     for r in rows:
         if r["status"] != "ok":
             lines.append(f"{r['system']:<12}{r['status']:>11}  {r['note']}")

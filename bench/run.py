@@ -14,6 +14,7 @@ running is marked FAILED and a new worker goes on with the next one.  At the
 end (or at --time-limit) the table is printed and <out>/<name>.csv, the PNG
 plots and, with --json, <out>/<name>.json are written.  See docs/benchmarks.md."""
 import argparse
+import importlib.util
 import json
 import shlex
 import subprocess
@@ -25,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import harness  # noqa: E402
 import report  # noqa: E402
+import worker  # noqa: E402
 import workloads as W  # noqa: E402
 
 
@@ -112,7 +114,7 @@ def blame(events_path, reason, systems):
         culprits = [(starts[-1]["system"], f"the worker ended ({reason}) while running {starts[-1]['label']}")]
     else:  # it ended while making the inputs or the reference
         culprits = [(s, f"the worker ended ({reason}) while preparing the case") for s in systems if s not in results]
-    with open(events_path, "a", encoding="utf-8") as f:
+    with worker.open_events(events_path) as f:
         for system, note in culprits:
             f.write(json.dumps({"event": "result", "id": case, "system": system, "status": "FAILED",
                                 "note": note}) + "\n")
@@ -215,7 +217,7 @@ def main(argv=None):
     print(f"run: {command}\nrun: events in {events}", flush=True)
     outcome = supervise(args, events, deadline)
 
-    machine, rows, fatal = report.load_events(events) if events.exists() else ({}, [], None)
+    machine, rows, _ = report.load_events(events) if events.exists() else ({}, [], None)
     print()
     print(report.table(rows) if rows else "no results")
     csv_path = report.write_csv(rows, machine, out_dir / f"{name}.csv")
@@ -261,11 +263,7 @@ def _rerun_flags(args):
 
 
 def _have_matplotlib():
-    try:
-        import matplotlib  # noqa: F401
-        return True
-    except ImportError:
-        return False
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 if __name__ == "__main__":

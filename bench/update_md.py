@@ -179,7 +179,8 @@ def compile_section(docs):
 
     if not docs:
         import compile_time
-        rows = [{"kernel": k, "splits": {}, "stages": {}, "launch": None} for _, k, _ in compile_time.read_kernel_list()]
+        rows = [{"kernel": k, "splits": {}, "stages": {}, "launch": None}
+                for _, k, _ in compile_time.read_kernel_list()]
     else:
         rows = docs[-1]["rows"]
     for r in rows:

@@ -43,11 +43,22 @@ class ContextLost(Exception):
 
 class EventLog:
     def __init__(self, path):
-        self.file = open(path, "a", encoding="utf-8")
+        self.file = open_events(path)
 
     def write(self, event, **fields):
         self.file.write(json.dumps(dict(event=event, **fields)) + "\n")
         self.file.flush()
+
+
+def open_events(path):
+    """The events file opened for appending, after ending a line that a
+    killed writer left unfinished (so that it spoils no new line)."""
+    f = open(path, "a+", encoding="utf-8")
+    if f.tell() > 0:
+        f.seek(f.tell() - 1)
+        if f.read(1) != "\n":
+            f.write("\n")
+    return f
 
 
 def read_done(path):
@@ -286,8 +297,8 @@ def main(argv=None):
             todo = [s for s in systems if (case.id, s) not in done]
             if not todo:
                 continue
-            log.write("case", id=case.id, workload=wl.name, title=wl.title, metric=wl.metric, xlabel=wl.xlabel, shape=case.shape,
-                      dtype=case.dtype, work=case.work, x=case.x, series=case.series)
+            log.write("case", id=case.id, workload=wl.name, title=wl.title, metric=wl.metric, xlabel=wl.xlabel,
+                      shape=case.shape, dtype=case.dtype, work=case.work, x=case.x, series=case.series)
             print(f"{wl.name} {case.shape} {case.dtype}", flush=True)
             try:
                 if env is None:

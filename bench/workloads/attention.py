@@ -46,5 +46,6 @@ def prepare(case, env):
 
 
 WORKLOADS = [Workload("attention_fwd", "TFLOP/s", f"attention forward, fp16, B{BATCH} H{HEADS} L{SEQ}, non-causal",
-                      cases, prepare, xlabel="head dim", systems=("torch", "triton", "nereid") if HAVE_KERNEL else ("torch",),
+                      cases, prepare, xlabel="head dim",
+                      systems=("torch", "triton", "nereid") if HAVE_KERNEL else ("torch",),
                       skip_note="no attention kernel yet (bench/kernels/attention.py)")]

@@ -85,8 +85,8 @@ def prepare_bwd(case, env):
 
 
 WORKLOADS = [
-    Workload("layer_norm_fwd", "GB/s", f"layer norm forward, fp16, {ROWS} rows", _cases("layer_norm_fwd", 2), prepare_fwd,
-             xlabel="columns (N)"),
+    Workload("layer_norm_fwd", "GB/s", f"layer norm forward, fp16, {ROWS} rows", _cases("layer_norm_fwd", 2),
+             prepare_fwd, xlabel="columns (N)"),
     Workload("layer_norm_bwd", "GB/s", f"layer norm backward (dx, dw, db), fp16, {ROWS} rows",
              _cases("layer_norm_bwd", 3), prepare_bwd, xlabel="columns (N)"),
 ]

@@ -546,3 +546,13 @@ def test_compile_time_stages_in_process():
         row = {"kernel": kernel, "stages": stages, "notes": notes, "cli": {"start": None, "ptx": None}}
         assert compile_time.splits(row)["front end"] == stages["lower"]
         assert kernel in compile_time.table([row])
+
+
+def test_events_after_a_line_cut_short(tmp_path):
+    import worker
+    path = tmp_path / "e.jsonl"
+    path.write_text('{"event": "case", "id": "a"}\n{"event": "resu')  # a writer killed mid-line
+    log = worker.EventLog(path)
+    log.write("result", id="a", system="torch", status="ok")
+    log.file.close()
+    assert worker.read_done(path) == {("a", "torch")}
