@@ -107,16 +107,18 @@ asan-py: venv
 	    ASAN_OPTIONS=detect_leaks=0 NEREID_VERIFY_EACH=1 NEREID_TEST_PYTHONPATH=$(CURDIR)/build-asan/python \
 	    PYTHONPATH=$(CURDIR)/build-asan/python $(VPY) -m pytest -q -x -p no:cacheprovider tests/python
 
-# libFuzzer target for the front end (clang).  FUZZ_SECONDS=600 by default.
+# libFuzzer targets for the front end (clang): the parser alone, then
+# parsing + lowering + the block pipeline, FUZZ_SECONDS each (600 by default).
 FUZZ_SECONDS ?= 600
+FUZZ_CC := clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Isrc
+FUZZ_RUN = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/python.dict
 fuzz:
 	mkdir -p build-fuzz/corpus
-	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
-	    -o build-fuzz/fuzz_frontend tests/fuzz/fuzz_frontend.c $(SRCS) -lm -lpthread -ldl
-	cp -n tests/fuzz/seeds/* build-fuzz/corpus/ 2>/dev/null || true
-	cp -n examples/*.py build-fuzz/corpus/ 2>/dev/null || true
-	build-fuzz/fuzz_frontend -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
-	    -dict=tests/fuzz/python.dict build-fuzz/corpus
+	$(FUZZ_CC) -o build-fuzz/fuzz_frontend tests/fuzz/fuzz_frontend.c $(SRCS) -lm -lpthread -ldl
+	$(FUZZ_CC) -o build-fuzz/fuzz_sema tests/fuzz/fuzz_sema.c $(SRCS) -lm -lpthread -ldl
+	cp -n tests/fuzz/seeds/* examples/*.py tests/lit/lower/*.py tests/errors/*.py build-fuzz/corpus/ 2>/dev/null || true
+	build-fuzz/fuzz_frontend $(FUZZ_RUN) build-fuzz/corpus
+	build-fuzz/fuzz_sema $(FUZZ_RUN) build-fuzz/corpus
 
 valgrind: $(CTESTBINS) $(BUILD)/nereid
 	@set -e; for t in $(CTESTBINS); do valgrind -q --error-exitcode=1 --leak-check=full $$t >/dev/null; echo "valgrind ok: $$t"; done
@@ -134,3 +136,9 @@ demo: all pyext venv
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz python/nereid/_C*.so
+
+# The GPU benchmarks against Triton and torch (needs a GPU, torch and Triton;
+# see docs/benchmarks.md).  BENCH_ARGS: e.g. --quick, --only softmax, --json.
+.PHONY: bench
+bench: all pyext
+	$(PYTHON) bench/run.py $(BENCH_ARGS)

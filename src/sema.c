@@ -501,13 +501,38 @@ static Val if_condition(Sema *s, const NrExpr *e, const char *what) {
 }
 
 /* --- if ------------------------------------------------------------------------------------------- */
+/* Whether a and b have the same structure: tensors of one type, tuples of
+ * such, and equal compile-time values elsewhere. */
+static bool same_shape_val(Sema *s, Val a, Val b) {
+    if (a.k == V_IR && b.k == V_IR) return nr_sm_tid(s, a.ir) == nr_sm_tid(s, b.ir);
+    if (a.k == V_TUPLE && b.k == V_TUPLE) {
+        if (a.tup.n != b.tup.n) return false;
+        for (int i = 0; i < a.tup.n; i++)
+            if (!same_shape_val(s, a.tup.v[i], b.tup.v[i])) return false;
+        return true;
+    }
+    if (a.k == V_IR || b.k == V_IR || a.k == V_TUPLE || b.k == V_TUPLE) return false;
+    return nr_sm_val_same(a, b);
+}
+
+static bool has_ir(Val v) {
+    if (v.k == V_IR) return true;
+    if (v.k == V_TUPLE)
+        for (int i = 0; i < v.tup.n; i++)
+            if (has_ir(v.tup.v[i])) return true;
+    return false;
+}
+
+/* A variable whose tensors differ between the branches of an if. */
 typedef struct Merge {
     const char *name;
-    NrValId t, e;  /* the then and else values */
+    Val tmpl;           /* the then-value: its structure */
+    NrValId *t, *e;     /* the tensor leaves in each branch */
+    int n;
 } Merge;
 
 /* Merge the scopes of two branches into s->fn->sc (from s0); returns the
- * variables that become results of the if. */
+ * variables whose tensors become results of the if. */
 static Merge *merge_branches(Sema *s, NrLoc loc, const Scope *s0, const Scope *st, const Scope *se, int *nm) {
     Merge *m = NULL;
     int n = 0, cap = 0;
@@ -518,25 +543,24 @@ static Merge *merge_branches(Sema *s, NrLoc loc, const Scope *s0, const Scope *s
         Var *bv = scope_find((Scope *)s0, tv->name);
         if (!ev) continue; /* defined in the then-branch only: not visible after the if */
         if (bv && nr_sm_val_same(tv->v, bv->v) && nr_sm_val_same(ev->v, bv->v)) continue;
-        if (tv->v.k == V_IR && ev->v.k == V_IR) {
-            NrTypeId tt = nr_sm_tid(s, tv->v.ir), et = nr_sm_tid(s, ev->v.ir);
-            if (tt != et)
-                nr_sm_fail(s, loc, "'%s' is %s in the then-branch but %s in the else-branch of this if", tv->name,
-                           nr_sm_type_str(s, tt), nr_sm_type_str(s, et));
-            if (tv->v.ir == ev->v.ir) {
+        if (same_shape_val(s, tv->v, ev->v)) {
+            if (nr_sm_val_same(tv->v, ev->v) || !has_ir(tv->v)) {
                 scope_set(s, &out, tv->name, tv->v, loc);
                 continue;
             }
             Merge *mm = NR_PUSH(s->a, m, n, cap);
             mm->name = tv->name;
-            mm->t = tv->v.ir;
-            mm->e = ev->v.ir;
+            mm->tmpl = tv->v;
+            mm->t = mm->e = NULL;
+            int ct = 0, ce = 0, ne = 0;
+            mm->n = 0;
+            flatten_ir(s, tv->v, &mm->t, &mm->n, &ct);
+            flatten_ir(s, ev->v, &mm->e, &ne, &ce);
             continue;
         }
-        if (nr_sm_val_same(tv->v, ev->v)) {
-            scope_set(s, &out, tv->name, tv->v, loc);
-            continue;
-        }
+        if (tv->v.k == V_IR && ev->v.k == V_IR)
+            nr_sm_fail(s, loc, "'%s' is %s in the then-branch but %s in the else-branch of this if", tv->name,
+                       nr_sm_type_str(s, nr_sm_tid(s, tv->v.ir)), nr_sm_type_str(s, nr_sm_tid(s, ev->v.ir)));
         if (!bv) continue; /* defined differently in each branch and not before: not visible after */
         const Var *changed = nr_sm_val_same(tv->v, bv->v) ? ev : tv;
         nr_sm_fail(s, changed->loc, "'%s' becomes %s in one branch of an if on a runtime condition but is %s in the "
@@ -588,16 +612,29 @@ static void lower_if(Sema *s, const NrStmt *st) {
     fn->b = parent;
     int nm;
     Merge *m = merge_branches(s, st->loc, &s0, &sthen, &selse, &nm);
-    NrTypeId *rts = nr_alloc(s->a, sizeof(NrTypeId) * (size_t)(nm + 1));
-    NrValId *tv = nr_alloc(s->a, sizeof(NrValId) * (size_t)(nm + 1));
-    NrValId *ev = nr_alloc(s->a, sizeof(NrValId) * (size_t)(nm + 1));
+    /* one result per tensor leaf that differs between the branches */
+    int nr = 0;
+    for (int i = 0; i < nm; i++)
+        for (int k = 0; k < m[i].n; k++) nr += m[i].t[k] != m[i].e[k];
+    NrTypeId *rts = nr_alloc(s->a, sizeof(NrTypeId) * (size_t)(nr + 1));
+    NrValId *tv = nr_alloc(s->a, sizeof(NrValId) * (size_t)(nr + 1));
+    NrValId *ev = nr_alloc(s->a, sizeof(NrValId) * (size_t)(nr + 1));
+    nr = 0;
+    for (int i = 0; i < nm; i++)
+        for (int k = 0; k < m[i].n; k++)
+            if (m[i].t[k] != m[i].e[k]) {
+                rts[nr] = nr_sm_tid(s, m[i].t[k]);
+                tv[nr] = m[i].t[k];
+                ev[nr++] = m[i].e[k];
+            }
+    NrOpId op = finish_if(s, st->loc, parent, tmp, c.ir, nr, rts, tv, ev);
+    int r = 0;
     for (int i = 0; i < nm; i++) {
-        rts[i] = nr_sm_tid(s, m[i].t);
-        tv[i] = m[i].t;
-        ev[i] = m[i].e;
+        NrValId *leaves = nr_alloc(s->a, sizeof(NrValId) * (size_t)(m[i].n + 1));
+        for (int k = 0; k < m[i].n; k++) leaves[k] = m[i].t[k] != m[i].e[k] ? nr_op_result(f, op, r++) : m[i].t[k];
+        int q = 0;
+        scope_set(s, &fn->sc, m[i].name, refill(s, m[i].tmpl, leaves, &q), st->loc);
     }
-    NrOpId op = finish_if(s, st->loc, parent, tmp, c.ir, nm, rts, tv, ev);
-    for (int i = 0; i < nm; i++) scope_set(s, &fn->sc, m[i].name, v_ir(nr_op_result(f, op, i)), st->loc);
 }
 
 /* Returned values flattened for yields: constexpr numbers become IR values. */
@@ -707,10 +744,10 @@ static void assigned_names(Sema *s, const NrStmtList *l, Names *ns) {
     }
 }
 
-/* Loop-carried candidates: variables that are tensors before the loop and
- * that the body may assign.  Other assigned variables must not change. */
+/* Loop-carried candidates: variables holding tensors (or tuples with
+ * tensors) before the loop that the body may assign; each tensor leaf is one
+ * Carry.  Other assigned variables must not change. */
 typedef struct Carry {
-    const char *name;
     NrValId init;
     NrValId arg;     /* block argument standing for it in the body (region 1 for while) */
     NrValId arg0;    /* while: block argument of region 0 */
@@ -718,48 +755,93 @@ typedef struct Carry {
     bool keep;
 } Carry;
 
-static Carry *loop_candidates(Sema *s, const NrStmtList *body, const char *ignore, int *nc) {
+typedef struct CarryVar {
+    const char *name;
+    Val tmpl;        /* the value before the loop: its structure */
+    int first, n;    /* its leaves in the Carry array */
+} CarryVar;
+
+static Carry *loop_candidates(Sema *s, const NrStmtList *body, const char *ignore, int *nc, CarryVar **vars,
+                              int *nv) {
     Names ns = {NULL, 0, 0};
     assigned_names(s, body, &ns);
-    Carry *c = nr_alloc(s->a, sizeof(Carry) * (size_t)(ns.n + 1));
-    int n = 0;
+    Carry *c = NULL;
+    int n = 0, cap = 0;
+    *vars = nr_alloc(s->a, sizeof(CarryVar) * (size_t)(ns.n + 1));
+    *nv = 0;
     for (int i = 0; i < ns.n; i++) {
         if (ignore && strcmp(ns.v[i], ignore) == 0) continue;
         Var *x = scope_find(&s->fn->sc, ns.v[i]);
-        if (!x || x->v.k != V_IR) continue;
-        c[n].name = ns.v[i];
-        c[n].init = x->v.ir;
-        c[n].keep = false;
-        n++;
+        if (!x || !has_ir(x->v)) continue;
+        NrValId *leaves = NULL;
+        int nl = 0, lcap = 0;
+        flatten_ir(s, x->v, &leaves, &nl, &lcap);
+        CarryVar *cv = &(*vars)[(*nv)++];
+        cv->name = ns.v[i];
+        cv->tmpl = x->v;
+        cv->first = n;
+        cv->n = nl;
+        for (int k = 0; k < nl; k++) {
+            Carry *ck = NR_PUSH(s->a, c, n, cap);
+            ck->init = leaves[k];
+        }
     }
     *nc = n;
     return c;
 }
 
+/* The value of variable v made of leaves vals[v->first ...]. */
+static Val carry_value(Sema *s, const CarryVar *v, const NrValId *vals) {
+    int k = 0;
+    return refill(s, v->tmpl, vals + v->first, &k);
+}
+
 /* After the body: the final value of each candidate, type checks, and
  * checks that compile-time variables did not change. */
-static void loop_finals(Sema *s, const Scope *s0, Carry *c, int nc) {
+static void loop_finals(Sema *s, const Scope *s0, const CarryVar *vars, int nv, Carry *c) {
     Scope *sc = &s->fn->sc;
-    for (int i = 0; i < nc; i++) {
-        Var *x = scope_find(sc, c[i].name);
-        if (x->v.k != V_IR)
-            nr_sm_fail(s, x->loc, "loop-carried variable '%s' must stay a tensor, but the loop assigns it %s",
-                       c[i].name, nr_sm_val_kind(s, x->v));
-        NrTypeId t0 = nr_sm_tid(s, c[i].init), t1 = nr_sm_tid(s, x->v.ir);
-        if (t0 != t1)
-            nr_sm_fail(s, x->loc, "loop-carried variable '%s' changes type from %s to %s inside the loop", c[i].name,
-                       nr_sm_type_str(s, t0), nr_sm_type_str(s, t1));
-        c[i].final = x->v.ir;
-        c[i].keep = x->v.ir != c[i].arg;
+    for (int i = 0; i < nv; i++) {
+        const CarryVar *v = &vars[i];
+        Var *x = scope_find(sc, v->name);
+        if (v->tmpl.k == V_IR && x->v.k == V_IR && nr_sm_tid(s, v->tmpl.ir) != nr_sm_tid(s, x->v.ir))
+            nr_sm_fail(s, x->loc, "loop-carried variable '%s' changes type from %s to %s inside the loop", v->name,
+                       nr_sm_type_str(s, nr_sm_tid(s, v->tmpl.ir)), nr_sm_type_str(s, nr_sm_tid(s, x->v.ir)));
+        if (!same_shape_val(s, v->tmpl, x->v))
+            nr_sm_fail(s, x->loc, "loop-carried variable '%s' changes from %s to %s inside the loop; it must keep its "
+                                  "type",
+                       v->name, nr_sm_val_kind(s, v->tmpl), nr_sm_val_kind(s, x->v));
+        NrValId *leaves = NULL;
+        int nl = 0, lcap = 0;
+        flatten_ir(s, x->v, &leaves, &nl, &lcap);
+        NR_ASSERT(nl == v->n);
+        for (int k = 0; k < nl; k++) {
+            Carry *ck = &c[v->first + k];
+            ck->final = leaves[k];
+            ck->keep = ck->final != ck->arg;
+        }
     }
     for (int i = 0; i < s0->n; i++) {
         const Var *b = &s0->v[i];
-        if (b->v.k == V_IR) continue;
+        if (has_ir(b->v)) continue;
         Var *x = scope_find(sc, b->name);
         if (x && !nr_sm_val_same(x->v, b->v))
             nr_sm_fail(s, x->loc, "'%s' is %s before the loop and cannot change inside it (only tensors can be "
                                   "loop-carried)",
                        b->name, nr_sm_val_kind(s, b->v));
+    }
+}
+
+/* After a loop op: the scope before the loop, with the carried variables
+ * made of the op's results (kept leaves) and their initial values (others). */
+static void loop_results(Sema *s, NrLoc loc, Scope s0, const CarryVar *vars, int nv, const Carry *c, int nc, NrOpId op) {
+    NrFunc *f = s->fn->f;
+    NrValId *leaves = nr_alloc(s->a, sizeof(NrValId) * (size_t)(nc + 1));
+    for (int i = 0, r = 0; i < nc; i++) leaves[i] = c[i].keep ? nr_op_result(f, op, r++) : c[i].init;
+    s->fn->sc = s0;
+    for (int i = 0; i < nv; i++) {
+        bool changed = false;
+        for (int k = 0; k < vars[i].n; k++) changed = changed || c[vars[i].first + k].keep;
+        if (changed) scope_set(s, &s->fn->sc, vars[i].name, carry_value(s, &vars[i], leaves), loc);
     }
 }
 
@@ -927,8 +1009,9 @@ static void lower_for(Sema *s, const NrStmt *st) {
     SmFn *fn = s->fn;
     NrFunc *f = fn->f;
     NrBuilder parent = fn->b;
-    int nc;
-    Carry *c = loop_candidates(s, &st->for_.body, tname, &nc);
+    int nc, nv;
+    CarryVar *vars;
+    Carry *c = loop_candidates(s, &st->for_.body, tname, &nc, &vars, &nv);
     NrValId *opnds = nr_alloc(s->a, sizeof(NrValId) * (size_t)(nc + 3));
     NrTypeId *rts = nr_alloc(s->a, sizeof(NrTypeId) * (size_t)(nc + 1));
     opnds[0] = lb, opnds[1] = ub, opnds[2] = sp;
@@ -944,7 +1027,9 @@ static void lower_for(Sema *s, const NrStmt *st) {
 
     Scope s0 = scope_copy(s, &fn->sc);
     fn->b = nr_builder_at_end(f, body);
-    for (int i = 0; i < nc; i++) scope_set(s, &fn->sc, c[i].name, v_ir(c[i].arg), st->loc);
+    NrValId *args = nr_alloc(s->a, sizeof(NrValId) * (size_t)(nc + 1));
+    for (int i = 0; i < nc; i++) args[i] = c[i].arg;
+    for (int i = 0; i < nv; i++) scope_set(s, &fn->sc, vars[i].name, carry_value(s, &vars[i], args), st->loc);
     NrValId target = iv;
     if (negative) {
         /* iterate lb' = ub .. ub' = lb upward; the value is ub' + lb' - iv */
@@ -955,7 +1040,7 @@ static void lower_for(Sema *s, const NrStmt *st) {
     fn->loops++;
     lower_seq(s, &st->for_.body, 0, NULL);
     fn->loops--;
-    loop_finals(s, &s0, c, nc);
+    loop_finals(s, &s0, vars, nv, c);
 
     /* rebuild with the carried values that changed; the yield moves with the body */
     int nk = 0;
@@ -978,17 +1063,16 @@ static void lower_for(Sema *s, const NrStmt *st) {
         nr_replace_all_uses(f, c[i].arg, c[i].keep ? nr_block_add_arg(f, nbody, nr_sm_tid(s, c[i].init)) : c[i].init);
     nr_op_erase(f, tmp);
 
-    fn->sc = s0;
-    for (int i = 0, r = 0; i < nc; i++)
-        if (c[i].keep) scope_set(s, &fn->sc, c[i].name, v_ir(nr_op_result(f, op, r++)), st->loc);
+    loop_results(s, st->loc, s0, vars, nv, c, nc, op);
 }
 
 static void lower_while(Sema *s, const NrStmt *st) {
     SmFn *fn = s->fn;
     NrFunc *f = fn->f;
     NrBuilder parent = fn->b;
-    int nc;
-    Carry *c = loop_candidates(s, &st->while_.body, NULL, &nc);
+    int nc, nv;
+    CarryVar *vars;
+    Carry *c = loop_candidates(s, &st->while_.body, NULL, &nc, &vars, &nv);
     NrValId *inits = nr_alloc(s->a, sizeof(NrValId) * (size_t)(nc + 1));
     NrTypeId *rts = nr_alloc(s->a, sizeof(NrTypeId) * (size_t)(nc + 1));
     for (int i = 0; i < nc; i++) {
@@ -1003,7 +1087,9 @@ static void lower_while(Sema *s, const NrStmt *st) {
 
     /* region 0: the condition */
     fn->b = nr_builder_at_end(f, r0);
-    for (int i = 0; i < nc; i++) scope_set(s, &fn->sc, c[i].name, v_ir(c[i].arg0), st->loc);
+    NrValId *args = nr_alloc(s->a, sizeof(NrValId) * (size_t)(nc + 1));
+    for (int i = 0; i < nc; i++) args[i] = c[i].arg0;
+    for (int i = 0; i < nv; i++) scope_set(s, &fn->sc, vars[i].name, carry_value(s, &vars[i], args), st->loc);
     Val cv = nr_sm_lower_expr(s, st->while_.cond);
     if (cv.k == V_CONST) {
         if (!nr_cv_truthy(&cv.c)) { /* never runs */
@@ -1024,11 +1110,12 @@ static void lower_while(Sema *s, const NrStmt *st) {
     /* region 1: the body */
     fn->sc = scope_copy(s, &s0);
     fn->b = nr_builder_at_end(f, r1);
-    for (int i = 0; i < nc; i++) scope_set(s, &fn->sc, c[i].name, v_ir(c[i].arg), st->loc);
+    for (int i = 0; i < nc; i++) args[i] = c[i].arg;
+    for (int i = 0; i < nv; i++) scope_set(s, &fn->sc, vars[i].name, carry_value(s, &vars[i], args), st->loc);
     fn->loops++;
     lower_seq(s, &st->while_.body, 0, NULL);
     fn->loops--;
-    loop_finals(s, &s0, c, nc);
+    loop_finals(s, &s0, vars, nv, c);
 
     int nk = 0;
     NrValId *yv = nr_alloc(s->a, sizeof(NrValId) * (size_t)(nc + 1));
@@ -1056,9 +1143,7 @@ static void lower_while(Sema *s, const NrStmt *st) {
         nr_replace_all_uses(f, c[i].arg, c[i].keep ? nr_block_add_arg(f, n1, t) : c[i].init);
     }
     nr_op_erase(f, tmp);
-    fn->sc = s0;
-    for (int i = 0, r = 0; i < nc; i++)
-        if (c[i].keep) scope_set(s, &fn->sc, c[i].name, v_ir(nr_op_result(f, op, r++)), st->loc);
+    loop_results(s, st->loc, s0, vars, nv, c, nc, op);
 }
 
 /* --- statement sequences -------------------------------------------------------------------------- */

@@ -6,7 +6,14 @@
  * module, or as a method), its parameters written as in Python (names,
  * defaults, *varargs) and its handler.  Calls bind their arguments to the
  * parameters first (nr_sm_bind_args), so every handler sees one Val per
- * parameter.  Names, parameters and keywords are Triton's. */
+ * parameter.  Names, parameters and keywords are Triton's.
+ *
+ * Most functions are one op.  The ones Triton writes in Python on top of
+ * others are built here from ops the same way: random numbers (Philox from
+ * umulhi/xor/mul/add), join/split/flip/sort (selects and xor reductions over
+ * the element bits, so data moves exactly), scans and reductions with a
+ * combine function (trees of pairwise combines), gather and histogram
+ * (one-hot comparisons). */
 #include "sema_impl.h"
 
 #include <ctype.h>
@@ -1057,22 +1064,6 @@ static const char *combine_kind(Sema *s, NrLoc loc, const NrFuncDecl *fn, NrType
     }
 }
 
-static Val h_reduce(Sema *s, const SmCall *c) {
-    if (c->arg[0].k == V_TUPLE)
-        nr_sm_fail(s, c->argloc[0], "tl.reduce of several tensors at once is not supported yet");
-    NrValId x = reduce_input(s, c);
-    if (c->arg[2].k != V_JITFN)
-        nr_sm_fail(s, c->argloc[2], "the combine_fn of tl.reduce must be a @jit function, got %s",
-                   nr_sm_val_kind(s, c->arg[2]));
-    bool nan_all = false;
-    const char *kind = combine_kind(s, c->argloc[2], c->arg[2].fn, elem_of(s, x), &nan_all);
-    if (!kind)
-        nr_sm_fail(s, c->argloc[2], "tl.reduce supports combine functions that return one +, maximum, minimum, &, | "
-                                    "or ^ of their two arguments; '%s' does something else",
-                   c->arg[2].fn->name);
-    return reduce(s, c, x, 1, arg_bool(s, c, 3), kind, false, nan_all);
-}
-
 static Val h_softmax(Sema *s, const SmCall *c) {
     NrValId x = reduce_input(s, c);
     Val dim = is_none(c, 1) ? v_const(nr_cv_int(0)) : c->arg[1];
@@ -1390,25 +1381,24 @@ static Val h_cat(Sema *s, const SmCall *c) {
 }
 
 /* flip(x, dim): reverse axis dim by swapping the halves of every power-of-two sub-axis. */
-static Val h_flip(Sema *s, const SmCall *c) {
-    NrValId x = arg_tensor(s, c, 0);
+/* x with axis dim reversed: the halves of every power-of-two sub-axis swapped
+ * (by xor with the pair's xor-reduction). */
+static NrValId flip_axis(Sema *s, NrLoc l, NrValId x, int dim) {
     const NrType *t = nr_sm_type(s, x);
     int r = t->rank;
-    if (r == 0) nr_sm_fail(s, c->loc, "tl.flip needs a block, got %s", nr_sm_val_kind(s, v_ir(x)));
-    int dim = is_none(c, 1) ? r - 1 : wrap_axis(s, c->argloc[1], arg_int(s, c, 1), r);
     int32_t n = t->shape[dim];
     int steps = 0;
     while ((1 << steps) < n) steps++;
-    if (steps == 0) return v_ir(x);
-    if (r - 1 + steps > NR_MAX_RANK) nr_sm_fail(s, c->loc, "tl.flip: the block has too many dimensions to flip axis %d", dim);
-    NrDtype dt = dtype_of(s, x), it = int_of_width(s, c->loc, x, "tl.flip");
+    if (steps == 0) return x;
+    if (r - 1 + steps > NR_MAX_RANK) nr_sm_fail(s, l, "the block has too many dimensions to flip axis %d", dim);
+    NrDtype dt = dtype_of(s, x), it = int_of_width(s, l, x, "tl.flip");
     int32_t orig[NR_MAX_RANK], sh[NR_MAX_RANK];
     for (int i = 0; i < r; i++) orig[i] = t->shape[i];
     int k = 0;
     for (int i = 0; i < dim; i++) sh[k++] = orig[i];
     for (int i = 0; i < steps; i++) sh[k++] = 2;
     for (int i = dim + 1; i < r; i++) sh[k++] = orig[i];
-    NrValId y = nr_sm_reshape(s, c->loc, nr_sm_bitcast(s, c->loc, x, it, 0), k, sh, false);
+    NrValId y = nr_sm_reshape(s, l, nr_sm_bitcast(s, l, x, it, 0), k, sh, false);
     for (int i = 0; i < steps; i++) {
         int ax = dim + i;
         const NrType *yt = nr_sm_type(s, y);
@@ -1417,15 +1407,391 @@ static Val h_flip(Sema *s, const SmCall *c) {
         for (int q = 0; q < yt->rank; q++)
             if (q != ax) rs[rr++] = yt->shape[q];
         NrTypeId rt = nr_type_block(s->m, nr_type_scalar(s->m, it), rr, rs);
-        NrOpId op = nr_sm_emit_op(s, c->loc, NR_OP_REDUCE, 1, &y, 1, &rt, 0);
+        NrOpId op = nr_sm_emit_op(s, l, NR_OP_REDUCE, 1, &y, 1, &rt, 0);
         nr_op_set_str(s->fn->f, op, NR_A_KIND, "xor");
         nr_op_set_int(s->fn->f, op, NR_A_AXIS, ax);
-        NrValId xs = nr_sm_expand_dims(s, c->loc, nr_op_result(s->fn->f, op, 0), ax);
-        xs = nr_sm_broadcast_to(s, c->loc, xs, yt->rank, nr_sm_type(s, y)->shape, true);
-        y = nr_sm_emit(s, c->loc, NR_OP_XOR, nr_sm_tid(s, y), 2, (NrValId[]){y, xs});
+        NrValId xs = nr_sm_expand_dims(s, l, nr_op_result(s->fn->f, op, 0), ax);
+        xs = nr_sm_broadcast_to(s, l, xs, yt->rank, nr_sm_type(s, y)->shape, true);
+        y = nr_sm_emit(s, l, NR_OP_XOR, nr_sm_tid(s, y), 2, (NrValId[]){y, xs});
     }
-    y = nr_sm_reshape(s, c->loc, y, r, orig, false);
-    return v_ir(nr_sm_bitcast(s, c->loc, y, dt, 0));
+    y = nr_sm_reshape(s, l, y, r, orig, false);
+    return nr_sm_bitcast(s, l, y, dt, 0);
+}
+
+static Val h_flip(Sema *s, const SmCall *c) {
+    NrValId x = arg_tensor(s, c, 0);
+    int r = rank_of(s, x);
+    if (r == 0) nr_sm_fail(s, c->loc, "tl.flip needs a block, got %s", nr_sm_val_kind(s, v_ir(x)));
+    int dim = is_none(c, 1) ? r - 1 : wrap_axis(s, c->argloc[1], arg_int(s, c, 1), r);
+    return v_ir(flip_axis(s, c->loc, x, dim));
+}
+
+/* --- combine functions, tree reductions and scans ------------------------------------------------- */
+/* Reductions and scans with a combine function that is not one of the
+ * reduce op's kinds are built from the function itself applied to whole
+ * blocks: a tree of pairwise combines over a [.., n/2, 2] view of the minor
+ * axis (split and join are exact), log2(n) levels deep.  Values are tensors
+ * or tuples of tensors (several inputs). */
+typedef struct Combine {
+    const char *kind;         /* a reduce kind, or NULL to call fn */
+    NrOpcode op;              /* the elementwise op of kind (NR_OP_INVALID for fn) */
+    bool nan_all;
+    const NrFuncDecl *fn;
+} Combine;
+
+static int val_count(Val v) { return v.k == V_TUPLE ? v.tup.n : 1; }
+static NrValId val_at(Val v, int i) { return v.k == V_TUPLE ? v.tup.v[i].ir : v.ir; }
+static Val val_like(Sema *s, Val shape, const NrValId *x) {
+    if (shape.k != V_TUPLE) return v_ir(x[0]);
+    Val t = nr_sm_tuple(s, shape.tup.n);
+    for (int i = 0; i < shape.tup.n; i++) t.tup.v[i] = v_ir(x[i]);
+    return t;
+}
+
+static Val combine_apply(Sema *s, NrLoc l, const Combine *cb, Val a, Val b) {
+    if (cb->fn) {
+        int n = val_count(a);
+        Val *args = nr_alloc(s->a, sizeof(Val) * (size_t)(2 * n));
+        for (int i = 0; i < n; i++) {
+            args[i] = v_ir(val_at(a, i));
+            args[n + i] = v_ir(val_at(b, i));
+        }
+        Val r = nr_sm_call_jit(s, l, cb->fn, 2 * n, args, NULL, 0, NULL, NULL);
+        bool ok = val_count(r) == n && (r.k == V_IR) == (a.k == V_IR);
+        for (int i = 0; ok && i < n; i++) {
+            Val e = r.k == V_TUPLE ? r.tup.v[i] : r;
+            ok = e.k == V_IR && nr_sm_tid(s, e.ir) == nr_sm_tid(s, val_at(a, i));
+        }
+        if (!ok)
+            nr_sm_fail(s, l, "the combine function '%s' must return %d value%s of the input types", cb->fn->name, n,
+                       n == 1 ? "" : "s");
+        return r;
+    }
+    NrValId x = a.ir, y = b.ir;
+    NrOpId op = nr_sm_emit_op(s, l, cb->op, 2, (NrValId[]){x, y}, 1, (NrTypeId[]){nr_sm_tid(s, x)}, 0);
+    if ((cb->op == NR_OP_MAX || cb->op == NR_OP_MIN) && nr_dt_is_float(dtype_of(s, x)))
+        nr_op_set_str(s->fn->f, op, NR_A_NAN, cb->nan_all ? "all" : "none");
+    return v_ir(nr_op_result(s->fn->f, op, 0));
+}
+
+/* Every tensor of v reshaped so that its minor axis of n becomes [n/2, 2]. */
+static Val pairs_view(Sema *s, NrLoc l, Val v) {
+    int n = val_count(v);
+    NrValId *x = nr_alloc(s->a, sizeof(NrValId) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        NrValId e = val_at(v, i);
+        const NrType *t = nr_sm_type(s, e);
+        if (t->rank >= NR_MAX_RANK) nr_sm_fail(s, l, "blocks have at most %d dimensions", NR_MAX_RANK);
+        int32_t sh[NR_MAX_RANK];
+        for (int k = 0; k < t->rank - 1; k++) sh[k] = t->shape[k];
+        sh[t->rank - 1] = t->shape[t->rank - 1] / 2;
+        sh[t->rank] = 2;
+        x[i] = nr_sm_reshape(s, l, e, t->rank + 1, sh, false);
+    }
+    return val_like(s, v, x);
+}
+
+static Val half_of(Sema *s, NrLoc l, Val v, int half) {
+    int n = val_count(v);
+    NrValId *x = nr_alloc(s->a, sizeof(NrValId) * (size_t)n);
+    for (int i = 0; i < n; i++) x[i] = take_half(s, l, val_at(v, i), half, "a combine");
+    return val_like(s, v, x);
+}
+
+/* join(a, b) then merge the pair axis into the minor axis: [.., m] x 2 -> [.., 2m] */
+static Val interleave_vals(Sema *s, NrLoc l, Val a, Val b) {
+    int n = val_count(a);
+    NrValId *x = nr_alloc(s->a, sizeof(NrValId) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        NrValId j = join(s, l, val_at(a, i), val_at(b, i));
+        const NrType *t = nr_sm_type(s, j);
+        int32_t sh[NR_MAX_RANK];
+        for (int k = 0; k < t->rank - 2; k++) sh[k] = t->shape[k];
+        sh[t->rank - 2] = 2 * t->shape[t->rank - 2];
+        x[i] = nr_sm_reshape(s, l, j, t->rank - 1, sh, false);
+    }
+    return val_like(s, a, x);
+}
+
+static Val select_vals(Sema *s, NrLoc l, NrValId mask, Val a, Val b) {
+    int n = val_count(a);
+    NrValId *x = nr_alloc(s->a, sizeof(NrValId) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        NrValId m = mask, p = val_at(a, i), q = val_at(b, i);
+        broadcast3(s, l, &m, &p, &q);
+        x[i] = nr_sm_emit(s, l, NR_OP_SELECT, nr_sm_tid(s, p), 3, (NrValId[]){m, p, q});
+    }
+    return val_like(s, a, x);
+}
+
+/* Permute axis `axis` of every tensor of v to the end (or back, with inverse). */
+static Val move_axis_last(Sema *s, NrLoc l, Val v, int axis, bool inverse) {
+    int n = val_count(v);
+    NrValId *x = nr_alloc(s->a, sizeof(NrValId) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        NrValId e = val_at(v, i);
+        int r = rank_of(s, e);
+        int64_t order[NR_MAX_RANK];
+        int k = 0;
+        if (!inverse) {
+            for (int q = 0; q < r; q++)
+                if (q != axis) order[k++] = q;
+            order[k] = axis;
+        } else {
+            for (int q = 0; q < r; q++) order[q] = q < axis ? q : q == axis ? r - 1 : q - 1;
+        }
+        x[i] = permute(s, l, e, r, order);
+    }
+    return val_like(s, v, x);
+}
+
+/* Reduce the minor axis of every tensor of v with cb. */
+static Val tree_reduce(Sema *s, NrLoc l, Val v, const Combine *cb) {
+    while (nr_sm_type(s, val_at(v, 0))->shape[rank_of(s, val_at(v, 0)) - 1] > 1) {
+        Val p = pairs_view(s, l, v);
+        v = combine_apply(s, l, cb, half_of(s, l, p, 0), half_of(s, l, p, 1));
+    }
+    /* drop the minor axis of 1 */
+    int n = val_count(v);
+    NrValId *x = nr_alloc(s->a, sizeof(NrValId) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        const NrType *t = nr_sm_type(s, val_at(v, i));
+        x[i] = nr_sm_reshape(s, l, val_at(v, i), t->rank - 1, t->shape, false);
+    }
+    return val_like(s, v, x);
+}
+
+/* Inclusive scan of the minor axis: *inc gets the scan, *prev the scan shifted
+ * by one (its first element is meaningless). */
+static void tree_scan(Sema *s, NrLoc l, Val v, const Combine *cb, Val *inc, Val *prev) {
+    const NrType *t = nr_sm_type(s, val_at(v, 0));
+    if (t->shape[t->rank - 1] == 1) {
+        *inc = *prev = v;
+        return;
+    }
+    Val p = pairs_view(s, l, v);
+    Val even = half_of(s, l, p, 0), odd = half_of(s, l, p, 1);
+    Val ti, tp;
+    tree_scan(s, l, combine_apply(s, l, cb, even, odd), cb, &ti, &tp);
+    /* even slot i: combine(scan of the pairs before i, even[i]); slot 0 is even[0] itself */
+    const NrType *pt = nr_sm_type(s, val_at(even, 0));
+    int r = pt->rank;
+    /* index 0 of the pairs axis: a [1, .., m] mask true at position 0 */
+    NrValId at0;
+    {
+        int64_t m = pt->shape[r - 1];
+        NrTypeId at = nr_sm_block_type(s, l, nr_type_scalar(s->m, NR_DT_I32), 1, &m, "a scan");
+        NrOpId op = nr_sm_emit_op(s, l, NR_OP_ARANGE, 0, NULL, 1, &at, 0);
+        nr_op_set_int(s->fn->f, op, NR_A_START, 0);
+        nr_op_set_int(s->fn->f, op, NR_A_END, m);
+        NrCVal z = nr_cv_int(0);
+        NrValId zero = nr_sm_const(s, l, at, &z);
+        NrOpId cmp = nr_sm_emit_op(s, l, NR_OP_CMP, 2, (NrValId[]){nr_op_result(s->fn->f, op, 0), zero}, 1,
+                                   (NrTypeId[]){nr_type_with_dtype(s->m, at, NR_DT_I1)}, 0);
+        nr_op_set_str(s->fn->f, cmp, NR_A_PRED, "eq");
+        at0 = nr_op_result(s->fn->f, cmp, 0);
+    }
+    Val ev = select_vals(s, l, at0, even, combine_apply(s, l, cb, tp, even));
+    *inc = interleave_vals(s, l, ev, ti);
+    *prev = interleave_vals(s, l, tp, ev);
+}
+
+static void check_scan_input(Sema *s, NrLoc l, Val v, const char *fn) {
+    int n = val_count(v);
+    if (v.k == V_TUPLE && n == 0) nr_sm_fail(s, l, "%s needs at least one tensor", fn);
+    for (int i = 0; i < n; i++) {
+        Val e = v.k == V_TUPLE ? v.tup.v[i] : v;
+        if (e.k != V_IR || rank_of(s, e.ir) == 0)
+            nr_sm_fail(s, l, "%s takes blocks, got %s", fn, nr_sm_val_kind(s, e));
+        if (nr_sm_type(s, e.ir)->rank != nr_sm_type(s, val_at(v, 0))->rank ||
+            memcmp(nr_sm_type(s, e.ir)->shape, nr_sm_type(s, val_at(v, 0))->shape, sizeof(int32_t) * NR_MAX_RANK) != 0)
+            nr_sm_fail(s, l, "%s: all inputs must have the same shape", fn);
+    }
+}
+
+/* Scan v along axis with cb (reverse: from the end). */
+static Val scan(Sema *s, NrLoc l, Val v, int axis, const Combine *cb, bool reverse) {
+    int r = rank_of(s, val_at(v, 0));
+    bool moved = axis != r - 1;
+    if (moved) v = move_axis_last(s, l, v, axis, false);
+    if (reverse) {
+        int n = val_count(v);
+        NrValId *x = nr_alloc(s->a, sizeof(NrValId) * (size_t)n);
+        for (int i = 0; i < n; i++) x[i] = flip_axis(s, l, val_at(v, i), r - 1);
+        v = val_like(s, v, x);
+    }
+    Val inc, prev;
+    tree_scan(s, l, v, cb, &inc, &prev);
+    if (reverse) {
+        int n = val_count(inc);
+        NrValId *x = nr_alloc(s->a, sizeof(NrValId) * (size_t)n);
+        for (int i = 0; i < n; i++) x[i] = flip_axis(s, l, val_at(inc, i), r - 1);
+        inc = val_like(s, inc, x);
+    }
+    if (moved) inc = move_axis_last(s, l, inc, axis, true);
+    return inc;
+}
+
+static Combine combine_of_fn(Sema *s, const SmCall *c, int i, Val input) {
+    Combine cb = {NULL, NR_OP_INVALID, false, NULL};
+    if (c->arg[i].k != V_JITFN)
+        nr_sm_fail(s, c->argloc[i], "the combine_fn of %s must be a @jit function, got %s", BN(c),
+                   nr_sm_val_kind(s, c->arg[i]));
+    cb.fn = c->arg[i].fn;
+    if (input.k == V_IR) {
+        cb.kind = combine_kind(s, c->argloc[i], cb.fn, elem_of(s, input.ir), &cb.nan_all);
+        static const struct { const char *k; NrOpcode op; } ops[] = {
+            {"add", NR_OP_ADD}, {"max", NR_OP_MAX}, {"min", NR_OP_MIN}, {"and", NR_OP_AND}, {"or", NR_OP_OR}, {"xor", NR_OP_XOR}};
+        for (size_t k = 0; cb.kind && k < NR_COUNTOF(ops); k++)
+            if (strcmp(ops[k].k, cb.kind) == 0) cb.op = ops[k].op;
+        if (cb.kind) cb.fn = NULL;
+    }
+    return cb;
+}
+
+/* tl.reduce(input, axis, combine_fn, keep_dims=False) */
+static Val h_reduce(Sema *s, const SmCall *c) {
+    Val in = c->arg[0];
+    check_scan_input(s, c->argloc[0], in, BN(c));
+    Combine cb = combine_of_fn(s, c, 2, in);
+    bool keep = arg_bool(s, c, 3);
+    if (cb.kind) return reduce(s, c, in.ir, 1, keep, cb.kind, false, cb.nan_all);
+    int r = rank_of(s, val_at(in, 0));
+    int axis;
+    if (is_none(c, 1)) {
+        int n = val_count(in);
+        NrValId *x = nr_alloc(s->a, sizeof(NrValId) * (size_t)n);
+        int32_t numel = (int32_t)nr_type_numel(s->m, nr_sm_tid(s, val_at(in, 0)));
+        for (int i = 0; i < n; i++) x[i] = nr_sm_reshape(s, c->loc, val_at(in, i), 1, &numel, true);
+        in = val_like(s, in, x);
+        axis = 0;
+    } else {
+        axis = wrap_axis(s, c->argloc[1], arg_int(s, c, 1), r);
+        if (axis != r - 1) in = move_axis_last(s, c->loc, in, axis, false);
+    }
+    Val out = tree_reduce(s, c->loc, in, &cb);
+    if (keep) {
+        int n = val_count(out);
+        NrValId *x = nr_alloc(s->a, sizeof(NrValId) * (size_t)n);
+        for (int i = 0; i < n; i++) {
+            x[i] = val_at(out, i);
+            if (is_none(c, 1))
+                for (int k = 0; k < r; k++) x[i] = nr_sm_expand_dims(s, c->loc, x[i], 0);
+            else
+                x[i] = nr_sm_expand_dims(s, c->loc, x[i], axis);
+        }
+        out = val_like(s, out, x);
+    }
+    return out;
+}
+
+/* tl.associative_scan(input, axis, combine_fn, reverse=False) */
+static Val h_associative_scan(Sema *s, const SmCall *c) {
+    Val in = c->arg[0];
+    check_scan_input(s, c->argloc[0], in, BN(c));
+    Combine cb = combine_of_fn(s, c, 2, in);
+    int axis = wrap_axis(s, c->argloc[1], arg_int(s, c, 1), rank_of(s, val_at(in, 0)));
+    return scan(s, c->loc, in, axis, &cb, arg_bool(s, c, 3));
+}
+
+/* tl.cumsum(input, axis=0, reverse=False, dtype=None) and tl.cumprod(input, axis=0, reverse=False) */
+static Val h_cumulative(Sema *s, const SmCall *c) {
+    NrValId x = bf16_to_f32(s, c->loc, reduce_input(s, c));
+    if (ptr_of(s, x) || rank_of(s, x) == 0) nr_sm_fail(s, c->loc, "%s takes a block of numbers", BN(c));
+    bool is_sum = c->bi->arg == 0;
+    if (is_sum) {
+        if (!is_none(c, 3)) {
+            NrCVal dt = arg_dtype(s, c, 3);
+            x = nr_sm_cast(s, c->argloc[3], x, dt.dt, dt.ptr, NULL);
+        } else {
+            NrDtype dt = dtype_of(s, x);
+            if (nr_dt_is_int(dt) && nr_dt_bits(dt) < 32)
+                x = nr_sm_cast(s, c->loc, x, nr_dt_is_signed(dt) ? NR_DT_I32 : NR_DT_U32, 0, NULL);
+        }
+    }
+    Combine cb = {is_sum ? "add" : "mul", is_sum ? NR_OP_ADD : NR_OP_MUL, false, NULL};
+    int axis = wrap_axis(s, c->argloc[1], arg_int(s, c, 1), rank_of(s, x));
+    return scan(s, c->loc, v_ir(x), axis, &cb, arg_bool(s, c, 2));
+}
+
+/* --- gather and histogram: one-hot comparisons --------------------------------------------------- */
+/* arange(0, n) shaped [1]*(rank - 1) + [n] */
+static NrValId iota_last(Sema *s, NrLoc l, int32_t n, int rank) {
+    int64_t n64 = n;
+    NrTypeId at = nr_sm_block_type(s, l, nr_type_scalar(s->m, NR_DT_I32), 1, &n64, "an index");
+    NrOpId op = nr_sm_emit_op(s, l, NR_OP_ARANGE, 0, NULL, 1, &at, 0);
+    nr_op_set_int(s->fn->f, op, NR_A_START, 0);
+    nr_op_set_int(s->fn->f, op, NR_A_END, n);
+    NrValId x = nr_op_result(s->fn->f, op, 0);
+    while (rank_of(s, x) < rank) x = nr_sm_expand_dims(s, l, x, 0);
+    return x;
+}
+
+static void check_onehot_size(Sema *s, NrLoc l, const char *fn, int64_t a, int64_t b) {
+    if (a * b > SM_MAX_BLOCK_NUMEL)
+        nr_sm_fail(s, l, "%s compares %lld positions with %lld values, more than the %d elements a block may have", fn,
+                   (long long)a, (long long)b, SM_MAX_BLOCK_NUMEL);
+}
+
+/* tl.gather(src, index, axis): out[.., i, ..] = src[.., index[.., i, ..], ..] (out-of-range indices give 0) */
+static Val h_gather(Sema *s, const SmCall *c) {
+    NrLoc l = c->loc;
+    NrValId src = arg_tensor(s, c, 0), idx = arg_tensor(s, c, 1);
+    const NrType *ts = nr_sm_type(s, src), *ti = nr_sm_type(s, idx);
+    int r = ts->rank;
+    if (ti->ptr || !nr_dt_is_int((NrDtype)ti->dtype)) nr_sm_fail(s, c->argloc[1], "the index of tl.gather must be integers");
+    if (r == 0 || ti->rank != r) nr_sm_fail(s, l, "tl.gather: the source and the index must have the same rank");
+    int axis = wrap_axis(s, c->argloc[2], arg_int(s, c, 2), r);
+    for (int d = 0; d < r; d++)
+        if (d != axis && ts->shape[d] != ti->shape[d])
+            nr_sm_fail(s, l, "tl.gather: the index must match the source outside axis %d, got %s and %s", axis,
+                       nr_sm_shape_str(s, ts), nr_sm_shape_str(s, ti));
+    int32_t ns = ts->shape[axis];
+    check_onehot_size(s, l, "tl.gather", nr_type_numel(s->m, nr_sm_tid(s, idx)), ns);
+    NrDtype dt = dtype_of(s, src), it = int_of_width(s, l, src, "tl.gather");
+    Val sv = move_axis_last(s, l, v_ir(nr_sm_bitcast(s, l, src, it, 0)), axis, false);
+    Val iv = move_axis_last(s, l, v_ir(nr_sm_cast(s, l, idx, NR_DT_I32, 0, NULL)), axis, false);
+    NrValId sx = nr_sm_expand_dims(s, l, sv.ir, r - 1);   /* [.., 1, ns] */
+    NrValId ix = nr_sm_expand_dims(s, l, iv.ir, r);       /* [.., ni, 1] */
+    NrValId k = iota_last(s, l, ns, r + 1);               /* [1, .., ns] */
+    NrValId m = nr_sm_compare(s, l, NR_CMP_EQ, v_ir(ix), v_ir(k)).ir;
+    NrCVal z = nr_cv_int(0);
+    NrValId zero = nr_sm_const(s, l, nr_type_scalar(s->m, it), &z);
+    broadcast3(s, l, &m, &sx, &zero);
+    NrValId sel = nr_sm_emit(s, l, NR_OP_SELECT, nr_sm_tid(s, sx), 3, (NrValId[]){m, sx, zero});
+    const NrType *st = nr_sm_type(s, sel);
+    NrTypeId rt = nr_type_block(s->m, nr_type_scalar(s->m, it), r, st->shape);
+    NrOpId op = nr_sm_emit_op(s, l, NR_OP_REDUCE, 1, &sel, 1, &rt, 0);
+    nr_op_set_str(s->fn->f, op, NR_A_KIND, "xor");
+    nr_op_set_int(s->fn->f, op, NR_A_AXIS, r);
+    Val out = move_axis_last(s, l, v_ir(nr_op_result(s->fn->f, op, 0)), axis, true);
+    return v_ir(nr_sm_bitcast(s, l, out.ir, dt, 0));
+}
+
+/* tl.histogram(input, num_bins, mask=None): counts of the values 0 .. num_bins-1 in a 1-d block (int32) */
+static Val h_histogram(Sema *s, const SmCall *c) {
+    NrLoc l = c->loc;
+    NrValId x = arg_tensor(s, c, 0);
+    const NrType *t = nr_sm_type(s, x);
+    if (t->rank != 1 || t->ptr || !nr_dt_is_int((NrDtype)t->dtype))
+        nr_sm_fail(s, c->argloc[0], "tl.histogram takes a 1-d block of integers, got %s", nr_sm_val_kind(s, v_ir(x)));
+    int64_t bins = arg_int(s, c, 1);
+    nr_sm_block_type(s, c->argloc[1], nr_type_scalar(s->m, NR_DT_I32), 1, &bins, "tl.histogram");
+    check_onehot_size(s, l, "tl.histogram", t->shape[0], bins);
+    NrValId xe = nr_sm_expand_dims(s, l, x, 1);                 /* [n, 1] */
+    NrValId k = iota_last(s, l, (int32_t)bins, 2);              /* [1, bins] */
+    NrValId m = nr_sm_compare(s, l, NR_CMP_EQ, v_ir(xe), v_ir(k)).ir;
+    if (!is_none(c, 2)) {
+        NrValId mk = nr_sm_broadcast_to(s, c->argloc[2], mask_arg(s, c, 2), 1, t->shape, true);
+        m = nr_sm_binop(s, l, NR_BIN_BITAND, v_ir(m), v_ir(nr_sm_expand_dims(s, l, mk, 1))).ir;
+    }
+    NrValId cnt = nr_sm_cast(s, l, m, NR_DT_I32, 0, NULL);
+    int32_t b32 = (int32_t)bins;
+    NrTypeId rt = nr_type_block(s->m, nr_type_scalar(s->m, NR_DT_I32), 1, &b32);
+    NrOpId op = nr_sm_emit_op(s, l, NR_OP_REDUCE, 1, &cnt, 1, &rt, 0);
+    nr_op_set_str(s->fn->f, op, NR_A_KIND, "add");
+    nr_op_set_int(s->fn->f, op, NR_A_AXIS, 0);
+    return v_ir(nr_op_result(s->fn->f, op, 0));
 }
 
 /* --- sorting: Triton's bitonic network over a [2, 2, ...] view of the block --------------------------- */
@@ -2000,6 +2366,9 @@ static const Builtin builtins[] = {
     {"xor_sum", TL | TEN, "input, axis=None, keep_dims=False", h_int_reduce, 0, "xor"},
     {"reduce_or", TL | TEN, "input, axis, keep_dims=False", h_int_reduce, 0, "or"},
     {"reduce", TL | TEN, "input, axis, combine_fn, keep_dims=False", h_reduce, 0, NULL},
+    {"associative_scan", TL | TEN, "input, axis, combine_fn, reverse=False", h_associative_scan, 0, NULL},
+    {"cumsum", TL | TEN, "input, axis=0, reverse=False, dtype=None", h_cumulative, 0, NULL},
+    {"cumprod", TL | TEN, "input, axis=0, reverse=False", h_cumulative, 1, NULL},
     /* linear algebra */
     {"dot", TL, "input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None, "
                 "out_dtype=tl.float32",
@@ -2019,6 +2388,8 @@ static const Builtin builtins[] = {
     {"cat", TL, "input, other, can_reorder=False", h_cat, 0, NULL},
     {"flip", TL | TEN, "x, dim=None", h_flip, 0, NULL},
     {"sort", TL | TEN, "x, dim=None, descending=0", h_sort, 0, NULL},
+    {"gather", TL | TEN, "src, index, axis", h_gather, 0, NULL},
+    {"histogram", TL | TEN, "input, num_bins, mask=None", h_histogram, 0, NULL},
     {"topk", TL, "x, k, dim=None", h_topk, 0, NULL},
     {"bitonic_merge", TL, "x, dim=None, descending=0", h_bitonic_merge, 0, NULL},
     {"cast", TL | TEN, "input, dtype, fp_downcast_rounding=None, bitcast=False", h_cast, 0, NULL},
@@ -2097,8 +2468,7 @@ static const Builtin builtins[] = {
 
 /* Triton functions Nereid does not implement (a precise error instead of "not a function"). */
 static const char *const unsupported_tl[] = {
-    "associative_scan", "cumsum", "cumprod", "gather",
-    "histogram", "map_elementwise", "inline_asm_elementwise", "make_block_ptr", "advance",
+    "map_elementwise", "inline_asm_elementwise", "make_block_ptr", "advance",
     "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "dot_scaled", "extern_elementwise", "condition", "tensor_descriptor",
     "float8e4b15", "float8e4b8", "float8e5b16", "tensor", "dtype", "block_type", "tuple", "tuple_type", "slice",
     "void", "const", "constexpr_type", "pi32_t", "target_info",

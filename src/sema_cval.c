@@ -238,6 +238,13 @@ static bool parse_dtype_literal(const char *s, size_t n, NrCVal *out) {
     return false;
 }
 
+static int hexval(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
 static bool parse_string_literal(NrArena *a, const char *s, size_t n, NrCVal *out, const char **err,
                                  size_t *errpos) {
     char q = s[0];
@@ -256,6 +263,13 @@ static bool parse_string_literal(NrArena *a, const char *s, size_t n, NrCVal *ou
             case 'r': ch = '\r'; break;
             case '0': ch = '\0'; break;
             case '\\': case '\'': case '"': ch = e; break;
+            case 'x': {
+                int hi = i + 2 < n - 1 ? hexval(s[i + 1]) : -1, lo = i + 2 < n - 1 ? hexval(s[i + 2]) : -1;
+                if (hi < 0 || lo < 0) return lit_err(err, errpos, "bad \\x escape in a string", i - 1);
+                ch = (char)(hi * 16 + lo);
+                i += 2;
+                break;
+            }
             default: return lit_err(err, errpos, "unknown escape in a string", i - 1);
             }
         }
@@ -354,6 +368,17 @@ bool nr_cv_parse_literal(NrArena *a, const char *s, size_t n, NrCVal *out, const
         return true;
     }
     if (s[0] == '"' || s[0] == '\'') return parse_string_literal(a, s, n, out, err, errpos);
+    /* float('inf'), float("-inf"), float('nan'), as Python writes them */
+    if (n > 8 && memcmp(s, "float(", 6) == 0 && s[n - 1] == ')') {
+        NrCVal str;
+        if (!parse_string_literal(a, s + 6, n - 7, &str, err, errpos)) {
+            *errpos += 6;
+            return false;
+        }
+        if (!parse_float_literal(str.str.s, str.str.len, out, err, errpos) || memchr(str.str.s, 0, str.str.len))
+            return lit_err(err, errpos, "float() needs a number or inf/nan", 6);
+        return true;
+    }
     if (isalpha((unsigned char)s[0]) && !word_eq(s, n, "inf") && !word_eq(s, n, "nan") &&
         !word_eq(s, n, "infinity")) {
         if (parse_dtype_literal(s, n, out)) return true;

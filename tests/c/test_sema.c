@@ -76,6 +76,15 @@ static void test_signature_ok(void) {
     CHECK(strncmp(str, "*fp32:16, **fp16, *i1, i32, i32:16, i64:1, u64, fp32, bf16", 58) == 0);
     CHECK(strstr(str, "\"leaky, relu\"") != NULL);
     CHECK(strstr(str, "tl.float16") != NULL);
+    /* the forms the Python package writes */
+    CHECK(nr_signature_parse(&a, "float('inf'), float('-inf'), float('nan'), \"a\\x41\\tb\"", &sig, &d));
+    CHECK(sig.nargs == 4);
+    if (sig.nargs == 4) {
+        CHECK(sig.args[0].cval.kind == NR_CV_FLOAT && isinf(sig.args[0].cval.f) && sig.args[0].cval.f > 0);
+        CHECK(isinf(sig.args[1].cval.f) && sig.args[1].cval.f < 0);
+        CHECK(isnan(sig.args[2].cval.f));
+        CHECK(sig.args[3].cval.kind == NR_CV_STR && strcmp(sig.args[3].cval.str.s, "aA\tb") == 0);
+    }
     CHECK(nr_signature_parse(&a, "", &sig, &d) && sig.nargs == 0);
     CHECK(nr_signature_parse(&a, "  ", &sig, &d) && sig.nargs == 0);
     nr_arena_free(&a);
@@ -107,6 +116,8 @@ static void test_signature_errors(void) {
     CHECK(strncmp(sig_error(&a, "tl.float17"), "1: unknown name", 15) == 0);
     CHECK(strncmp(sig_error(&a, "float16"), "1: unknown type 'float16' (a runtime scalar", 43) == 0);
     CHECK(strncmp(sig_error(&a, "*"), "2: expected the pointee type", 28) == 0);
+    CHECK(strncmp(sig_error(&a, "float('x')"), "7: float() needs a number", 25) == 0);
+    CHECK(strncmp(sig_error(&a, "'\\x4'"), "2: bad \\x escape", 16) == 0);
     nr_arena_free(&a);
 }
 

@@ -4,11 +4,11 @@ import triton.language as tl
 
 
 @triton.jit
-def mul_fn(a, b):
-    return a * b
+def bad_combine(a, b):
+    return a + b, a
 
 
 @triton.jit
 def k(p):
     x = tl.load(p + tl.arange(0, 16))
-    tl.store(p, tl.reduce(x, 0, mul_fn))
+    tl.store(p, tl.reduce(x, 0, bad_combine))

@@ -1,4 +1,5 @@
 # RUN: nereid ir %s -k tuples -s '*fp32, i32' --after lower 2>&1 | filecheck %s
+# RUN: nereid ir %s -k carried -s '*fp32, i32' --after lower | filecheck %s --check-prefix=CARRIED
 # Tuples: unpacking, indexing, slicing, concatenation, `in`, and helpers
 # returning tuples of tensors and constants.
 import triton
@@ -34,3 +35,24 @@ def tuples(p, n):
 # CHECK-NEXT: [[P2:%[0-9]+]] = addptr [[P1]], [[V]] : ptr<f32>
 # CHECK-NEXT: addptr [[P2]], [[K]] : ptr<f32>
 # CHECK-LABEL: func @pair__i32(%x: i32) -> (i32, i32)
+
+
+# Tuples of tensors can be carried by loops and merged by ifs: each tensor
+# that changes is one carried value or result.
+@triton.jit
+def carried(p, n):
+    st = (tl.zeros((8,), tl.float32), tl.zeros((8,), tl.int32))
+    for i in range(n):
+        a, b = st
+        st = (a + tl.load(p + i + tl.arange(0, 8)), b)
+    if n > 2:
+        st = (st[0] * 2, st[1])
+    tl.store(p + tl.arange(0, 8), st[0] + st[1])
+
+# CARRIED-LABEL: func @carried
+# CARRIED:      [[A0:%[0-9]+]] = const {value = 0.0} : tensor<8xf32>
+# CARRIED-NEXT: [[B0:%[0-9]+]] = const {value = 0} : tensor<8xi32>
+# only the first element changes in the loop
+# CARRIED:      [[A:%[0-9]+]] = for {{%[0-9]+}}, %n, {{%[0-9]+}}, [[A0]] : tensor<8xf32> {
+# CARRIED:      [[A2:%[0-9]+]] = if {{%[0-9]+}} : tensor<8xf32> {
+# CARRIED:      cast [[B0]] : tensor<8xf32>

@@ -1,0 +1,67 @@
+"""C = act(A @ B + bias): blocked matrix multiplication with grouped program
+ordering, fp32 accumulation and an optional fused epilogue (bias, GELU).
+
+A is M x K and B is K x N with any strides; C is M x N.  Operands may be
+fp16, bf16, fp8 (e4m3) or fp32 (whose dot runs as tf32 on tensor cores).
+Written in the Triton dialect; bench/harness.py executes this file once with
+`triton` bound to Triton and once to Nereid."""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def gelu(x):
+    # The exact GELU, x * Phi(x), as torch.nn.functional.gelu computes it by default.
+    return 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
+                  stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  GROUP_M: tl.constexpr, HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
+    # Tiles are numbered down columns of GROUP_M tile rows at a time, so that
+    # programs running together share tiles of A and B in the L2 cache.
+    pid = tl.program_id(0)
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    tiles_per_group = GROUP_M * tiles_n
+    first_m = (pid // tiles_per_group) * GROUP_M
+    group_rows = min(tiles_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % tiles_per_group) % group_rows
+    pid_n = (pid % tiles_per_group) // group_rows
+
+    # Rows and columns past the edges wrap around: their loads stay in bounds
+    # without masks, and their results are never stored.
+    rm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    rn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    rk = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak
+    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        k_left = K - k * BLOCK_K
+        a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0.0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+
+    if HAS_BIAS:
+        acc += tl.load(bias_ptr + rn).to(tl.float32)[None, :]
+    if ACTIVATION == "gelu":
+        acc = gelu(acc)
+    cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + cm[:, None] * stride_cm + cn[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
+def matmul(c, a, b, bias, M, N, K, a_strides, b_strides, c_strides, config, activation=""):
+    """config: (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages); bias: None or a vector of N."""
+    bm, bn, bk, gm, warps, stages = config
+    grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
+    matmul_kernel[grid](a, b, c, bias, M, N, K, a_strides[0], a_strides[1], b_strides[0], b_strides[1],
+                        c_strides[0], c_strides[1], BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm,
+                        HAS_BIAS=bias is not None, ACTIVATION=activation, num_warps=warps, num_stages=stages)
+    return c
