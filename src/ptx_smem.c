@@ -453,6 +453,11 @@ bool nr_ptx_op_local_store(NrPtx *p, NrOpId op) {
 bool nr_ptx_op_memdesc_index(NrPtx *p, NrOpId op) {
     const NrOp *o = &p->f->ops[op];
     NrValId r = o->results[0];
+    if (o->nopnds != 2) {
+        nr_ptx_error(p, "malformed 'memdesc_index'");
+        def_buffer(p, r, nr_pv_i32(0));
+        return false;
+    }
     const NrType *rt = nr_type(p->m, nr_val_type(p->f, r));
     int64_t bytes = nr_type_numel(p->m, nr_val_type(p->f, r)) * nr_ptx_smem_es(dt_of(rt));
     NrPv base = buffer_addr(p, o->opnds[0]), idx = nr_ptx_val(p, o->opnds[1])->e[0];
@@ -529,7 +534,13 @@ bool nr_ptx_op_async_copy(NrPtx *p, NrOpId op) {
     NrDtype dt = (NrDtype)nr_type(p->m, nr_val_type(p->f, ptr))->dtype;
     if (nr_type(p->m, nr_val_type(p->f, ptr))->ptr > 1) dt = NR_DT_U64;
     int es = nr_ptx_smem_es(dt), n = pv->n;
+    if ((mask && nr_ptx_val(p, mask)->n != n) || (oth && nr_ptx_val(p, oth)->n != n)) {
+        nr_ptx_error(p, "async_copy operands in different layouts");
+        return false;
+    }
     NrPv *me = mask ? nr_ptx_val(p, mask)->e : NULL, *oe = oth ? nr_ptx_val(p, oth)->e : NULL;
+    /* 16-byte copies bypass L1 (.cg) unless the op asks for .ca */
+    bool ca16 = strcmp(nr_op_str(p->f, op, NR_A_CACHE, ""), ".ca") == 0;
     NrSmemAccess acc;
     nr_smem_access(L, &S, 16, p->a, &acc);
     int v = copy_run(p, L, &acc, ptr, mask, es);
@@ -554,7 +565,7 @@ bool nr_ptx_op_async_copy(NrPtx *p, NrOpId op) {
         NrPv pg = own;
         if (pg.r) snprintf(gd, sizeof gd, "@%s ", nr_ptx_reg(p, pg.r));
         else if (!pg.c) continue;
-        const char *lvl = bytes == 16 ? "cg" : "ca";
+        const char *lvl = bytes == 16 && !ca16 ? "cg" : "ca";
         NrPv src = nr_ptx_inreg(p, pv->e[r]);
         if (pred.r == 0 && pred.c) {
             nr_ptx_emit(p, "%scp.async.%s.shared.global %s, %s, %d;", gd, lvl, nr_ptx_addr(p, sa, imm),
