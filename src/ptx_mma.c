@@ -11,9 +11,10 @@
  *     m16n8k32 .s8 (.u8) into .s32, and .e4m3/.e5m2 on sm_89+ (PTX 8.4;
  *       f16 accumulators PTX 8.7).  Below sm_89 fp8 operands in k_width 4
  *       layouts run as two m16n8k16 f16 products per k32 step: each lane
- *       converts its own bytes, and the same renumbering of k on both
- *       operands (lane t's k = 4t + j for j < 2, k = 4t + 2 + j - 8 ...)
- *       leaves the sum over k unchanged.
+ *       converts its own bytes, and the same renumbering of k in both
+ *       operands (in each 16-wide half, lane t's k = 4t + j becomes f16
+ *       position 2t + j for j < 2, 2t + 6 + j for j >= 2) leaves the sum
+ *       over k unchanged.
  *   local_load into a dot_op layout: ldmatrix (.trans when the buffer's
  *     rows run along the operand's non-k dimension, 16-bit types only),
  *     else ld.shared (ptx_smem.c).
@@ -396,15 +397,15 @@ static bool tc_conversion(const NrModule *m, int32_t src, int32_t dst) {
            (src > 0 && src < m->nlayouts && m->layouts[src].kind == NR_LK_MMA && m->layouts[dst].kind != NR_LK_MMA);
 }
 
-/* The scratch layout of a conversion from S to D (layout def dl): 16-byte
+/* The scratch layout of a conversion from S to D: 16-byte
  * vectors along one dimension, swizzled over 128-byte rows.  For an mma
  * operand that dimension is k (so that ldmatrix fits), or for 16-bit types
  * the source's fastest dimension if it is the operand's other one
  * (ldmatrix .trans). */
 bool nr_ptx_conv_scratch_map(const NrModule *m, const NrPtxLay *S, const NrPtxLay *D, int es, NrSmemMap *out) {
     int rank = D->rank, c = fastest(D);
-    const NrLayout *dl = &m->layouts[D->layout];
     if (is_mma_operand(m, D->layout)) {
+        const NrLayout *dl = &m->layouts[D->layout];
         int kd = dl->op_idx == 0 ? rank - 1 : rank - 2, od = dl->op_idx == 0 ? rank - 2 : rank - 1;
         int sf = fastest(S);
         c = es == 2 && sf == od ? od : kd;
@@ -500,6 +501,7 @@ static void opnd_init(NrPtx *p, Opnd *o, NrValId v, NrDtype dt) {
     o->half = nr_alloc(p->a, sizeof(NrPv) * (size_t)o->R);
 }
 
+/* A cache slot is filled: cached values are never predicates (kind 0). */
 static bool have(NrPv v) { return v.k != 0 || v.r != 0 || v.c != 0; }
 
 /* The tf32 head (part 1) or tail (part 2) of f32 register r. */
