@@ -337,9 +337,12 @@ struct NrPtxThreadOff {
     uint32_t img[2 * NR_LL_MAX_BITS];  /* lane images, then warp images */
     int32_t reg;
 };
+struct NrPtxLdsmLoad;          /* ptx_mma.c: an ldmatrix load issued at its dot */
 struct NrPtxMma {
     NrPv **words;              /* per value id: the 32-bit words ldmatrix loaded it from, or NULL */
     int32_t *nwords;
+    struct NrPtxLdsmLoad **pending; /* per value id: its ldmatrix instructions, issued by the dot */
+    int32_t *uses;             /* uses per value id (computed when first needed) */
     struct NrPtxThreadOff *toffs; /* thread parts of shared addresses (prologue registers) */
     int ntoffs, captoffs;
 };

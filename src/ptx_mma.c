@@ -317,46 +317,113 @@ static bool is_mma_operand(const NrModule *m, int32_t id) {
     return par > 0 && par < m->nlayouts && m->layouts[par].kind == NR_LK_MMA;
 }
 
-/* ldmatrix per plan into the elements of value v (layout lay, dtype dt);
- * the words stay recorded for the dot. */
-static NrPv *ldsm_emit(NrPtx *p, const NrLdsmPlan *pl, int lay, NrPv base, NrDtype dt, NrValId v) {
-    const NrPtxLay *L = &p->lays[lay];
-    int R = 1 << L->nreg, nw = R / pl->epw;
-    NrPv *out = nr_alloc(p->a, sizeof(NrPv) * (size_t)R), *words = nr_alloc(p->a, sizeof(NrPv) * (size_t)nw);
+/* An ldmatrix load of a dot operand.  Its word and element registers are
+ * allocated up front; the instructions are issued at once, or - when the
+ * only reader is a dot (nr_ptx_op_local_load) - by the dot, each just
+ * before the first mma.sync that needs it, so that a tile's fragments live
+ * from their k-step on instead of all at once. */
+struct NrPtxLdsmLoad {
+    NrLdsmPlan plan;
+    NrPv base;
+    NrDtype dt;
+    NrPv *words, *elems;
+    uint8_t *issued;
     NrSmemAddr g;
-    nr_smem_addr_init(p, &g, base, pl->lane, 5, pl->warp, pl->nwarp, pl->es);
-    for (int h = 0; h < pl->ninstr; h++) {
-        const NrLdsmInstr *in = &pl->ins[h];
-        int64_t imm;
-        NrPv ad = nr_smem_addr(p, &g, in->off, &imm);
-        NrPv w[4];
-        char list[96];
-        size_t len = 0;
-        for (int j = 0; j < in->nmat; j++) {
-            w[j] = (NrPv){NR_PK_I32, nr_ptx_newreg(p, NR_PK_I32), 0};
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", j ? ", " : "", nr_ptx_reg(p, w[j].r));
-        }
-        nr_ptx_emit(p, "ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 {%s}, %s;", in->nmat, pl->trans ? ".trans" : "",
-                    list, nr_ptx_addr(p, ad, imm));
-        for (int j = 0; j < in->nmat; j++) {
-            words[in->word[j]] = w[j];
-            nr_ptx_unpack_word(p, dt, w[j], out + in->word[j] * pl->epw);
-        }
+    bool ginit;
+};
+
+/* Issues instruction h: the ldmatrix, then its words unpacked into the
+ * element registers (dead code for a dot that reads the words). */
+static void ldsm_issue(NrPtx *p, struct NrPtxLdsmLoad *L, int h) {
+    if (L->issued[h]) return;
+    L->issued[h] = 1;
+    const NrLdsmPlan *pl = &L->plan;
+    const NrLdsmInstr *in = &pl->ins[h];
+    if (!L->ginit) {
+        nr_smem_addr_init(p, &L->g, L->base, pl->lane, 5, pl->warp, pl->nwarp, pl->es);
+        L->ginit = true;
     }
-    struct NrPtxMma *s = nr_ptx_mma_state(p);
-    if (v > 0 && v <= p->f->nvals) {
-        s->words[v] = words;
-        s->nwords[v] = nw;
+    int64_t imm;
+    NrPv ad = nr_smem_addr(p, &L->g, in->off, &imm);
+    char list[96];
+    size_t len = 0;
+    for (int j = 0; j < in->nmat; j++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", j ? ", " : "",
+                                nr_ptx_reg(p, L->words[in->word[j]].r));
+    nr_ptx_emit(p, "ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 {%s}, %s;", in->nmat, pl->trans ? ".trans" : "", list,
+                nr_ptx_addr(p, ad, imm));
+    if (pl->epw == 1) return; /* the elements are the words */
+    for (int j = 0; j < in->nmat; j++) {
+        NrPv e[4];
+        nr_ptx_unpack_word(p, L->dt, L->words[in->word[j]], e);
+        for (int i = 0; i < pl->epw; i++) nr_pb_mov_to(p, L->elems[in->word[j] * pl->epw + i], e[i]);
     }
-    return out;
 }
 
-/* Elements of layout lay (value v) from buffer S at base: ldmatrix where
- * it fits a tensor-core operand, else ld.shared. */
-static NrPv *load_operand(NrPtx *p, int lay, const NrSmemMap *S, NrPv base, NrDtype dt, NrValId v) {
+/* Registers r of a pending load are loaded from here on. */
+static void ldsm_need(NrPtx *p, struct NrPtxLdsmLoad *L, int r) {
+    if (L) ldsm_issue(p, L, r / L->plan.epw / L->plan.ins[0].nmat);
+}
+
+/* ldmatrix per plan into the elements of value v (layout lay, dtype dt);
+ * the words stay recorded for the dot; `defer` leaves the issue to it. */
+static NrPv *ldsm_load(NrPtx *p, const NrLdsmPlan *pl, int lay, NrPv base, NrDtype dt, NrValId v, bool defer) {
+    int R = 1 << p->lays[lay].nreg, nw = R / pl->epw;
+    struct NrPtxLdsmLoad *L = nr_alloc(p->a, sizeof *L);
+    L->plan = *pl;
+    L->base = base;
+    L->dt = dt;
+    L->words = nr_alloc(p->a, sizeof(NrPv) * (size_t)nw);
+    L->elems = nr_alloc(p->a, sizeof(NrPv) * (size_t)R);
+    L->issued = nr_alloc(p->a, (size_t)pl->ninstr);
+    NrPk k = nr_ptx_kind(dt);
+    for (int w = 0; w < nw; w++) L->words[w] = (NrPv){NR_PK_I32, nr_ptx_newreg(p, NR_PK_I32), 0};
+    for (int r = 0; r < R; r++)
+        L->elems[r] = pl->epw == 1 ? nr_pb_bits(p, k, L->words[r]) : (NrPv){(uint8_t)k, nr_ptx_newreg(p, k), 0};
+    struct NrPtxMma *s = nr_ptx_mma_state(p);
+    if (v > 0 && v <= p->f->nvals) {
+        s->words[v] = L->words;
+        s->nwords[v] = nw;
+        if (defer) s->pending[v] = L;
+    }
+    if (!defer || v <= 0 || v > p->f->nvals)
+        for (int h = 0; h < pl->ninstr; h++) ldsm_issue(p, L, h);
+    return L->elems;
+}
+
+/* A dot that reads ldmatrix words (not fp8 converted to f16 below sm_89). */
+static bool dot_reads_words(NrPtx *p, NrOpId dot) {
+    const NrOp *o = &p->f->ops[dot];
+    const NrType *rt = nr_type(p->m, nr_val_type(p->f, o->results[0]));
+    const NrLayout *l = layout_of(p->m, rt);
+    NrDtype a = type_dt(nr_type(p->m, nr_val_type(p->f, o->opnds[0])));
+    return l && l->kind == NR_LK_MMA && l->version == 2 && !(nr_dt_is_fp8(a) && p->sm < 89);
+}
+
+/* The load `op` of value v may be issued by its reader: v's only use is a
+ * dot later in the same block, and nothing between them can write shared
+ * memory or branch. */
+static bool deferrable(NrPtx *p, NrOpId op, NrValId v) {
+    struct NrPtxMma *s = nr_ptx_mma_state(p);
+    if (!s->uses) s->uses = nr_count_uses(p->f);
+    if (v <= 0 || v >= p->f->nvals || s->uses[v] != 1) return false;
+    for (NrOpId o = p->f->ops[op].next; o; o = p->f->ops[o].next) {
+        const NrOp *x = &p->f->ops[o];
+        for (int i = 0; i < x->nopnds; i++)
+            if (x->opnds[i] == v) return x->opc == NR_OP_DOT && i < 2 && dot_reads_words(p, o);
+        bool quiet = x->opc == NR_OP_LOCAL_LOAD || x->opc == NR_OP_MEMDESC_INDEX || (nr_op_info[x->opc].flags & NR_OPF_PURE);
+        if (x->nregions || !quiet) return false;
+    }
+    return false;
+}
+
+/* Elements of layout lay (value v, loaded by op, 0 for a conversion) from
+ * buffer S at base: ldmatrix where it fits a tensor-core operand, else
+ * ld.shared. */
+static NrPv *load_operand(NrPtx *p, NrOpId op, int lay, const NrSmemMap *S, NrPv base, NrDtype dt, NrValId v) {
     NrLdsmPlan pl;
     if (dt != NR_DT_I1 && is_mma_operand(p->m, p->lays[lay].layout) && nr_ldsm_plan(&p->lays[lay], S, p->a, &pl))
-        return ldsm_emit(p, &pl, lay, base, dt, v);
+        return ldsm_load(p, &pl, lay, base, dt, v, op && deferrable(p, op, v));
     return nr_smem_load(p, lay, S, base, dt);
 }
 
@@ -377,7 +444,7 @@ bool nr_ptx_op_local_load(NrPtx *p, NrOpId op) {
         return false;
     }
     NrPtxVal *bv = nr_ptx_val(p, b);
-    NrPv *e = load_operand(p, lay, &S, bv->e[0], type_dt(bt), r);
+    NrPv *e = load_operand(p, op, lay, &S, bv->e[0], type_dt(bt), r);
     nr_ptx_set(p, r, e, 1 << p->lays[lay].nreg);
     return true;
 }
@@ -466,7 +533,7 @@ bool nr_ptx_op_convert_layout(NrPtx *p, NrOpId op) {
     nr_ptx_bar(p); /* earlier readers of the scratch are done */
     nr_smem_store(p, av->lay, &S, base, dt, av->e);
     nr_ptx_bar(p);
-    nr_ptx_set(p, r, load_operand(p, dl, &S, base, dt, r), n);
+    nr_ptx_set(p, r, load_operand(p, 0, dl, &S, base, dt, r), n);
     return true;
 }
 
@@ -481,6 +548,7 @@ typedef struct Opnd {
     int nwords, wepw;
     NrPv *packed;     /* packed words by first register */
     NrPv *head, *tail, *half; /* tf32 head and tail, f16 conversion, by register */
+    struct NrPtxLdsmLoad *pending; /* ldmatrix not issued yet */
 } Opnd;
 
 static void opnd_init(NrPtx *p, Opnd *o, NrValId v, NrDtype dt) {
@@ -494,6 +562,7 @@ static void opnd_init(NrPtx *p, Opnd *o, NrValId v, NrDtype dt) {
         o->words = s->words[v];
         o->nwords = s->nwords[v];
         o->wepw = x->n / s->nwords[v];
+        o->pending = s->pending[v];
     }
     o->packed = nr_alloc(p->a, sizeof(NrPv) * (size_t)o->R);
     o->head = nr_alloc(p->a, sizeof(NrPv) * (size_t)o->R);
@@ -516,6 +585,7 @@ static NrPv tf32_part(NrPtx *p, Opnd *o, int r, int part) {
 /* The 32-bit instruction word of slots s[0..epw) (registers of o):
  * ldmatrix's word when the slots are one, else packed once. */
 static NrPv opnd_word(NrPtx *p, Opnd *o, const int32_t *s, int epw, int part, bool f8_as_f16) {
+    for (int j = 0; j < epw; j++) ldsm_need(p, o->pending, s[j]);
     if (epw == 1) { /* tf32 */
         NrPv x = part ? tf32_part(p, o, s[0], part) : tf32_part(p, o, s[0], 1);
         return nr_ptx_inreg(p, nr_pb_bits(p, NR_PK_I32, x));

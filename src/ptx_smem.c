@@ -40,6 +40,7 @@ struct NrPtxMma *nr_ptx_mma_state(NrPtx *p) {
         p->mma = nr_alloc(p->a, sizeof *p->mma);
         p->mma->words = nr_alloc(p->a, sizeof(NrPv *) * (size_t)(p->f ? p->f->nvals + 1 : 1));
         p->mma->nwords = nr_alloc(p->a, sizeof(int32_t) * (size_t)(p->f ? p->f->nvals + 1 : 1));
+        p->mma->pending = nr_alloc(p->a, sizeof(struct NrPtxLdsmLoad *) * (size_t)(p->f ? p->f->nvals + 1 : 1));
     }
     return p->mma;
 }
