@@ -64,8 +64,8 @@ def mmh(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexp
 # BF16-COUNT-16: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 # BF16: st.global.v2.b32
 
-# TF32: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-# TF32: ld.shared.b32
+# TF32-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+# TF32-DAG: ld.shared.b32
 # TF32: cvt.rna.tf32.f32
 # TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 # TF32-NOT: sub.rn.f32
