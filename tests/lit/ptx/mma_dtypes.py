@@ -81,8 +81,8 @@ def mmh(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexp
 
 # F8H: .version 8.4
 # F8H: .target sm_90
-# F8H: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-# F8H: ld.shared.u8
+# F8H-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+# F8H-DAG: ld.shared.u8
 # F8H: prmt.b32
 # F8H: mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32
 
