@@ -6,7 +6,8 @@ CC      ?= cc
 PYTHON  ?= python3
 BUILD   ?= build
 OPT     ?= -O2
-WARN    := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes -Werror
+WERROR  ?= -Werror
+WARN    := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes $(WERROR)
 CFLAGS  ?=
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC $(WARN) -Iinclude -Isrc $(SAN)
 LDLIBS  += -lm -lpthread -ldl

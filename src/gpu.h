@@ -77,6 +77,33 @@ NrTypeId nr_type_with_layout(NrModule *m, NrTypeId t, int32_t layout);
 int32_t nr_layout_default_blocked(NrModule *m, int rank, const int32_t *shape, int num_warps);
 int32_t nr_layout_slice(NrModule *m, int32_t parent, int dim);
 
+/* Constructors: intern the layout with the given fields (gpu_layout.c). */
+int32_t nr_layout_blocked(NrModule *m, int rank, const int32_t *spt, const int32_t *tpw, const int32_t *wpc,
+                          const int32_t *order);
+int32_t nr_layout_mma(NrModule *m, int version, int rank, const int32_t *wpc, const int32_t instr[3]);
+int32_t nr_layout_dot_op(NrModule *m, int32_t parent, int op_idx, int k_width);
+int32_t nr_layout_shared(NrModule *m, int rank, int vec, int per_phase, int max_phase, const int32_t *order);
+int32_t nr_layout_nvmma(NrModule *m, int rank, int swizzle_bytes, const int32_t *order);
+/* Every layout but shared says which thread holds which element. */
+bool nr_layout_is_distributed(const NrModule *m, int32_t id);
+/* Checks that layout `id` is well formed (its parent defined before it,
+ * field values in range; warps multiply to num_warps when num_warps > 0);
+ * false with a message in why[0..n). */
+bool nr_layout_check(const NrModule *m, int32_t id, int num_warps, char *why, size_t n);
+
+/* Element offset of `coords` in a shared-memory buffer of `shape` laid out by
+ * shared layout `layout`.  rank is the layout's rank, or one more: then the
+ * leading dimension indexes the buffers of a multi-buffered allocation.
+ *   shared: rows along order[1], columns along order[0] (outer dimensions
+ *     follow in order); the column's vec-element group is XORed with the
+ *     phase (row / per_phase) % max_phase, limited to the groups of a row.
+ *   nvmma: columns are split into blocks of swizzle_bytes (one block after
+ *     another in memory, each holding every row); within a block the 16-byte
+ *     chunk index (byte address bits 4..6) is XORed with address bits 7..9,
+ *     as TMA and wgmma read them (no swizzle: swizzle_bytes = 0). */
+int64_t nr_shared_offset(const NrModule *m, int32_t layout, int rank, const int32_t *shape, int elem_bytes,
+                         const int32_t *coords);
+
 /* --- linear layouts ------------------------------------------------------------------------------ */
 #define NR_LL_MAX_BITS 20
 
@@ -126,6 +153,31 @@ typedef struct NrGpuOptions {
     FILE *dump;
 } NrGpuOptions;
 
+/* The GPU passes, each runnable alone (`nereid opt --pass NAME`); the target
+ * comes from the module's attributes (num_warps, sm; gpu-convert sets them:
+ * 4 warps and sm 80 unless the module names others).  docs/gpu.md.
+ *   gpu-convert          block IR -> GPU IR: default layouts, slices for
+ *                        reductions, mma/dot_op layouts for dots
+ *   gpu-coalesce         per load/store/atomic: the blocked layout giving each
+ *                        thread the widest aligned vector
+ *   gpu-remove-converts  re-solves every layout from the memory ops and dots,
+ *                        keeping only the conversions that must stay
+ *   gpu-pipeline         software pipelining: loads feeding dots become cp.async
+ *                        copies into num_stages-buffered shared memory
+ *   gpu-smem             shared-memory offsets (smem_offset) and the total
+ *   gpu-barriers         barriers between shared-memory writes and later accesses
+ * They are registered with the block passes (passes.h's nr_pass_find). */
+bool nr_gpu_convert(NrModule *m, NrDiags *d);
+bool nr_gpu_coalesce(NrModule *m, NrDiags *d);
+bool nr_gpu_remove_converts(NrModule *m, NrDiags *d);
+bool nr_gpu_pipeline_loops(NrModule *m, NrDiags *d);
+bool nr_gpu_alloc_smem(NrModule *m, NrDiags *d);
+bool nr_gpu_barriers(NrModule *m, NrDiags *d);
+
+/* Bytes of shared memory op needs for its own scratch (reductions across
+ * warps, layout conversions, ...), 0 if none: the PTX emitter's answer. */
+int64_t nr_ptx_scratch_bytes(NrFunc *f, NrOpId op);
+
 /* Convert a block-IR module (after the block pipeline) to GPU IR and run the
  * GPU passes: layouts + coalescing, dots on tensor cores, pipelining, fewer
  * layout conversions, shared-memory allocation, barriers. */
@@ -143,11 +195,5 @@ typedef struct NrPtxInfo {
 } NrPtxInfo;
 /* nr_emit_ptx, also filling *info (if not NULL). */
 char *nr_emit_ptx_info(NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrPtxInfo *info);
-/* Bytes of scratch shared memory op needs while it runs (layout
- * conversions, reductions across warps, the FMA dot's operand staging,
- * replicated atomics), 0 if none.  The shared-memory allocation pass
- * reserves them and records the offset in the op's smem_offset attribute;
- * ops without it use an area after every recorded allocation. */
-int64_t nr_ptx_scratch_bytes(NrFunc *f, NrOpId op);
 
 #endif

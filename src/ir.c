@@ -247,11 +247,11 @@ static void print_elem(const NrType *t, FILE *out) {
 
 void nr_type_print(const NrModule *m, NrTypeId id, FILE *out) {
     const NrType *t = &m->types[id];
-    if (t->rank == 0) {
+    if (t->rank == 0 && t->kind != NR_TK_MEMDESC) {
         print_elem(t, out);
         return;
     }
-    fputs("tensor<", out);
+    fputs(t->kind == NR_TK_MEMDESC ? "!smem<" : "tensor<", out);
     for (int i = 0; i < t->rank; i++) fprintf(out, "%dx", t->shape[i]);
     print_elem(t, out);
     if (t->layout) fprintf(out, ", #L%d", t->layout);

@@ -63,7 +63,10 @@ NrDtype nr_dtype_from_sig(const char *s, size_t n);
 /* --- types ----------------------------------------------------------------------------------- */
 typedef int32_t NrTypeId;
 
-typedef enum { NR_TK_VALUE = 0 } NrTypeKind;  /* more kinds (tensor descriptors) come later */
+typedef enum {
+    NR_TK_VALUE = 0,
+    NR_TK_MEMDESC,     /* GPU IR: a shared-memory buffer, `!smem<[B x] shape x elem, #Ln>` (gpu.h) */
+} NrTypeKind;  /* more kinds (tensor descriptors) come later */
 
 typedef struct NrType {
     uint8_t kind;      /* NrTypeKind */
@@ -184,6 +187,7 @@ typedef struct NrFunc {
     NrParam *params;        /* one per body argument */
     NrTypeId *rtypes;       /* result types */
     int32_t nrtypes;
+    int64_t smem_bytes;     /* GPU IR: shared memory the kernel uses, set by gpu_smem.c (`smem = N`) */
     NrOp *ops;       int32_t nops, capops;      /* [0] unused */
     NrValue *vals;   int32_t nvals, capvals;    /* [0] unused */
     NrBlock *blocks; int32_t nblocks, capblocks;/* [0] unused */

@@ -13,6 +13,7 @@
  * stays inside the text.  Newlines are white space except in one place: an
  * op's operand list starts on the line of its name, so that `yield` or
  * `barrier` followed by an op on the next line is not misread. */
+#include "gpu.h"
 #include "ir.h"
 #include "util.h"
 
@@ -34,6 +35,7 @@ typedef enum {
     T_EOF, T_ERR, T_IDENT, T_VALUE, T_FUNC, T_INT, T_FLOAT, T_STRING,
     T_LBRACE, T_RBRACE, T_LPAREN, T_RPAREN, T_LBRACK, T_RBRACK,
     T_COMMA, T_COLON, T_EQ, T_CARET, T_MINUS, T_ARROW,
+    T_HASH, T_LT, T_GT, T_BANG,     /* GPU IR: layout table and !smem types */
 } TokKind;
 
 typedef struct Tok {
@@ -189,6 +191,10 @@ static Tok lex(Parser *p, LexPos *lp) {
     case ':': t.kind = T_COLON; break;
     case '=': t.kind = T_EQ; break;
     case '^': t.kind = T_CARET; break;
+    case '#': t.kind = T_HASH; break;
+    case '<': t.kind = T_LT; break;
+    case '>': t.kind = T_GT; break;
+    case '!': t.kind = T_BANG; break;
     case '-':
         if (peekc(p, i + 1) == '>') {
             t.kind = T_ARROW;
@@ -466,19 +472,33 @@ static bool scan_dim(TypeScan *s, const char *what, int32_t *out) {
     return true;
 }
 
-/* type := elem | 'tensor' '<' (dim 'x')+ elem [',' '#L' INT] '>' */
+/* The word at the scan position is exactly `w` followed by '<'. */
+static bool scan_opens(TypeScan *s, const char *w) {
+    size_t n = strlen(w);
+    for (size_t i = 0; i < n; i++)
+        if (peekc(s->p, s->lp.pos + i) != (unsigned char)w[i]) return false;
+    return peekc(s->p, s->lp.pos + n) == '<';
+}
+
+/* type := elem | ('tensor' | '!smem') '<' (dim 'x')+ elem [',' '#L' INT] '>'
+ * A `!smem` buffer (GPU IR) always names its shared layout. */
 static NrTypeId parse_type(Parser *p) {
     if (p->failed) return NR_NONE;
-    if (p->tok.kind != T_IDENT) {
+    if (p->tok.kind != T_IDENT && p->tok.kind != T_BANG) {
         error_tok(p, "a type");
         return NR_NONE;
     }
     TypeScan s = {p, pos_of_tok(&p->tok), p->tok.line, p->tok.col, p->tok.start};
     NrType t;
     memset(&t, 0, sizeof t);
-    size_t n = scan_word(&s);
-    if (n == 6 && memcmp(p->src + s.lp.pos, "tensor", 6) == 0 && peekc(p, s.lp.pos + 6) == '<') {
-        s.lp.pos += 7;
+    bool smem = scan_opens(&s, "!smem");
+    if (p->tok.kind == T_BANG && !smem) {
+        error_at(p, scan_loc(&s), "expected a type ('!smem<...>')");
+        return NR_NONE;
+    }
+    if (smem || scan_opens(&s, "tensor")) {
+        s.lp.pos += smem ? 6 : 7;
+        if (smem) t.kind = NR_TK_MEMDESC;
         for (;;) {
             scan_blanks(&s);
             if (!is_digit(peekc(p, s.lp.pos))) break;
@@ -495,20 +515,25 @@ static NrTypeId parse_type(Parser *p) {
             s.lp.pos++;
         }
         if (t.rank == 0) {
-            error_at(p, scan_loc(&s), "a tensor type needs at least one dimension");
+            error_at(p, scan_loc(&s), "a %s type needs at least one dimension", smem ? "!smem" : "tensor");
             return NR_NONE;
         }
         if (!scan_elem(&s, &t)) return NR_NONE;
         scan_blanks(&s);
-        if (peekc(p, s.lp.pos) == ',') {
-            s.lp.pos++;
+        if (peekc(p, s.lp.pos) == ',' || smem) {
+            if (!scan_char(&s, ',', "',' and the buffer's shared layout")) return NR_NONE;
             scan_blanks(&s);
+            TypeScan at = s;
             if (peekc(p, s.lp.pos) != '#' || peekc(p, s.lp.pos + 1) != 'L' || !is_digit(peekc(p, s.lp.pos + 2))) {
                 error_at(p, scan_loc(&s), "expected a layout '#L<n>'");
                 return NR_NONE;
             }
             s.lp.pos += 2;
             if (!scan_dim(&s, "layout ids", &t.layout)) return NR_NONE;
+            if (t.layout >= p->m->nlayouts) {
+                error_at(p, scan_loc(&at), "undefined layout #L%d", t.layout);
+                return NR_NONE;
+            }
         }
         if (!scan_char(&s, '>', "'>'")) return NR_NONE;
     } else if (!scan_elem(&s, &t)) {
@@ -925,7 +950,7 @@ static const char *func_name(Parser *p, const Tok *t) {
 }
 
 /* func := 'func' FUNCNAME '(' [param (',' param)*] ')' ['->' '(' [type (',' type)*] ')']
- *         ('kernel' | 'noinline')* '{' op* '}' */
+ *         ('kernel' | 'noinline')* ['smem' '=' INT] '{' op* '}' */
 static bool parse_func(Parser *p) {
     Tok kw = p->tok;
     advance(p);
@@ -968,12 +993,22 @@ static bool parse_func(Parser *p) {
         *flag = true;
         advance(p);
     }
+    int64_t smem = 0;
+    if (tok_is(p, &p->tok, "smem")) {
+        advance(p);
+        if (!expect(p, T_EQ, "'=' after 'smem'") || !parse_int64(p, &smem)) return false;
+        if (smem < 0) {
+            error_at(p, tok_loc(p, &kw), "smem must not be negative");
+            return false;
+        }
+    }
 
     NrTypeId *argtypes = nr_alloc(&p->scratch, sizeof(NrTypeId) * (size_t)(nparams ? nparams : 1));
     for (int i = 0; i < nparams; i++) argtypes[i] = params[i].type;
     NrFunc *f = nr_func_new(p->m, name, nparams, argtypes, nrtypes, rtypes);
     f->is_kernel = kernel;
     f->noinline = noinline;
+    f->smem_bytes = smem;
     f->loc = tok_loc(p, &kw);
     p->f = f;
     reset_names(p);
@@ -991,12 +1026,211 @@ static bool parse_func(Parser *p) {
     return !p->failed && expect(p, T_RBRACE, "'}' to close the function body");
 }
 
-/* module := 'module' '{' func* '}' EOF  |  func* EOF */
+/* --- the GPU module header and layout table ------------------------------------------------------ */
+/* attributes := 'attributes' '{' 'num_warps' '=' INT ',' 'sm' '=' INT '}' */
+static bool parse_module_attrs(Parser *p) {
+    advance(p);
+    if (!expect(p, T_LBRACE, "'{' after 'attributes'")) return false;
+    Tok t = p->tok;
+    if (!tok_is(p, &t, "num_warps")) {
+        error_tok(p, "'num_warps'");
+        return false;
+    }
+    advance(p);
+    if (!expect(p, T_EQ, "'='") || !parse_int32(p, 1, &p->m->num_warps)) return false;
+    if (!nr_is_pow2(p->m->num_warps) || p->m->num_warps > 32) {
+        error_at(p, tok_loc(p, &t), "num_warps must be a power of two from 1 to 32, got %d", p->m->num_warps);
+        return false;
+    }
+    if (!expect(p, T_COMMA, "','")) return false;
+    if (!tok_is(p, &p->tok, "sm")) {
+        error_tok(p, "'sm'");
+        return false;
+    }
+    advance(p);
+    return expect(p, T_EQ, "'='") && parse_int32(p, 0, &p->m->sm) && expect(p, T_RBRACE, "'}'");
+}
+
+/* layoutref := '#' 'L' INT  (an id defined before `limit`) */
+static bool parse_layout_ref(Parser *p, int32_t limit, int32_t *id) {
+    Tok h = p->tok;
+    if (!expect(p, T_HASH, "a layout '#L<n>'")) return false;
+    Tok t = p->tok;
+    size_t n = t.end - t.start;
+    const char *w = p->src + t.start;
+    int64_t v = 0;
+    bool ok = t.kind == T_IDENT && t.start == h.end && n >= 2 && n <= 10 && w[0] == 'L';
+    for (size_t i = 1; ok && i < n; i++) {
+        ok = is_digit(w[i]);
+        v = v * 10 + (w[i] - '0');
+    }
+    if (!ok || v < 1) {
+        error_at(p, tok_loc(p, &h), "expected a layout '#L<n>'");
+        return false;
+    }
+    if (v >= limit) {
+        error_at(p, tok_loc(p, &h), "undefined layout #L%lld", (long long)v);
+        return false;
+    }
+    *id = (int32_t)v;
+    advance(p);
+    return true;
+}
+
+/* '[' INT (',' INT)* ']' with at most NR_MAX_RANK entries */
+static bool parse_small_list(Parser *p, int32_t *v, int *n) {
+    *n = 0;
+    if (!expect(p, T_LBRACK, "'['")) return false;
+    do {
+        if (*n == NR_MAX_RANK) {
+            error_at(p, tok_loc(p, &p->tok), "more than %d entries", NR_MAX_RANK);
+            return false;
+        }
+        if (!parse_int32(p, INT32_MIN, &v[(*n)++])) return false;
+    } while (accept(p, T_COMMA));
+    return expect(p, T_RBRACK, "',' or ']'");
+}
+
+/* One field `key = value` of a layout; kinds: 'i' INT, 'l' list, 'r' layout ref.
+ * `first` is false for the fields after a ','. */
+static bool parse_field(Parser *p, const char *key, char kind, bool first, int32_t limit, int32_t *v, int *n) {
+    if (!first && !expect(p, T_COMMA, "','")) return false;
+    if (!tok_is(p, &p->tok, key)) {
+        error_tok(p, nr_sprintf(&p->scratch, "'%s'", key));
+        return false;
+    }
+    advance(p);
+    if (!expect(p, T_EQ, "'='")) return false;
+    if (kind == 'l') return parse_small_list(p, v, n);
+    *n = 1;
+    if (kind == 'r') return parse_layout_ref(p, limit, v);
+    return parse_int32(p, INT32_MIN, v);
+}
+
+/* layout := 'blocked' '<' 'spt' '=' list ',' 'tpw' '=' list ',' 'wpc' '=' list ',' 'order' '=' list '>'
+ *         | 'slice' '<' 'dim' '=' INT ',' 'parent' '=' layoutref '>'
+ *         | 'mma' '<' 'version' '=' INT ',' 'wpc' '=' list ',' 'instr' '=' list '>'
+ *         | 'dot_op' '<' 'op_idx' '=' INT ',' 'parent' '=' layoutref ',' 'k_width' '=' INT '>'
+ *         | 'shared' '<' 'vec' '=' INT ',' 'per_phase' '=' INT ',' 'max_phase' '=' INT ',' 'order' '=' list '>'
+ *         | 'nvmma_shared' '<' 'swizzle' '=' INT ',' 'order' '=' list '>'
+ * Fields come in this order; `self` is the id being defined. */
+static bool parse_layout(Parser *p, int32_t self, NrLayout *l) {
+    static const struct {
+        const char *name;
+        NrLayoutKind kind;
+        const char *keys[4];
+        const char *kinds;
+    } forms[] = {
+        {"blocked", NR_LK_BLOCKED, {"spt", "tpw", "wpc", "order"}, "llll"},
+        {"slice", NR_LK_SLICE, {"dim", "parent"}, "ir"},
+        {"mma", NR_LK_MMA, {"version", "wpc", "instr"}, "ill"},
+        {"dot_op", NR_LK_DOT_OP, {"op_idx", "parent", "k_width"}, "iri"},
+        {"shared", NR_LK_SHARED, {"vec", "per_phase", "max_phase", "order"}, "iiil"},
+        {"nvmma_shared", NR_LK_SHARED, {"swizzle", "order"}, "il"},
+    };
+    int f = -1;
+    for (int i = 0; i < (int)NR_COUNTOF(forms); i++)
+        if (tok_is(p, &p->tok, forms[i].name)) f = i;
+    if (f < 0) {
+        error_tok(p, "a layout (blocked, slice, mma, dot_op, shared or nvmma_shared)");
+        return false;
+    }
+    Tok kw = p->tok;
+    advance(p);
+    if (!expect(p, T_LT, "'<'")) return false;
+    int32_t v[4][NR_MAX_RANK] = {{0}};
+    int n[4] = {0};
+    int nf = (int)strlen(forms[f].kinds);
+    for (int i = 0; i < nf; i++)
+        if (!parse_field(p, forms[f].keys[i], forms[f].kinds[i], i == 0, self, v[i], &n[i])) return false;
+    if (!expect(p, T_GT, "'>'")) return false;
+    memset(l, 0, sizeof *l);
+    l->kind = (uint8_t)forms[f].kind;
+    int rank = n[nf - 1]; /* the order list, where there is one */
+    if (f == 0 && (n[0] != rank || n[1] != rank || n[2] != rank)) {
+        error_at(p, tok_loc(p, &kw), "the lists of a blocked layout must have one entry per dimension");
+        return false;
+    }
+    switch (f) {
+    case 0:
+        l->rank = (uint8_t)rank;
+        memcpy(l->size_per_thread, v[0], sizeof v[0]);
+        memcpy(l->threads_per_warp, v[1], sizeof v[1]);
+        memcpy(l->warps_per_cta, v[2], sizeof v[2]);
+        memcpy(l->order, v[3], sizeof v[3]);
+        break;
+    case 1:
+        l->dim = v[0][0];
+        l->parent = v[1][0];
+        l->rank = (uint8_t)(p->m->layouts[l->parent].rank - 1);
+        break;
+    case 2:
+        if (n[2] != 3) {
+            error_at(p, tok_loc(p, &kw), "mma instr must have 3 entries (m, n, k)");
+            return false;
+        }
+        l->version = v[0][0];
+        l->rank = (uint8_t)n[1];
+        memcpy(l->warps_per_cta, v[1], sizeof v[1]);
+        memcpy(l->instr, v[2], sizeof l->instr);
+        break;
+    case 3:
+        l->op_idx = v[0][0];
+        l->parent = v[1][0];
+        l->k_width = v[2][0];
+        l->rank = p->m->layouts[l->parent].rank;
+        break;
+    case 4:
+        l->rank = (uint8_t)rank;
+        l->vec = v[0][0];
+        l->per_phase = v[1][0];
+        l->max_phase = v[2][0];
+        memcpy(l->order, v[3], sizeof v[3]);
+        break;
+    default:
+        l->rank = (uint8_t)rank;
+        l->nvmma = true;
+        l->swizzle_bytes = v[0][0];
+        memcpy(l->order, v[1], sizeof v[1]);
+        break;
+    }
+    return true;
+}
+
+/* layoutdef := '#' 'L' INT '=' layout   (ids 1, 2, ... in order) */
+static bool parse_layout_def(Parser *p) {
+    Tok h = p->tok;
+    int32_t self = p->m->nlayouts ? p->m->nlayouts : 1;
+    int32_t id = 0;
+    if (!parse_layout_ref(p, INT32_MAX, &id)) return false;
+    if (id != self) {
+        error_at(p, tok_loc(p, &h), "expected layout #L%d here (layouts are numbered from 1 in order), got #L%d", self,
+                 id);
+        return false;
+    }
+    NrLayout l;
+    if (!expect(p, T_EQ, "'='") || !parse_layout(p, self, &l)) return false;
+    int32_t got = nr_layout_intern(p->m, &l);
+    if (got != self) {
+        error_at(p, tok_loc(p, &h), "layout #L%d repeats #L%d", self, got);
+        return false;
+    }
+    char why[200];
+    if (!nr_layout_check(p->m, self, p->m->num_warps, why, sizeof why)) {
+        error_at(p, tok_loc(p, &h), "layout #L%d: %s", self, why);
+        return false;
+    }
+    return true;
+}
+
+/* module := 'module' [attributes] '{' layoutdef* func* '}' EOF  |  func* EOF */
 static bool parse_module(Parser *p) {
     bool wrapped = tok_is(p, &p->tok, "module");
     if (wrapped) {
         advance(p);
+        if (tok_is(p, &p->tok, "attributes") && !parse_module_attrs(p)) return false;
         if (!expect(p, T_LBRACE, "'{' after 'module'")) return false;
+        while (!p->failed && p->tok.kind == T_HASH) parse_layout_def(p);
     }
     while (!p->failed && tok_is(p, &p->tok, "func")) parse_func(p);
     if (p->failed) return false;

@@ -12,6 +12,7 @@
  * The printer never fails on malformed IR: a value that has no number yet (a
  * use before its definition, an out-of-range id) prints as %<undef:ID>, which
  * the parser rejects, so broken IR cannot silently read back as valid. */
+#include "gpu.h"
 #include "ir.h"
 #include "util.h"
 
@@ -290,6 +291,7 @@ static void print_func(const NrFunc *f, bool locs, FILE *out, int ind) {
     }
     if (f->is_kernel) fputs(" kernel", out);
     if (f->noinline) fputs(" noinline", out);
+    if (f->smem_bytes > 0) fprintf(out, " smem = %lld", (long long)f->smem_bytes);
     fputs(" {\n", out);
     print_block(&p, f->body, ind + 2);
     indent(out, ind);
@@ -301,10 +303,20 @@ void nr_func_print(const NrFunc *f, const NrPrintOptions *opt, FILE *out) {
     print_func(f, opt && opt->locs, out, 0);
 }
 
+/* module := 'module' ['attributes' '{' 'num_warps' '=' INT ',' 'sm' '=' INT '}'] '{' layoutdef* func* '}'
+ * GPU IR: the target's attributes, then the layout table, one `#Ln = layout`
+ * line per id (gpu.h), then a blank line. */
 void nr_module_print(const NrModule *m, const NrPrintOptions *opt, FILE *out) {
-    fputs("module {\n", out);
+    if (m->num_warps > 0 || m->sm > 0)
+        fprintf(out, "module attributes {num_warps = %d, sm = %d} {\n", m->num_warps, m->sm);
+    else fputs("module {\n", out);
+    for (int32_t l = 1; l < m->nlayouts; l++) {
+        fprintf(out, "  #L%d = ", l);
+        nr_layout_print(m, l, out);
+        fputc('\n', out);
+    }
     for (int i = 0; i < m->nfuncs; i++) {
-        if (i) fputc('\n', out);
+        if (i || m->nlayouts > 1) fputc('\n', out);
         print_func(m->funcs[i], opt && opt->locs, out, 2);
     }
     fputs("}\n", out);

@@ -19,6 +19,7 @@
  *
  * The verifier does not change the module: its scratch memory (and the text
  * of its messages, before nr_error copies them) comes from a private arena. */
+#include "gpu.h"
 #include "ir.h"
 #include "util.h"
 
@@ -37,6 +38,7 @@ typedef struct V {
     bool ok;
     uint8_t *vis;        /* per value of f: currently visible */
     NrArena *scratch;    /* freed when the function is done */
+    bool gpu;            /* f is GPU IR: every block type carries a layout (gpu.h) */
 } V;
 
 /* --- diagnostics ------------------------------------------------------------------------------- */
@@ -83,10 +85,11 @@ static const char *tstr_of(V *v, const NrType *t) {
     for (int i = 0; i < t->ptr && n < 40; i++) n += (size_t)snprintf(elem + n, sizeof elem - n, "ptr<");
     n += (size_t)snprintf(elem + n, sizeof elem - n, "%s", t->dtype < NR_DT_COUNT ? nr_dtype_info[t->dtype].ir : "?");
     for (int i = 0; i < t->ptr && n < sizeof elem - 1; i++) elem[n++] = '>', elem[n] = 0;
-    if (t->rank == 0) return nr_strdup(v->scratch, elem);
+    if (t->rank == 0 && t->kind != NR_TK_MEMDESC) return nr_strdup(v->scratch, elem);
     n = 0;
     for (int i = 0; i < t->rank && i < NR_MAX_RANK; i++)
         n += (size_t)snprintf(dims + n, sizeof dims - n, "%dx", t->shape[i]);
+    if (t->kind == NR_TK_MEMDESC) return nr_sprintf(v->scratch, "!smem<%s%s, #L%d>", dims, elem, t->layout);
     if (t->layout) return nr_sprintf(v->scratch, "tensor<%s%s, #L%d>", dims, elem, t->layout);
     return nr_sprintf(v->scratch, "tensor<%s%s>", dims, elem);
 }
@@ -153,6 +156,45 @@ static bool expect_same(V *v, NrOpId op, const char *what, NrTypeId got, NrTypeI
     return expect_type(v, op, what, got, ty(v, want));
 }
 
+/* The layout of a type: none on scalars and outside GPU IR; in GPU IR a
+ * distributed layout of the block's rank on every block, a shared layout on
+ * every !smem buffer (whose rank may have one leading buffer dimension more).
+ * false with the reason in buf. */
+static bool check_type_layout(V *v, const NrType *T, char *buf, size_t n) {
+    const NrModule *m = v->m;
+    bool valid_id = T->layout > 0 && T->layout < m->nlayouts;
+    if (T->kind == NR_TK_MEMDESC) {
+        if (!valid_id || m->layouts[T->layout].kind != NR_LK_SHARED) {
+            snprintf(buf, n, "whose layout is not a shared layout");
+            return false;
+        }
+        int lr = m->layouts[T->layout].rank;
+        if (T->rank != lr && T->rank != lr + 1) {
+            snprintf(buf, n, "whose rank is neither its layout's (%d) nor one more", lr);
+            return false;
+        }
+        if (T->ptr) {
+            snprintf(buf, n, "a shared-memory buffer of pointers");
+            return false;
+        }
+        return true;
+    }
+    if (T->layout == 0) {
+        if (!v->gpu || T->rank == 0) return true;
+        snprintf(buf, n, "without a layout (in GPU IR every block has one)");
+        return false;
+    }
+    if (T->rank == 0) {
+        snprintf(buf, n, "a scalar with a layout");
+        return false;
+    }
+    if (!valid_id || !nr_layout_is_distributed(m, T->layout) || m->layouts[T->layout].rank != T->rank) {
+        snprintf(buf, n, "whose layout is not a distributed layout of rank %d", T->rank);
+        return false;
+    }
+    return true;
+}
+
 /* A type is well-formed and within the block limits: dims powers of two and
  * at most MAX_BLOCK_ELEMS elements.  `what` names it for the message. */
 static bool check_type(V *v, NrOpId op, const char *what, NrTypeId t) {
@@ -162,12 +204,18 @@ static bool check_type(V *v, NrOpId op, const char *what, NrTypeId t) {
     } else {
         const NrType *T = ty(v, t);
         buf[0] = 0;
-        if (T->kind != NR_TK_VALUE || T->dtype == NR_DT_INVALID || T->dtype >= NR_DT_COUNT || T->rank > NR_MAX_RANK) {
+        if ((T->kind != NR_TK_VALUE && T->kind != NR_TK_MEMDESC) || T->dtype == NR_DT_INVALID ||
+            T->dtype >= NR_DT_COUNT || T->rank > NR_MAX_RANK) {
             snprintf(buf, sizeof buf, "%s has a malformed type", what);
+        } else if (!check_type_layout(v, T, buf, sizeof buf)) {
+            const char *why = nr_strdup(v->scratch, buf);
+            snprintf(buf, sizeof buf, "%s has type %s, %s", what, tstr(v, t), why);
         } else {
             int64_t n = 1;
+            /* the buffer count of a multi-buffered allocation is any positive number */
+            bool buffers = T->kind == NR_TK_MEMDESC && T->rank == v->m->layouts[T->layout].rank + 1;
             for (int i = 0; i < T->rank && !buf[0]; i++) {
-                if (!nr_is_pow2(T->shape[i])) {
+                if (!nr_is_pow2(T->shape[i]) && !(buffers && i == 0 && T->shape[0] > 0)) {
                     snprintf(buf, sizeof buf, "%s has type %s, whose dimension %d is not a power of two", what,
                              tstr(v, t), T->shape[i]);
                 } else {
@@ -880,6 +928,205 @@ static void rule_assume(V *v, NrOpId op) {
         op_error(v, op, "operand 0 must be an i1 scalar, got %s", tstr(v, otype(v, op, 0)));
 }
 
+/* --- GPU level (gpu.h) ------------------------------------------------------------------------- */
+static const NrLayout *layout_of(const V *v, const NrType *t) {
+    return t->layout > 0 && t->layout < v->m->nlayouts ? &v->m->layouts[t->layout] : NULL;
+}
+
+static bool is_block_value(const NrType *t) { return t->kind == NR_TK_VALUE && t->rank > 0; }
+
+/* A single buffer (no leading buffer dimension). */
+static bool single_buffer(V *v, NrOpId op, const char *what, const NrType *t, NrTypeId id) {
+    if (t->kind != NR_TK_MEMDESC) {
+        op_error(v, op, "%s must be a shared-memory buffer (!smem), got %s", what, tstr(v, id));
+        return false;
+    }
+    if (t->rank != v->m->layouts[t->layout].rank) {
+        op_error(v, op, "%s is a multi-buffered allocation %s; take one buffer with memdesc_index", what, tstr(v, id));
+        return false;
+    }
+    return true;
+}
+
+/* Block a (a distributed block) and buffer b hold the same shape and element. */
+static void same_contents(V *v, NrOpId op, NrTypeId a, NrTypeId b) {
+    const NrType *A = ty(v, a), *B = ty(v, b);
+    if (!is_block_value(A)) op_error(v, op, "expected a block, got %s", tstr(v, a));
+    else if (!same_shape(A, B) || !same_elem(A, B))
+        op_error(v, op, "%s and %s differ in shape or element", tstr(v, a), tstr(v, b));
+}
+
+static void rule_convert_layout(V *v, NrOpId op) {
+    const NrType *a = oty(v, op, 0), *r = rty(v, op, 0);
+    if (!is_block_value(a) || !is_block_value(r) || !same_shape(a, r) || !same_elem(a, r))
+        op_error(v, op, "cannot convert %s to %s: expected blocks of one shape and element", tstr(v, otype(v, op, 0)),
+                 tstr(v, rtype(v, op, 0)));
+}
+
+static void rule_local_alloc(V *v, NrOpId op) {
+    const NrOp *o = &v->f->ops[op];
+    const NrType *r = rty(v, op, 0);
+    if (r->kind != NR_TK_MEMDESC) {
+        op_error(v, op, "result must be a shared-memory buffer (!smem), got %s", tstr(v, rtype(v, op, 0)));
+        return;
+    }
+    if (o->nopnds > 1) op_error(v, op, "expected at most 1 operand (the initial value), got %d", o->nopnds);
+    else if (o->nopnds == 1 && single_buffer(v, op, "result", r, rtype(v, op, 0)))
+        same_contents(v, op, otype(v, op, 0), rtype(v, op, 0));
+}
+
+static void rule_local_load(V *v, NrOpId op) {
+    if (single_buffer(v, op, "operand 0", oty(v, op, 0), otype(v, op, 0)))
+        same_contents(v, op, rtype(v, op, 0), otype(v, op, 0));
+}
+
+static void rule_local_store(V *v, NrOpId op) {
+    if (single_buffer(v, op, "operand 1", oty(v, op, 1), otype(v, op, 1)))
+        same_contents(v, op, otype(v, op, 0), otype(v, op, 1));
+}
+
+static void rule_memdesc_index(V *v, NrOpId op) {
+    const NrType *a = oty(v, op, 0);
+    if (a->kind != NR_TK_MEMDESC || a->rank != v->m->layouts[a->layout].rank + 1) {
+        op_error(v, op, "operand 0 must be a multi-buffered allocation, got %s", tstr(v, otype(v, op, 0)));
+        return;
+    }
+    NrType i32 = scalar_of(NR_DT_I32);
+    expect_type(v, op, "operand 1 (index)", otype(v, op, 1), &i32);
+    NrType want = *a;
+    want.rank = (uint8_t)(a->rank - 1);
+    for (int i = 0; i < want.rank; i++) want.shape[i] = a->shape[i + 1];
+    want.shape[want.rank] = 0;
+    expect_type(v, op, "result", rtype(v, op, 0), &want);
+}
+
+static void rule_async_copy(V *v, NrOpId op) {
+    NrType pt;
+    if (!pointer_operand(v, op, &pt)) return;
+    if (!single_buffer(v, op, "operand 1", oty(v, op, 1), otype(v, op, 1))) return;
+    const NrType *b = oty(v, op, 1);
+    if (pt.rank == 0 || !same_shape(&pt, b) || !same_elem(&pt, b))
+        op_error(v, op, "pointers %s do not address the elements of %s", tstr(v, otype(v, op, 0)),
+                 tstr(v, otype(v, op, 1)));
+    check_mask(v, op, 2);
+    if (v->f->ops[op].opnds[3]) expect_type(v, op, "operand 3 (other)", otype(v, op, 3), &pt);
+    get_choice(v, op, NR_A_CACHE, k_cache, false);
+}
+
+static void rule_async_wait(V *v, NrOpId op) {
+    int64_t num;
+    get_int_in(v, op, NR_A_NUM, 0, 1 << 16, &num);
+}
+
+/* Operand i of a dot with result layout R: the dot_op layout of R for
+ * operand i, with the k_width the operand's element width needs on mma. */
+static void check_dot_operand(V *v, NrOpId op, int i, int32_t R) {
+    const NrType *t = oty(v, op, i);
+    const NrLayout *l = layout_of(v, t);
+    if (!l || l->kind != NR_LK_DOT_OP || l->op_idx != i || l->parent != R) {
+        op_error(v, op, "operand %d has type %s, expected the dot_op layout (op_idx = %d, parent = #L%d) of the result",
+                 i, tstr(v, otype(v, op, i)), i, R);
+        return;
+    }
+    const NrLayout *p = &v->m->layouts[R];
+    int bytes = nr_dtype_info[t->dtype].bytes;
+    if (p->kind == NR_LK_MMA && (bytes > 4 || l->k_width != 4 / bytes || p->instr[2] != 8 * l->k_width))
+        op_error(v, op, "operand %d (%s) needs k_width %d and an instruction k of %d", i, nr_dtype_info[t->dtype].ir,
+                 bytes <= 4 ? 4 / bytes : 0, bytes <= 4 ? 32 / bytes : 0);
+}
+
+static bool permuted_blocked(const NrLayout *a, const NrLayout *r, const NrAttr *order) {
+    if (a->kind != NR_LK_BLOCKED || r->kind != NR_LK_BLOCKED || a->rank != r->rank || order->n != a->rank) return false;
+    int inv[NR_MAX_RANK];
+    for (int i = 0; i < a->rank; i++) inv[order->v.ints[i]] = i;
+    for (int i = 0; i < a->rank; i++) {
+        int j = (int)order->v.ints[i];
+        if (r->size_per_thread[i] != a->size_per_thread[j] || r->threads_per_warp[i] != a->threads_per_warp[j] ||
+            r->warps_per_cta[i] != a->warps_per_cta[j] || r->order[i] != inv[a->order[i]])
+            return false;
+    }
+    return true;
+}
+
+/* How layouts of a GPU function's ops relate (after the op's own rule). */
+static void gpu_layout_rules(V *v, NrOpId op) {
+    const NrOp *o = &v->f->ops[op];
+    NrOpcode opc = (NrOpcode)o->opc;
+    /* SAME and CMP ops compare whole types, layouts included */
+    if ((nr_op_info[opc].flags & NR_OPF_ELEM) && nr_op_info[opc].vclass == NR_VC_CUSTOM) {
+        int32_t want = o->nresults ? rty(v, op, 0)->layout : 0;
+        for (int i = 0; i < o->nopnds; i++) {
+            if (!o->opnds[i] || !is_block_value(oty(v, op, i)) || oty(v, op, i)->layout == want) continue;
+            op_error(v, op, "operand %d has type %s, but an elementwise op keeps one layout (the result's #L%d)", i,
+                     tstr(v, otype(v, op, i)), want);
+            return;
+        }
+    }
+    switch (opc) {
+    case NR_OP_BROADCAST:
+        if (oty(v, op, 0)->layout != rty(v, op, 0)->layout)
+            op_error(v, op, "operand 0 has type %s, but broadcast keeps the layout of its result %s",
+                     tstr(v, otype(v, op, 0)), tstr(v, rtype(v, op, 0)));
+        break;
+    case NR_OP_EXPAND_DIMS: {
+        const NrLayout *a = layout_of(v, oty(v, op, 0));
+        int64_t axis = nr_op_int(v->f, op, NR_A_AXIS, -1);
+        if (a && (a->kind != NR_LK_SLICE || a->dim != axis || a->parent != rty(v, op, 0)->layout))
+            op_error(v, op, "operand 0 has type %s, expected the slice (dim = %lld) of the result's layout #L%d",
+                     tstr(v, otype(v, op, 0)), (long long)axis, rty(v, op, 0)->layout);
+        break;
+    }
+    case NR_OP_REDUCE:
+    case NR_OP_ARGREDUCE: {
+        int64_t axis = nr_op_int(v->f, op, NR_A_AXIS, -1);
+        for (int i = 0; i < o->nresults; i++) {
+            const NrLayout *r = layout_of(v, rty(v, op, i));
+            if (r && (r->kind != NR_LK_SLICE || r->dim != axis || r->parent != oty(v, op, 0)->layout))
+                op_error(v, op, "result %d has type %s, expected the slice (dim = %lld) of the operand's layout #L%d",
+                         i, tstr(v, rtype(v, op, i)), (long long)axis, oty(v, op, 0)->layout);
+        }
+        break;
+    }
+    case NR_OP_TRANS: {
+        const NrAttr *order = nr_op_attr(v->f, op, NR_A_ORDER);
+        const NrLayout *a = layout_of(v, oty(v, op, 0)), *r = layout_of(v, rty(v, op, 0));
+        if (order && order->kind == NR_AK_INTS && a && r && !permuted_blocked(a, r, order))
+            op_error(v, op, "expected blocked layouts, the result's the operand's with its dimensions permuted");
+        break;
+    }
+    case NR_OP_DOT: {
+        int32_t R = rty(v, op, 0)->layout;
+        const NrLayout *r = layout_of(v, rty(v, op, 0));
+        if (!r) break;
+        if (r->kind != NR_LK_MMA && r->kind != NR_LK_BLOCKED) {
+            op_error(v, op, "result has type %s, expected an mma or blocked layout", tstr(v, rtype(v, op, 0)));
+            break;
+        }
+        check_dot_operand(v, op, 0, R);
+        check_dot_operand(v, op, 1, R);
+        break;
+    }
+    default: break;
+    }
+}
+
+static void rule_gpu_op(V *v, NrOpId op) {
+    if (!v->gpu) {
+        op_error(v, op, "is a GPU op; it appears only in GPU IR (a module with num_warps whose blocks have layouts)");
+        return;
+    }
+    switch ((NrOpcode)v->f->ops[op].opc) {
+    case NR_OP_CONVERT_LAYOUT: rule_convert_layout(v, op); break;
+    case NR_OP_LOCAL_ALLOC: rule_local_alloc(v, op); break;
+    case NR_OP_LOCAL_LOAD: rule_local_load(v, op); break;
+    case NR_OP_LOCAL_STORE: rule_local_store(v, op); break;
+    case NR_OP_MEMDESC_INDEX: rule_memdesc_index(v, op); break;
+    case NR_OP_ASYNC_COPY: rule_async_copy(v, op); break;
+    case NR_OP_ASYNC_WAIT: rule_async_wait(v, op); break;
+    default: break;
+    }
+}
+
 static void rule_custom(V *v, NrOpId op) {
     switch ((NrOpcode)v->f->ops[op].opc) {
     case NR_OP_CONST: rule_const(v, op); break;
@@ -920,6 +1167,14 @@ static void rule_custom(V *v, NrOpId op) {
     case NR_OP_CONDITION:
     case NR_OP_RETURN:
     case NR_OP_BARRIER: break;
+    case NR_OP_CONVERT_LAYOUT:
+    case NR_OP_LOCAL_ALLOC:
+    case NR_OP_LOCAL_LOAD:
+    case NR_OP_LOCAL_STORE:
+    case NR_OP_MEMDESC_INDEX:
+    case NR_OP_ASYNC_COPY:
+    case NR_OP_ASYNC_COMMIT_GROUP:
+    case NR_OP_ASYNC_WAIT: rule_gpu_op(v, op); break;
     default: NR_ICE("op %s has no verifier rule", nr_op_info[v->f->ops[op].opc].name);
     }
 }
@@ -928,6 +1183,7 @@ static void rule_custom(V *v, NrOpId op) {
 static bool optional_slot(NrOpcode opc, int i) {
     switch (opc) {
     case NR_OP_LOAD: return i == 1 || i == 2;
+    case NR_OP_ASYNC_COPY: return i == 2 || i == 3;
     case NR_OP_STORE:
     case NR_OP_ATOMIC_RMW: return i == 2;
     default: return false;
@@ -1030,6 +1286,10 @@ static void check_op(V *v, NrOpId op, int depth) {
         if (info->vclass == NR_VC_SAME) rule_same(v, op);
         else if (info->vclass == NR_VC_CMP) rule_cmp(v, op);
         else rule_custom(v, op);
+        if (v->gpu) gpu_layout_rules(v, op);
+        const NrAttr *so = nr_op_attr(f, op, NR_A_SMEM_OFFSET);
+        if (so && (so->kind != NR_AK_INT || so->v.i < 0))
+            op_error(v, op, "attribute 'smem_offset' must be a non-negative integer");
     }
     for (int r = 0; r < o->nregions; r++) {
         NrBlockId b = o->regions[r];
@@ -1127,7 +1387,14 @@ static void check_return(V *v) {
 bool nr_func_verify(NrFunc *f, NrDiags *d) {
     NrArena scratch;
     nr_arena_init(&scratch);
-    V v = {f->mod, f, d, true, NULL, &scratch};
+    V v = {f->mod, f, d, true, NULL, &scratch, false};
+    /* GPU IR: some value has a layout (or is a shared-memory buffer); then all blocks must. */
+    for (NrValId x = 1; x < f->nvals && !v.gpu; x++) {
+        NrTypeId t = f->vals[x].type;
+        if (t > 0 && t < f->mod->ntypes) v.gpu = f->mod->types[t].layout != 0 || f->mod->types[t].kind == NR_TK_MEMDESC;
+    }
+    if (v.gpu && f->mod->num_warps <= 0)
+        func_error(&v, "has blocks with layouts, but the module has no num_warps (module attributes)");
     v.vis = nr_alloc(&scratch, (size_t)(f->nvals > 0 ? f->nvals : 1));
     if (!f->name || !*f->name) func_error(&v, "function has no name");
     if (f->body <= 0 || f->body >= f->nblocks || f->blocks[f->body].parent != NR_NONE) {
@@ -1153,8 +1420,30 @@ bool nr_func_verify(NrFunc *f, NrDiags *d) {
     return v.ok;
 }
 
-bool nr_module_verify(NrModule *m, NrDiags *d) {
+/* The target attributes and the layout table of a GPU module. */
+static bool verify_gpu_module(NrModule *m, NrDiags *d) {
     bool ok = true;
+    NrLoc none = {0, 0, 0};
+    if (m->num_warps < 0 || m->num_warps > 32 || (m->num_warps && !nr_is_pow2(m->num_warps))) {
+        nr_error(d, none, "module: num_warps must be a power of two from 1 to 32, got %d", m->num_warps);
+        ok = false;
+    }
+    if (m->sm < 0) {
+        nr_error(d, none, "module: sm must not be negative, got %d", m->sm);
+        ok = false;
+    }
+    for (int32_t l = 1; l < m->nlayouts; l++) {
+        char why[200];
+        if (!nr_layout_check(m, l, m->num_warps, why, sizeof why)) {
+            nr_error(d, none, "module: layout #L%d: %s", l, why);
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+bool nr_module_verify(NrModule *m, NrDiags *d) {
+    bool ok = verify_gpu_module(m, d);
     for (int i = 0; i < m->nfuncs; i++) {
         NrFunc *f = m->funcs[i];
         for (int j = 0; j < i; j++) {

@@ -333,7 +333,7 @@ static bool f64_unary(NrOpcode opc, double x, double *r) {
 /* Float arithmetic on dtype dt: n operands (1 unary, 2 binary, 3 fma). */
 static bool float_eval(NrOpcode opc, NrDtype dt, bool nanall, const Elem *x, int n, uint64_t *r) {
     if (dt == NR_DT_F64) {
-        double a = dec_f64(dt, x[0].bits), b = n > 1 ? dec_f64(dt, x[1].bits) : a, v;
+        double a = dec_f64(dt, x[0].bits), b = n > 1 ? dec_f64(dt, x[1].bits) : a, v = 0;
         if (n == 3) {
             if (opc != NR_OP_FMA) return false;
             v = fma(a, b, dec_f64(dt, x[2].bits));
@@ -343,7 +343,7 @@ static bool float_eval(NrOpcode opc, NrDtype dt, bool nanall, const Elem *x, int
         *r = f64_bits(v);
         return true;
     }
-    float a = dec_f32(dt, x[0].bits), b = n > 1 ? dec_f32(dt, x[1].bits) : a, v;
+    float a = dec_f32(dt, x[0].bits), b = n > 1 ? dec_f32(dt, x[1].bits) : a, v = 0;
     if (n == 3) {
         if (opc != NR_OP_FMA) return false;
         float cc = dec_f32(dt, x[2].bits);

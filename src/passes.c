@@ -9,6 +9,7 @@
  * out of loops, which may expose more folding to the second canonicalize;
  * dce removes everything that became unused.  docs/design.md ("Passes")
  * describes each pass. */
+#include "gpu.h"
 #include "passes_impl.h"
 #include "util.h"
 
@@ -21,6 +22,13 @@ static const NrPassInfo pass_table[] = {
     {"cse", nr_pass_cse, "merge identical pure ops (a value is visible in nested regions)"},
     {"licm", nr_pass_licm, "hoist loop-invariant pure ops out of for/while bodies"},
     {"dce", nr_pass_dce, "delete unused pure ops and loads, dead region results and empty control flow"},
+    /* GPU passes (gpu.h, docs/gpu.md) */
+    {"gpu-convert", nr_gpu_convert, "block IR to GPU IR: default layouts, slices for reductions, mma for dots"},
+    {"gpu-coalesce", nr_gpu_coalesce, "give each load, store and atomic the layout that vectorizes it"},
+    {"gpu-remove-converts", nr_gpu_remove_converts, "one layout per chain of ops; rematerialize cheap ops"},
+    {"gpu-pipeline", nr_gpu_pipeline_loops, "cp.async multi-buffering of loads feeding dots (loops with num_stages)"},
+    {"gpu-smem", nr_gpu_alloc_smem, "shared-memory offsets with liveness-based reuse; the kernel's total"},
+    {"gpu-barriers", nr_gpu_barriers, "barriers between shared-memory writes and later reads or reuse"},
 };
 
 const NrPassInfo *nr_pass_find(const char *name) {

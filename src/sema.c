@@ -57,7 +57,9 @@ Val nr_sm_none(void) { return v_const(nr_cv_none()); }
 
 const char *nr_sm_val_kind(Sema *s, Val v) {
     switch (v.k) {
-    case V_IR: return nr_sm_type_str(s, nr_sm_tid(s, v.ir));
+    case V_IR:
+        if (nr_sm_type(s, v.ir)->rank == 0) return nr_sprintf(s->a, "scalar %s", nr_sm_type_str(s, nr_sm_tid(s, v.ir)));
+        return nr_sm_type_str(s, nr_sm_tid(s, v.ir));
     case V_CONST:
         switch (v.c.kind) {
         case NR_CV_NONE: return "None";
@@ -82,7 +84,9 @@ bool nr_sm_val_same(Val a, Val b) {
     if (a.k != b.k) return false;
     switch (a.k) {
     case V_IR: return a.ir == b.ir;
-    case V_CONST: return a.c.kind == b.c.kind && nr_cv_eq(&a.c, &b.c);
+    case V_CONST:
+        if (a.c.kind == NR_CV_FLOAT && b.c.kind == NR_CV_FLOAT) return memcmp(&a.c.f, &b.c.f, sizeof a.c.f) == 0;
+        return a.c.kind == b.c.kind && nr_cv_eq(&a.c, &b.c);
     case V_TUPLE:
         if (a.tup.n != b.tup.n) return false;
         for (int i = 0; i < a.tup.n; i++)
@@ -95,6 +99,17 @@ bool nr_sm_val_same(Val a, Val b) {
     case V_SLICE: return true;
     }
     return false;
+}
+
+const char *nr_sm_const_hint(Sema *s, Val v) {
+    if (v.k == V_TUPLE)
+        for (int i = 0; i < v.tup.n; i++)
+            if (*nr_sm_const_hint(s, v.tup.v[i])) return nr_sm_const_hint(s, v.tup.v[i]);
+    if (v.k != V_IR || !s->fn) return "";
+    NrOpId def = s->fn->f->vals[v.ir].def;
+    if (!def || s->fn->f->ops[def].opc != NR_OP_CONST) return "";
+    return " (a number assigned to a variable becomes a tensor, as in Triton; write `name: tl.constexpr = ...` to keep "
+           "it a compile-time value)";
 }
 
 /* --- scopes --------------------------------------------------------------------------------------- */
@@ -302,6 +317,15 @@ Val nr_sm_lookup(Sema *s, NrLoc loc, const char *name) {
         nr_sm_fail(s, loc, "'%s' is a host variable; kernels can only use constexpr globals (%s = tl.constexpr(...))",
                    name, name);
     }
+    static const char *const py_hints[][2] = {
+        {"abs", "tl.abs"}, {"sum", "tl.sum"}, {"pow", "libdevice.pow"}, {"round", "libdevice.round"},
+        {"divmod", "// and %"}, {"any", "tl.reduce_or or tl.max"}, {"all", "tl.min"}, {"zip", "tl.static_range"},
+        {"enumerate", "tl.static_range"}, {"list", "a tuple"}, {"tuple", "a tuple display (a, b)"},
+        {"isinstance", "x.dtype comparisons"}, {"getattr", "attribute access"}, {"hasattr", "attribute access"},
+    };
+    for (size_t i = 0; i < NR_COUNTOF(py_hints); i++)
+        if (strcmp(py_hints[i][0], name) == 0)
+            nr_sm_fail(s, loc, "the Python builtin '%s' is not available in kernels; use %s", name, py_hints[i][1]);
     nr_sm_fail(s, loc, "'%s' is not defined", name);
 }
 
@@ -400,7 +424,7 @@ static void assign_target(Sema *s, const NrExpr *t, Val v, NrLoc loc) {
     case NR_E_TUPLE:
     case NR_E_LIST:
         if (v.k != V_TUPLE)
-            nr_sm_fail(s, t->loc, "cannot unpack a %s into %d names", nr_sm_val_kind(s, v), t->seq.n);
+            nr_sm_fail(s, t->loc, "cannot unpack %s into %d names", nr_sm_val_kind(s, v), t->seq.n);
         if (v.tup.n != t->seq.n)
             nr_sm_fail(s, t->loc, "%s values to unpack (expected %d, got %d)", v.tup.n > t->seq.n ? "too many" : "not enough",
                        t->seq.n, v.tup.n);
@@ -437,7 +461,7 @@ static void lower_annassign(Sema *s, const NrStmt *st) {
             nr_sm_fail(s, t->loc, "'%s' is already defined; a constexpr cannot be reassigned", t->name.id);
         Val v = nr_sm_lower_expr(s, st->ann.value);
         if (!is_const_val(v))
-            nr_sm_fail(s, st->ann.value->loc, "'%s' is annotated tl.constexpr but its value is a %s, not a compile-time "
+            nr_sm_fail(s, st->ann.value->loc, "'%s' is annotated tl.constexpr but its value is %s, not a compile-time "
                                               "constant",
                        t->name.id, nr_sm_val_kind(s, v));
         scope_set(s, &s->fn->sc, t->name.id, v, st->loc);
@@ -468,11 +492,11 @@ static Val if_condition(Sema *s, const NrExpr *e, const char *what) {
     Val c = nr_sm_lower_expr(s, e);
     if (c.k == V_CONST) {
         if (c.c.kind != NR_CV_BOOL && c.c.kind != NR_CV_INT && c.c.kind != NR_CV_NONE)
-            nr_sm_fail(s, e->loc, "%s must be a bool, an int or None when it is a compile-time value, not a %s", what,
+            nr_sm_fail(s, e->loc, "%s must be a bool, an int or None when it is a compile-time value, not %s", what,
                        nr_sm_val_kind(s, c));
         return c;
     }
-    if (c.k != V_IR) nr_sm_fail(s, e->loc, "%s cannot be a %s", what, nr_sm_val_kind(s, c));
+    if (c.k != V_IR) nr_sm_fail(s, e->loc, "%s cannot be %s", what, nr_sm_val_kind(s, c));
     return v_ir(nr_sm_to_i1(s, e->loc, c.ir, what));
 }
 
@@ -515,7 +539,7 @@ static Merge *merge_branches(Sema *s, NrLoc loc, const Scope *s0, const Scope *s
         }
         if (!bv) continue; /* defined differently in each branch and not before: not visible after */
         const Var *changed = nr_sm_val_same(tv->v, bv->v) ? ev : tv;
-        nr_sm_fail(s, changed->loc, "'%s' becomes a %s in one branch of an if on a runtime condition but is a %s in the "
+        nr_sm_fail(s, changed->loc, "'%s' becomes %s in one branch of an if on a runtime condition but is %s in the "
                                     "other; only tensors can differ between branches",
                    tv->name, nr_sm_val_kind(s, changed->v), nr_sm_val_kind(s, changed == ev ? tv->v : ev->v));
     }
@@ -719,7 +743,7 @@ static void loop_finals(Sema *s, const Scope *s0, Carry *c, int nc) {
     for (int i = 0; i < nc; i++) {
         Var *x = scope_find(sc, c[i].name);
         if (x->v.k != V_IR)
-            nr_sm_fail(s, x->loc, "loop-carried variable '%s' must stay a tensor, but the loop assigns it a %s",
+            nr_sm_fail(s, x->loc, "loop-carried variable '%s' must stay a tensor, but the loop assigns it %s",
                        c[i].name, nr_sm_val_kind(s, x->v));
         NrTypeId t0 = nr_sm_tid(s, c[i].init), t1 = nr_sm_tid(s, x->v.ir);
         if (t0 != t1)
@@ -733,7 +757,7 @@ static void loop_finals(Sema *s, const Scope *s0, Carry *c, int nc) {
         if (b->v.k == V_IR) continue;
         Var *x = scope_find(sc, b->name);
         if (x && !nr_sm_val_same(x->v, b->v))
-            nr_sm_fail(s, x->loc, "'%s' is a %s before the loop and cannot change inside it (only tensors can be "
+            nr_sm_fail(s, x->loc, "'%s' is %s before the loop and cannot change inside it (only tensors can be "
                                   "loop-carried)",
                        b->name, nr_sm_val_kind(s, b->v));
     }
@@ -792,7 +816,7 @@ static void range_args(Sema *s, const NrExpr *call, int kind, const Builtin *bi,
 
 static int64_t const_int_arg(Sema *s, Val v, NrLoc loc, const char *what) {
     if (v.k != V_CONST || (v.c.kind != NR_CV_INT && v.c.kind != NR_CV_BOOL))
-        nr_sm_fail(s, loc, "%s must be a constexpr int, got a %s", what, nr_sm_val_kind(s, v));
+        nr_sm_fail(s, loc, "%s must be a constexpr int, got %s%s", what, nr_sm_val_kind(s, v), nr_sm_const_hint(s, v));
     if (v.c.kind == NR_CV_BOOL) return v.c.b;
     if (v.c.is_unsigned) nr_sm_fail(s, loc, "%s is too large", what);
     return v.c.i;
@@ -830,7 +854,7 @@ static NrDtype bound_dtype(Sema *s, NrLoc loc, Val v, const char *what) {
             nr_sm_fail(s, loc, "%s of a for loop must be an integer, got %s", what, nr_sm_val_kind(s, v));
         return dt;
     }
-    if (v.k != V_IR) nr_sm_fail(s, loc, "%s of a for loop must be an integer, got a %s", what, nr_sm_val_kind(s, v));
+    if (v.k != V_IR) nr_sm_fail(s, loc, "%s of a for loop must be an integer, got %s", what, nr_sm_val_kind(s, v));
     const NrType *t = nr_sm_type(s, v.ir);
     if (t->ptr || !nr_dt_is_int((NrDtype)t->dtype))
         nr_sm_fail(s, loc, "%s of a for loop must be an integer, got %s", what, nr_sm_val_kind(s, v));
@@ -991,7 +1015,7 @@ static void lower_while(Sema *s, const NrStmt *st) {
         nr_sm_fail(s, st->while_.cond->loc, "the condition of a while loop is always true: the loop would never end "
                                             "(kernels have no 'break')");
     }
-    if (cv.k != V_IR) nr_sm_fail(s, st->while_.cond->loc, "the condition of a while loop cannot be a %s",
+    if (cv.k != V_IR) nr_sm_fail(s, st->while_.cond->loc, "the condition of a while loop cannot be %s",
                                  nr_sm_val_kind(s, cv));
     NrValId cond = nr_sm_to_i1(s, st->while_.cond->loc, cv.ir, "the condition of a while loop");
     NrOpId condop = nr_op_new(f, NR_OP_CONDITION, 1, &cond, 0, NULL, 0, st->loc);
@@ -1136,79 +1160,118 @@ static Val lower_body(Sema *s, SmFn *fn) {
     return refill(s, rv, idx, &k);
 }
 
-/* Mangling of one argument of a specialization; lossless. */
-static void mangle_escaped(Sema *s, char **buf, const char *p, size_t n) {
+/* Specialization names are built in a growable buffer (keys may be long:
+ * strings and tuples are part of them). */
+typedef struct Buf {
+    NrArena *a;
+    char *p;
+    size_t n, cap;
+} Buf;
+
+static void buf_put(Buf *b, const char *s, size_t n) {
+    if (b->n + n + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap : 64;
+        while (nc < b->n + n + 1) nc *= 2;
+        b->p = nr_arena_grow(b->a, b->p, b->cap, nc);
+        b->cap = nc;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+
+static void buf_str(Buf *b, const char *s) { buf_put(b, s, strlen(s)); }
+
+/* [A-Za-z0-9] as is, every other byte as $xx: lossless and printable bare. */
+static void mangle_escaped(Buf *b, const char *p, size_t n) {
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)p[i];
-        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))
-            *buf = nr_sprintf(s->a, "%s%c", *buf, ch);
-        else
-            *buf = nr_sprintf(s->a, "%s$%02x", *buf, ch);
+        char esc[4];
+        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')) {
+            buf_put(b, (const char *)&ch, 1);
+        } else {
+            snprintf(esc, sizeof esc, "$%02x", ch);
+            buf_put(b, esc, 3);
+        }
     }
 }
 
-static void mangle_type(Sema *s, char **buf, NrTypeId t) {
+static void mangle_type(Sema *s, Buf *b, NrTypeId t) {
     const NrType *ty = nr_type(s->m, t);
-    for (int i = 0; i < ty->rank; i++) *buf = nr_sprintf(s->a, "%s%dx", *buf, ty->shape[i]);
-    for (int i = 0; i < ty->ptr; i++) *buf = nr_sprintf(s->a, "%sp", *buf);
-    *buf = nr_sprintf(s->a, "%s%s", *buf, nr_dtype_info[ty->dtype].ir);
+    char num[16];
+    for (int i = 0; i < ty->rank; i++) {
+        snprintf(num, sizeof num, "%dx", ty->shape[i]);
+        buf_str(b, num);
+    }
+    for (int i = 0; i < ty->ptr; i++) buf_str(b, "p");
+    buf_str(b, nr_dtype_info[ty->dtype].ir);
 }
 
-static void mangle_val(Sema *s, char **buf, Val v) {
+/* One argument of a specialization, losslessly. */
+static void mangle_val(Sema *s, Buf *b, Val v) {
     switch (v.k) {
-    case V_IR: mangle_type(s, buf, nr_sm_tid(s, v.ir)); return;
+    case V_IR: mangle_type(s, b, nr_sm_tid(s, v.ir)); return;
     case V_CONST:
         switch (v.c.kind) {
-        case NR_CV_NONE: *buf = nr_sprintf(s->a, "%sNone", *buf); return;
-        case NR_CV_BOOL: *buf = nr_sprintf(s->a, "%s%s", *buf, v.c.b ? "True" : "False"); return;
+        case NR_CV_NONE: buf_str(b, "None"); return;
+        case NR_CV_BOOL: buf_str(b, v.c.b ? "True" : "False"); return;
         case NR_CV_INT: {
             const char *d = nr_cv_str_of(s->a, &v.c);
-            *buf = nr_sprintf(s->a, "%sc%s%s", *buf, d[0] == '-' ? "m" : "", d[0] == '-' ? d + 1 : d);
+            buf_str(b, d[0] == '-' ? "cm" : "c");
+            buf_str(b, d[0] == '-' ? d + 1 : d);
             return;
         }
         case NR_CV_FLOAT: {
             char *d = nr_cv_str_of(s->a, &v.c);
-            for (char *p = d; *p; p++) *p = *p == '-' ? 'm' : *p == '+' ? 'p' : *p;
-            *buf = nr_sprintf(s->a, "%sf%s", *buf, d);
+            for (char *q = d; *q; q++) *q = *q == '-' ? 'm' : *q == '+' ? 'p' : *q;
+            buf_str(b, "f");
+            buf_str(b, d);
             return;
         }
         case NR_CV_STR:
-            *buf = nr_sprintf(s->a, "%ss", *buf);
-            mangle_escaped(s, buf, v.c.str.s, v.c.str.len);
+            buf_str(b, "s");
+            mangle_escaped(b, v.c.str.s, v.c.str.len);
             return;
-        case NR_CV_DTYPE: {
-            *buf = nr_sprintf(s->a, "%sd", *buf);
-            for (int i = 0; i < v.c.ptr; i++) *buf = nr_sprintf(s->a, "%sp", *buf);
-            *buf = nr_sprintf(s->a, "%s%s", *buf, nr_dtype_info[v.c.dt].ir);
+        case NR_CV_DTYPE:
+            buf_str(b, "d");
+            for (int i = 0; i < v.c.ptr; i++) buf_str(b, "p");
+            buf_str(b, nr_dtype_info[v.c.dt].ir);
             return;
-        }
         }
         return;
-    case V_TUPLE:
-        *buf = nr_sprintf(s->a, "%sT%d", *buf, v.tup.n);
+    case V_TUPLE: {
+        char num[16];
+        snprintf(num, sizeof num, "T%d", v.tup.n);
+        buf_str(b, num);
         for (int i = 0; i < v.tup.n; i++) {
-            *buf = nr_sprintf(s->a, "%s_", *buf);
-            mangle_val(s, buf, v.tup.v[i]);
+            buf_str(b, "_");
+            mangle_val(s, b, v.tup.v[i]);
         }
         return;
-    case V_MODULE: *buf = nr_sprintf(s->a, "%sM%d", *buf, (int)v.mod); return;
+    }
+    case V_MODULE: {
+        char num[16];
+        snprintf(num, sizeof num, "M%d", (int)v.mod);
+        buf_str(b, num);
+        return;
+    }
     case V_JITFN:
-        *buf = nr_sprintf(s->a, "%sF", *buf);
-        mangle_escaped(s, buf, v.fn->name, strlen(v.fn->name));
+        buf_str(b, "F");
+        mangle_escaped(b, v.fn->name, strlen(v.fn->name));
         return;
     case V_BUILTIN:
-        *buf = nr_sprintf(s->a, "%sB", *buf);
-        mangle_escaped(s, buf, v.bi.bi->name, strlen(v.bi.bi->name));
+        buf_str(b, "B");
+        mangle_escaped(b, v.bi.bi->name, strlen(v.bi.bi->name));
         if (v.bi.self) {
-            *buf = nr_sprintf(s->a, "%s_", *buf);
-            mangle_val(s, buf, *v.bi.self);
+            buf_str(b, "_");
+            mangle_val(s, b, *v.bi.self);
         }
         return;
     case V_TYPE:
-        *buf = nr_sprintf(s->a, "%sY", *buf);
-        mangle_type(s, buf, v.type);
+        buf_str(b, "Y");
+        mangle_type(s, b, v.type);
         return;
-    case V_SLICE: *buf = nr_sprintf(s->a, "%sS", *buf); return;
+    case V_SLICE: buf_str(b, "S"); return;
     }
 }
 
@@ -1260,15 +1323,17 @@ Val nr_sm_call_jit(Sema *s, NrLoc loc, const NrFuncDecl *fn, int nargs, const Va
     int np = fn->nparams;
     Val *pv = nr_alloc(s->a, sizeof(Val) * (size_t)(np + 1));
     bind_jit_args(s, loc, fn, nargs, args, nkw, kwnames, kwargs, pv);
-    char *key = nr_strdup(s->a, fn->name);
+    Buf kb = {s->a, NULL, 0, 0};
+    buf_str(&kb, fn->name);
     for (int i = 0; i < np; i++) {
         if (nr_sm_is_constexpr_annotation(s, fn->params[i].annotation) && !is_const_val(pv[i]))
             nr_sm_fail(s, loc, "argument '%s' of '%s' must be a compile-time constant (the parameter is a "
                                "tl.constexpr), got %s",
                        fn->params[i].name, fn->name, nr_sm_val_kind(s, pv[i]));
-        key = nr_sprintf(s->a, "%s%s", key, i ? "_" : "__");
-        mangle_val(s, &key, pv[i]);
+        buf_str(&kb, i ? "_" : "__");
+        mangle_val(s, &kb, pv[i]);
     }
+    const char *key = kb.p;
     for (int i = 0; i < s->ncalls; i++)
         if (s->calls[i] == fn) nr_sm_fail(s, loc, "recursive call of '%s': @jit functions cannot call themselves", fn->name);
     if (s->ncalls >= SM_MAX_CALL_DEPTH)

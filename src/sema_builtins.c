@@ -165,8 +165,8 @@ static NrValId arg_tensor(Sema *s, const SmCall *c, int i) {
 static int64_t arg_int(Sema *s, const SmCall *c, int i) {
     Val v = c->arg[i];
     if (v.k != V_CONST || (v.c.kind != NR_CV_INT && v.c.kind != NR_CV_BOOL))
-        nr_sm_fail(s, c->argloc[i], "'%s' of %s must be a constexpr int, got %s", pname(s, c, i), BN(c),
-                   nr_sm_val_kind(s, v));
+        nr_sm_fail(s, c->argloc[i], "'%s' of %s must be a constexpr int, got %s%s", pname(s, c, i), BN(c),
+                   nr_sm_val_kind(s, v), nr_sm_const_hint(s, v));
     if (v.c.kind == NR_CV_BOOL) return v.c.b;
     if (v.c.is_unsigned) nr_sm_fail(s, c->argloc[i], "'%s' of %s is too large", pname(s, c, i), BN(c));
     return v.c.i;
@@ -208,16 +208,16 @@ static int shape_of_val(Sema *s, NrLoc loc, Val v, const char *what, int64_t *sh
     }
     if (v.k != V_TUPLE)
         nr_sm_fail(s, loc, "%s must be a constexpr int or a tuple of constexpr ints (block shapes are fixed at compile "
-                           "time), got %s",
-                   what, nr_sm_val_kind(s, v));
+                           "time), got %s%s",
+                   what, nr_sm_val_kind(s, v), nr_sm_const_hint(s, v));
     if (v.tup.n > NR_MAX_RANK)
         nr_sm_fail(s, loc, "%s has %d dimensions; blocks have at most %d", what, v.tup.n, NR_MAX_RANK);
     for (int i = 0; i < v.tup.n; i++) {
         Val e = v.tup.v[i];
         if (e.k != V_CONST || (e.c.kind != NR_CV_INT && e.c.kind != NR_CV_BOOL))
             nr_sm_fail(s, loc, "%s must be made of constexpr ints (block shapes are fixed at compile time), but "
-                               "dimension %d is %s",
-                       what, i, nr_sm_val_kind(s, e));
+                               "dimension %d is %s%s",
+                       what, i, nr_sm_val_kind(s, e), nr_sm_const_hint(s, e));
         shape[i] = e.c.kind == NR_CV_BOOL ? e.c.b : e.c.is_unsigned ? INT64_MAX : e.c.i;
     }
     return v.tup.n;
@@ -274,8 +274,8 @@ static Val h_program_id(Sema *s, const SmCall *c) {
 static Val h_arange(Sema *s, const SmCall *c) {
     for (int i = 0; i < 2; i++)
         if (c->arg[i].k != V_CONST)
-            nr_sm_fail(s, c->argloc[i], "the arguments of tl.arange must be constexprs, but '%s' is %s", pname(s, c, i),
-                       nr_sm_val_kind(s, c->arg[i]));
+            nr_sm_fail(s, c->argloc[i], "the arguments of tl.arange must be constexprs, but '%s' is %s%s",
+                       pname(s, c, i), nr_sm_val_kind(s, c->arg[i]), nr_sm_const_hint(s, c->arg[i]));
     int64_t start = arg_int(s, c, 0), end = arg_int(s, c, 1);
     if (start < INT32_MIN || start > INT32_MAX || end < INT32_MIN || end > INT32_MAX)
         nr_sm_fail(s, c->loc, "tl.arange's arguments must fit in int32, got %lld and %lld", (long long)start,
@@ -375,9 +375,33 @@ static NrValId mask_arg(Sema *s, const SmCall *c, int i) {
 
 /* A value converted to the element type of pointer p, shaped like p
  * (compile-time numbers are made in that type directly). */
+/* A number converted to dtype dt as Triton's to_tensor followed by a cast
+ * would: ints wrap, floats truncate toward zero (saturating; NaN gives 0). */
+static NrCVal convert_number(const NrCVal *c, NrDtype dt) {
+    NrDtype from = nr_cv_default_dtype(c);
+    if (nr_dt_is_float(dt) || c->kind == NR_CV_BOOL) return *c;
+    if (dt == NR_DT_I1) return nr_cv_bool(nr_cv_truthy(c));
+    int bits = nr_dt_bits(dt);
+    bool sgn = nr_dt_is_signed(dt);
+    if (c->kind == NR_CV_FLOAT) {
+        double x = c->f;
+        if (from == NR_DT_F32) x = (double)(float)x;
+        if (isnan(x)) return nr_cv_int(0);
+        x = trunc(x);
+        double lo = sgn ? -ldexp(1.0, bits - 1) : 0.0, hi = sgn ? ldexp(1.0, bits - 1) - 1 : ldexp(1.0, bits) - 1;
+        if (x < lo) x = lo;
+        if (x > hi) x = hi;
+        return x >= 0x1p63 ? nr_cv_uint((uint64_t)x) : nr_cv_int((int64_t)x);
+    }
+    uint64_t u = (uint64_t)c->i;
+    if (bits < 64) u &= (UINT64_C(1) << bits) - 1;
+    if (sgn && bits < 64 && (u >> (bits - 1)) & 1) return nr_cv_int((int64_t)(u | ~((UINT64_C(1) << bits) - 1)));
+    return sgn ? nr_cv_int((int64_t)u) : nr_cv_uint(u);
+}
+
 static NrValId value_for(Sema *s, NrLoc loc, Val v, NrValId p, NrDtype dt, int ptr, const char *what) {
     if (v.k == V_CONST && nr_cv_is_num(&v.c) && !ptr) {
-        NrCVal cv = v.c;
+        NrCVal cv = convert_number(&v.c, dt);
         return nr_sm_const(s, loc, shaped_like(s, p, dt, 0), &cv);
     }
     NrValId x = nr_sm_to_ir(s, loc, v, what);
@@ -732,6 +756,154 @@ static Val h_swizzle2d(Sema *s, const SmCall *c) {
     return make_tuple2(s, new_i, new_j);
 }
 
+/* --- random numbers: Triton's Philox generator, built from the same operations --------------------- */
+static Val bin(Sema *s, NrLoc l, int op, Val a, Val b) { return nr_sm_binop(s, l, op, a, b); }
+static Val cint(int64_t i) { return v_const(nr_cv_int(i)); }
+static Val cuint(uint64_t u) { return v_const(nr_cv_uint(u)); }
+
+static Val umulhi(Sema *s, NrLoc l, Val a, Val b) {
+    NrValId x, y;
+    nr_sm_binary_prep_tensors(s, l, "tl.umulhi", a, b, &x, &y);
+    return v_ir(nr_sm_emit(s, l, NR_OP_UMULHI, nr_sm_tid(s, x), 2, (NrValId[]){x, y}));
+}
+
+static Val to_dtype(Sema *s, NrLoc l, Val v, NrDtype dt, bool bitcast) {
+    NrValId x = nr_sm_to_ir(s, l, v, "a random-number argument");
+    return v_ir(bitcast ? nr_sm_bitcast(s, l, x, dt, 0) : nr_sm_cast(s, l, x, dt, 0, NULL));
+}
+
+/* n_rounds rounds of Philox on counters c[4] and keys k[2] (all uint32 or all uint64). */
+static Val philox_rounds(Sema *s, NrLoc l, Val *c, Val *k, int64_t n_rounds) {
+    if (n_rounds < 0 || n_rounds > 64) nr_sm_fail(s, l, "n_rounds of the Philox generator must be in [0, 64]");
+    NrDtype dt = (NrDtype)nr_sm_type(s, nr_sm_to_ir(s, l, c[0], "a Philox counter"))->dtype;
+    if (dt != NR_DT_U32 && dt != NR_DT_U64) nr_sm_fail(s, l, "tl.philox_impl takes uint32 or uint64 counters");
+    bool w = dt == NR_DT_U64;
+    Val key_a = cuint(w ? 0x9E3779B97F4A7C15ull : 0x9E3779B9u), key_b = cuint(w ? 0xBB67AE8584CAA73Bull : 0xBB67AE85u);
+    Val rnd_a = cuint(w ? 0xD2E7470EE14C6C93ull : 0xD2511F53u), rnd_b = cuint(w ? 0xCA5A826395121157ull : 0xCD9E8D57u);
+    for (int64_t r = 0; r < n_rounds; r++) {
+        Val c0 = c[0], c2 = c[2];
+        c[0] = bin(s, l, NR_BIN_BITXOR, bin(s, l, NR_BIN_BITXOR, umulhi(s, l, rnd_b, c2), c[1]), k[0]);
+        c[2] = bin(s, l, NR_BIN_BITXOR, bin(s, l, NR_BIN_BITXOR, umulhi(s, l, rnd_a, c0), c[3]), k[1]);
+        c[1] = bin(s, l, NR_BIN_MUL, rnd_b, c2);
+        c[3] = bin(s, l, NR_BIN_MUL, rnd_a, c0);
+        k[0] = bin(s, l, NR_BIN_ADD, k[0], key_a);
+        k[1] = bin(s, l, NR_BIN_ADD, k[1], key_b);
+    }
+    Val t = nr_sm_tuple(s, 4);
+    for (int i = 0; i < 4; i++) t.tup.v[i] = c[i];
+    return t;
+}
+
+static Val h_philox_impl(Sema *s, const SmCall *c) {
+    Val cs[4] = {c->arg[0], c->arg[1], c->arg[2], c->arg[3]}, ks[2] = {c->arg[4], c->arg[5]};
+    return philox_rounds(s, c->loc, cs, ks, arg_int(s, c, 6));
+}
+
+/* philox(seed, c0, c1, c2, c3, n_rounds): the counters as unsigned ints of their width, keyed by the seed */
+static Val philox(Sema *s, NrLoc l, Val seed, Val *cs, int64_t n_rounds) {
+    NrValId sd = nr_sm_to_ir(s, l, seed, "the seed");
+    if (nr_sm_type(s, sd)->ptr || !nr_dt_is_int((NrDtype)nr_sm_type(s, sd)->dtype))
+        nr_sm_fail(s, l, "the seed of a random-number function must be an integer, got %s", nr_sm_val_kind(s, v_ir(sd)));
+    Val sv = to_dtype(s, l, v_ir(sd), NR_DT_U64, false);
+    NrValId c0 = nr_sm_to_ir(s, l, cs[0], "a Philox counter");
+    int bits = nr_dt_bits((NrDtype)nr_sm_type(s, c0)->dtype);
+    Val k[2];
+    NrDtype it;
+    if (bits == 32) {
+        it = NR_DT_U32;
+        k[1] = to_dtype(s, l, bin(s, l, NR_BIN_BITAND, bin(s, l, NR_BIN_RSHIFT, sv, cint(32)), cint(0xffffffff)), it, false);
+        k[0] = to_dtype(s, l, bin(s, l, NR_BIN_BITAND, sv, cint(0xffffffff)), it, false);
+    } else if (bits == 64) {
+        it = NR_DT_U64;
+        NrCVal z = nr_cv_int(0);
+        int32_t one = 1;
+        k[1] = v_ir(nr_sm_const(s, l, nr_type_block(s->m, nr_type_scalar(s->m, it), 1, &one), &z));
+        k[0] = sv;
+    } else {
+        nr_sm_fail(s, l, "the Philox counters must be 32 or 64 bits wide, got %d", bits);
+    }
+    Val c[4];
+    for (int i = 0; i < 4; i++) c[i] = to_dtype(s, l, cs[i], it, true);
+    return philox_rounds(s, l, c, k, n_rounds);
+}
+
+static Val h_philox(Sema *s, const SmCall *c) {
+    Val cs[4] = {c->arg[1], c->arg[2], c->arg[3], c->arg[4]};
+    return philox(s, c->loc, c->arg[0], cs, arg_int(s, c, 5));
+}
+
+static Val randint4x(Sema *s, NrLoc l, Val seed, Val offset, int64_t n_rounds) {
+    NrValId off = nr_sm_to_ir(s, l, offset, "the offset");
+    Val lo = to_dtype(s, l, v_ir(off), NR_DT_U32, false);
+    Val zero = bin(s, l, NR_BIN_MUL, lo, cint(0));
+    Val hi = zero;
+    if (nr_dt_bits((NrDtype)nr_sm_type(s, off)->dtype) > 32)
+        hi = to_dtype(s, l, bin(s, l, NR_BIN_RSHIFT, v_ir(off), cint(32)), NR_DT_U32, false);
+    Val cs[4] = {lo, hi, zero, zero};
+    return philox(s, l, seed, cs, n_rounds);
+}
+
+static Val uniform(Sema *s, NrLoc l, Val x) {
+    NrValId v = nr_sm_to_ir(s, l, x, "a random integer");
+    NrDtype dt = (NrDtype)nr_sm_type(s, v)->dtype;
+    Val scale;
+    if (dt == NR_DT_U32 || dt == NR_DT_I32) {
+        x = to_dtype(s, l, x, NR_DT_I32, true);
+        scale = v_const(nr_cv_float(4.6566127342e-10));
+    } else if (dt == NR_DT_U64 || dt == NR_DT_I64) {
+        x = to_dtype(s, l, x, NR_DT_I64, true);
+        scale = v_const(nr_cv_float(1.0842020432385337e-19));
+    } else {
+        nr_sm_fail(s, l, "tl.uint_to_uniform_float takes 32- or 64-bit integers, got %s", nr_sm_val_kind(s, x));
+    }
+    scale = v_ir(nr_sm_to_ir(s, l, scale, "scale")); /* an assigned number, as in Triton's source */
+    Val neg = nr_sm_compare(s, l, NR_CMP_LT, x, cint(0));
+    Val flipped = bin(s, l, NR_BIN_SUB, nr_sm_unop(s, l, NR_UN_NEG, x), cint(1));
+    NrValId a, b;
+    nr_sm_binary_prep(s, l, "tl.where", flipped, x, true, true, true, false, &a, &b);
+    NrValId cnd = neg.ir;
+    broadcast3(s, l, &cnd, &a, &b);
+    Val sel = v_ir(nr_sm_emit(s, l, NR_OP_SELECT, nr_sm_tid(s, a), 3, (NrValId[]){cnd, a, b}));
+    return bin(s, l, NR_BIN_MUL, sel, scale);
+}
+
+static Val normal_pair(Sema *s, NrLoc l, Val u1, Val u2) {
+    u1 = v_ir(minmax(s, l, true, v_const(nr_cv_float(1.0e-7)), u1, false, "tl.maximum"));
+    Val th = bin(s, l, NR_BIN_MUL, v_const(nr_cv_float(6.283185307179586)), u2);
+    NrValId lg = nr_sm_emit(s, l, NR_OP_LOG, nr_sm_tid(s, u1.ir), 1, &u1.ir);
+    Val t = bin(s, l, NR_BIN_MUL, v_const(nr_cv_float(-2.0)), v_ir(lg));
+    Val r = v_ir(nr_sm_emit(s, l, NR_OP_SQRT, nr_sm_tid(s, t.ir), 1, &t.ir));
+    Val cs = v_ir(nr_sm_emit(s, l, NR_OP_COS, nr_sm_tid(s, th.ir), 1, &th.ir));
+    Val sn = v_ir(nr_sm_emit(s, l, NR_OP_SIN, nr_sm_tid(s, th.ir), 1, &th.ir));
+    return make_tuple2(s, bin(s, l, NR_BIN_MUL, r, cs), bin(s, l, NR_BIN_MUL, r, sn));
+}
+
+/* arg: 0 randint, 1 randint4x, 2 rand, 3 rand4x, 4 randn, 5 randn4x */
+static Val h_random(Sema *s, const SmCall *c) {
+    NrLoc l = c->loc;
+    Val q = randint4x(s, l, c->arg[0], c->arg[1], arg_int(s, c, 2));
+    switch (c->bi->arg) {
+    case 0: return q.tup.v[0];
+    case 1: return q;
+    case 2: return uniform(s, l, q.tup.v[0]);
+    case 3:
+        for (int i = 0; i < 4; i++) q.tup.v[i] = uniform(s, l, q.tup.v[i]);
+        return q;
+    case 4: return normal_pair(s, l, uniform(s, l, q.tup.v[0]), uniform(s, l, q.tup.v[1])).tup.v[0];
+    default: {
+        Val u[4];
+        for (int i = 0; i < 4; i++) u[i] = uniform(s, l, q.tup.v[i]);
+        Val n1 = normal_pair(s, l, u[0], u[1]), n2 = normal_pair(s, l, u[2], u[3]);
+        Val r = nr_sm_tuple(s, 4);
+        r.tup.v[0] = n1.tup.v[0], r.tup.v[1] = n1.tup.v[1], r.tup.v[2] = n2.tup.v[0], r.tup.v[3] = n2.tup.v[1];
+        return r;
+    }
+    }
+}
+
+static Val h_uniform(Sema *s, const SmCall *c) { return uniform(s, c->loc, c->arg[0]); }
+static Val h_normal_pair(Sema *s, const SmCall *c) { return normal_pair(s, c->loc, c->arg[0], c->arg[1]); }
+
 /* --- reductions ----------------------------------------------------------------------------------- */
 static int wrap_axis(Sema *s, NrLoc loc, int64_t axis, int rank) {
     if (axis < -rank || axis >= rank)
@@ -741,7 +913,8 @@ static int wrap_axis(Sema *s, NrLoc loc, int64_t axis, int rank) {
 }
 
 /* Reduce x along axis (NULL: all axes) with `kind`; argreduce gives (value, index). */
-static Val reduce(Sema *s, const SmCall *c, NrValId x, int axis_arg, bool keep_dims, const char *kind, bool arg) {
+static Val reduce(Sema *s, const SmCall *c, NrValId x, int axis_arg, bool keep_dims, const char *kind, bool arg,
+                  bool nan_all) {
     NrLoc loc = c->loc;
     bool all = is_none(c, axis_arg);
     int rank = rank_of(s, x);
@@ -777,6 +950,7 @@ static Val reduce(Sema *s, const SmCall *c, NrValId x, int axis_arg, bool keep_d
         NrOpId op = nr_sm_emit_op(s, loc, NR_OP_REDUCE, 1, &x, 1, &vt, 0);
         nr_op_set_str(f, op, NR_A_KIND, kind);
         nr_op_set_int(f, op, NR_A_AXIS, ax);
+        if (nan_all) nr_op_set_str(f, op, NR_A_NAN, "all");
         out = v_ir(nr_op_result(f, op, 0));
     }
     if (keep_dims) {
@@ -808,7 +982,7 @@ static Val h_sum(Sema *s, const SmCall *c) {
         if (nr_dt_is_int(dt) && nr_dt_bits(dt) < 32)
             x = nr_sm_cast(s, c->loc, x, nr_dt_is_signed(dt) ? NR_DT_I32 : NR_DT_U32, 0, NULL);
     }
-    return reduce(s, c, x, 1, arg_bool(s, c, 2), "add", false);
+    return reduce(s, c, x, 1, arg_bool(s, c, 2), "add", false, false);
 }
 
 /* tl.max / tl.min (arg: 1 for max) */
@@ -820,12 +994,12 @@ static Val h_maxmin_reduce(Sema *s, const SmCall *c) {
         NrDtype dt = dtype_of(s, x);
         if (nr_dt_bits(dt) < 32) x = nr_sm_cast(s, c->loc, x, nr_dt_is_float(dt) ? NR_DT_F32 : NR_DT_I32, 0, NULL);
     }
-    return reduce(s, c, x, 1, arg_bool(s, c, 4), kind, ret_idx);
+    return reduce(s, c, x, 1, arg_bool(s, c, 4), kind, ret_idx, false);
 }
 
 static Val h_argmaxmin(Sema *s, const SmCall *c) {
     NrValId x = bf16_to_f32(s, c->loc, reduce_input(s, c));
-    Val r = reduce(s, c, x, 1, arg_bool(s, c, 3), c->bi->arg ? "max" : "min", true);
+    Val r = reduce(s, c, x, 1, arg_bool(s, c, 3), c->bi->arg ? "max" : "min", true, false);
     return r.tup.v[1];
 }
 
@@ -833,7 +1007,70 @@ static Val h_int_reduce(Sema *s, const SmCall *c) {
     NrValId x = reduce_input(s, c);
     if (ptr_of(s, x) || !nr_dt_is_int(dtype_of(s, x)))
         nr_sm_fail(s, c->loc, "%s takes integers, got %s", BN(c), ename(s, x));
-    return reduce(s, c, x, 1, arg_bool(s, c, 2), c->bi->str, false);
+    return reduce(s, c, x, 1, arg_bool(s, c, 2), c->bi->str, false, false);
+}
+
+/* The reduce kind a combine function computes, found by lowering it on two
+ * scalars of dtype dt: it must be one add/max/min/and/or/xor of its two
+ * arguments.  NULL if it is something else. */
+static const char *combine_kind(Sema *s, NrLoc loc, const NrFuncDecl *fn, NrTypeId st, bool *nan_all) {
+    NrTypeId ts[2] = {st, st};
+    NrFunc *tmp = nr_func_new(s->m, "$combine", 2, ts, 0, NULL);
+    SmFn tf;
+    memset(&tf, 0, sizeof tf);
+    tf.f = tmp;
+    tf.b = nr_builder_at_end(tmp, tmp->body);
+    SmFn *saved = s->fn;
+    int nspecs = s->nspecs;
+    s->fn = &tf;
+    Val args[2] = {v_ir(f_arg(tmp, 0)), v_ir(f_arg(tmp, 1))};
+    Val r = nr_sm_call_jit(s, loc, fn, 2, args, NULL, 0, NULL, NULL);
+    s->fn = saved;
+    nr_module_remove_func(s->m, tmp);
+    NrOpId call = tmp->blocks[tmp->body].first;
+    if (r.k != V_IR || !call || tmp->ops[call].opc != NR_OP_CALL) return NULL;
+    NrFunc *g = nr_module_find_func(s->m, nr_op_str(tmp, call, NR_A_CALLEE, ""));
+    if (!g) return NULL;
+    /* the probe's own specialization is not part of the kernel */
+    if (s->nspecs > nspecs && s->specs[s->nspecs - 1].f == g) {
+        s->nspecs--;
+        nr_module_remove_func(s->m, g);
+    }
+    NrOpId op = g->blocks[g->body].first;
+    if (!op || !g->ops[op].next || g->ops[g->ops[op].next].opc != NR_OP_RETURN) return NULL;
+    const NrOp *o = &g->ops[op];
+    NrOpId ret = o->next;
+    if (o->nopnds != 2 || o->nresults != 1 || g->ops[ret].nopnds != 1 || g->ops[ret].opnds[0] != o->results[0])
+        return NULL;
+    NrValId a0 = f_arg(g, 0), a1 = f_arg(g, 1);
+    if (!((o->opnds[0] == a0 && o->opnds[1] == a1) || (o->opnds[0] == a1 && o->opnds[1] == a0))) return NULL;
+    *nan_all = o->opc == NR_OP_MAX || o->opc == NR_OP_MIN ? strcmp(nr_op_str(g, op, NR_A_NAN, "none"), "all") == 0
+                                                          : false;
+    switch ((NrOpcode)o->opc) {
+    case NR_OP_ADD: return "add";
+    case NR_OP_MAX: return "max";
+    case NR_OP_MIN: return "min";
+    case NR_OP_AND: return "and";
+    case NR_OP_OR: return "or";
+    case NR_OP_XOR: return "xor";
+    default: return NULL;
+    }
+}
+
+static Val h_reduce(Sema *s, const SmCall *c) {
+    if (c->arg[0].k == V_TUPLE)
+        nr_sm_fail(s, c->argloc[0], "tl.reduce of several tensors at once is not supported yet");
+    NrValId x = reduce_input(s, c);
+    if (c->arg[2].k != V_JITFN)
+        nr_sm_fail(s, c->argloc[2], "the combine_fn of tl.reduce must be a @jit function, got %s",
+                   nr_sm_val_kind(s, c->arg[2]));
+    bool nan_all = false;
+    const char *kind = combine_kind(s, c->argloc[2], c->arg[2].fn, elem_of(s, x), &nan_all);
+    if (!kind)
+        nr_sm_fail(s, c->argloc[2], "tl.reduce supports combine functions that return one +, maximum, minimum, &, | "
+                                    "or ^ of their two arguments; '%s' does something else",
+                   c->arg[2].fn->name);
+    return reduce(s, c, x, 1, arg_bool(s, c, 3), kind, false, nan_all);
 }
 
 static Val h_softmax(Sema *s, const SmCall *c) {
@@ -905,8 +1142,12 @@ static Val h_dot(Sema *s, const SmCall *c) {
         rdt = odt.dt;
     }
     int32_t cs[NR_MAX_RANK];
-    for (int i = 0; i < rank - 1; i++) cs[i] = ta->shape[i];
+    int64_t numel = N;
+    for (int i = 0; i < rank - 1; i++) cs[i] = ta->shape[i], numel *= cs[i];
     cs[rank - 1] = N;
+    if (numel > SM_MAX_BLOCK_NUMEL)
+        nr_sm_fail(s, c->loc, "the result of tl.dot would have %lld elements; a block has at most %d", (long long)numel,
+                   SM_MAX_BLOCK_NUMEL);
     NrTypeId ct = nr_type_block(s->m, nr_type_scalar(s->m, rdt), rank, cs);
     NrValId acc;
     if (is_none(c, 2)) {
@@ -955,6 +1196,14 @@ static Val h_reshape(Sema *s, const SmCall *c) {
     }
     NrTypeId t = nr_sm_block_type(s, c->argloc[1], elem_of(s, x), rank, shape, BN(c));
     return v_ir(nr_sm_reshape(s, c->loc, x, rank, nr_type(s->m, t)->shape, reorder));
+}
+
+/* x.item(): a one-element block as a scalar */
+static Val h_item(Sema *s, const SmCall *c) {
+    NrValId x = arg_tensor(s, c, 0);
+    if (nr_type_numel(s->m, nr_sm_tid(s, x)) != 1)
+        nr_sm_fail(s, c->loc, "item() needs a block of one element, got %s", nr_sm_val_kind(s, v_ir(x)));
+    return v_ir(nr_sm_reshape(s, c->loc, x, 0, NULL, false));
 }
 
 static Val h_ravel(Sema *s, const SmCall *c) {
@@ -1033,6 +1282,271 @@ static Val h_broadcast(Sema *s, const SmCall *c) {
     NrValId a = arg_ir(s, c, 0), b = arg_ir(s, c, 1);
     nr_sm_broadcast_pair(s, c->loc, &a, &b);
     return make_tuple2(s, v_ir(a), v_ir(b));
+}
+
+/* The integer dtype of the same width (for exact bit movement by xor-reductions). */
+static NrDtype int_of_width(Sema *s, NrLoc loc, NrValId x, const char *fn) {
+    const NrType *t = nr_sm_type(s, x);
+    if (t->ptr) nr_sm_fail(s, loc, "%s does not take pointers", fn);
+    switch (nr_dt_bits((NrDtype)t->dtype)) {
+    case 1: return NR_DT_I1;
+    case 8: return NR_DT_I8;
+    case 16: return NR_DT_I16;
+    case 32: return NR_DT_I32;
+    default: return NR_DT_I64;
+    }
+}
+
+/* A boolean block true where index `axis` of a block of type t is 0. */
+static NrValId first_half_mask(Sema *s, NrLoc loc, NrTypeId t, int axis) {
+    int64_t two = 2;
+    NrTypeId at = nr_sm_block_type(s, loc, nr_type_scalar(s->m, NR_DT_I32), 1, &two, "a mask");
+    NrOpId op = nr_sm_emit_op(s, loc, NR_OP_ARANGE, 0, NULL, 1, &at, 0);
+    nr_op_set_int(s->fn->f, op, NR_A_START, 0);
+    nr_op_set_int(s->fn->f, op, NR_A_END, 2);
+    NrValId ar = nr_op_result(s->fn->f, op, 0);
+    NrCVal z = nr_cv_int(0);
+    NrValId zero = nr_sm_const(s, loc, at, &z);
+    NrOpId cmp = nr_sm_emit_op(s, loc, NR_OP_CMP, 2, (NrValId[]){ar, zero}, 1,
+                               (NrTypeId[]){nr_type_with_dtype(s->m, at, NR_DT_I1)}, 0);
+    nr_op_set_str(s->fn->f, cmp, NR_A_PRED, "eq");
+    NrValId m = nr_op_result(s->fn->f, cmp, 0);
+    const NrType *ty = nr_type(s->m, t);
+    for (int i = 0; i < ty->rank; i++)
+        if (i != axis) m = nr_sm_expand_dims(s, loc, m, i);
+    return nr_sm_broadcast_to(s, loc, m, ty->rank, nr_type(s->m, t)->shape, true);
+}
+
+/* join(a, b): a new minor axis of size 2 holding a then b. */
+static NrValId join(Sema *s, NrLoc loc, NrValId a, NrValId b) {
+    nr_sm_broadcast_pair(s, loc, &a, &b);
+    if (nr_sm_tid(s, a) != nr_sm_tid(s, b))
+        nr_sm_fail(s, loc, "tl.join needs operands of one dtype, got %s and %s", nr_sm_val_kind(s, v_ir(a)),
+                   nr_sm_val_kind(s, v_ir(b)));
+    int r = rank_of(s, a);
+    if (r >= NR_MAX_RANK) nr_sm_fail(s, loc, "tl.join: blocks have at most %d dimensions", NR_MAX_RANK);
+    NrValId ea = nr_sm_expand_dims(s, loc, a, r), eb = nr_sm_expand_dims(s, loc, b, r);
+    int32_t sh[NR_MAX_RANK];
+    const NrType *t = nr_sm_type(s, ea);
+    int64_t numel = 2;
+    for (int i = 0; i < r; i++) sh[i] = t->shape[i], numel *= sh[i];
+    sh[r] = 2;
+    if (numel > SM_MAX_BLOCK_NUMEL) nr_sm_fail(s, loc, "tl.join: a block has at most %d elements", SM_MAX_BLOCK_NUMEL);
+    ea = nr_sm_broadcast_to(s, loc, ea, r + 1, sh, true);
+    eb = nr_sm_broadcast_to(s, loc, eb, r + 1, sh, true);
+    NrValId m = first_half_mask(s, loc, nr_sm_tid(s, ea), r);
+    return nr_sm_emit(s, loc, NR_OP_SELECT, nr_sm_tid(s, ea), 3, (NrValId[]){m, ea, eb});
+}
+
+static Val h_join(Sema *s, const SmCall *c) { return v_ir(join(s, c->loc, arg_ir(s, c, 0), arg_ir(s, c, 1))); }
+
+/* x with its last axis (of size 2) split: element `half` of each pair, exactly
+ * (the other half is zeroed and the pair xor-reduced in an integer type). */
+static NrValId take_half(Sema *s, NrLoc loc, NrValId x, int half, const char *fn) {
+    NrDtype it = int_of_width(s, loc, x, fn);
+    NrDtype dt = dtype_of(s, x);
+    NrValId xi = nr_sm_bitcast(s, loc, x, it, 0);
+    int r = rank_of(s, xi);
+    NrValId m = first_half_mask(s, loc, nr_sm_tid(s, xi), r - 1);
+    NrCVal z = nr_cv_int(0);
+    NrValId zero = nr_sm_const(s, loc, nr_sm_tid(s, xi), &z);
+    NrValId sel = nr_sm_emit(s, loc, NR_OP_SELECT, nr_sm_tid(s, xi), 3, half ? (NrValId[]){m, zero, xi} : (NrValId[]){m, xi, zero});
+    const NrType *t = nr_sm_type(s, sel);
+    NrTypeId rt = nr_type_block(s->m, nr_type_scalar(s->m, it), r - 1, t->shape);
+    NrOpId op = nr_sm_emit_op(s, loc, NR_OP_REDUCE, 1, &sel, 1, &rt, 0);
+    nr_op_set_str(s->fn->f, op, NR_A_KIND, "xor");
+    nr_op_set_int(s->fn->f, op, NR_A_AXIS, r - 1);
+    return nr_sm_bitcast(s, loc, nr_op_result(s->fn->f, op, 0), dt, 0);
+}
+
+static Val h_split(Sema *s, const SmCall *c) {
+    NrValId x = arg_tensor(s, c, 0);
+    const NrType *t = nr_sm_type(s, x);
+    if (t->rank == 0 || t->shape[t->rank - 1] != 2)
+        nr_sm_fail(s, c->loc, "tl.split needs a block whose last dimension is 2, got %s", nr_sm_val_kind(s, v_ir(x)));
+    return make_tuple2(s, v_ir(take_half(s, c->loc, x, 0, BN(c))), v_ir(take_half(s, c->loc, x, 1, BN(c))));
+}
+
+static Val h_interleave(Sema *s, const SmCall *c) {
+    NrValId j = join(s, c->loc, arg_ir(s, c, 0), arg_ir(s, c, 1));
+    const NrType *t = nr_sm_type(s, j);
+    if (t->rank == 1) return v_ir(j);
+    int32_t sh[NR_MAX_RANK];
+    for (int i = 0; i < t->rank - 2; i++) sh[i] = t->shape[i];
+    sh[t->rank - 2] = 2 * t->shape[t->rank - 2];
+    return v_ir(nr_sm_reshape(s, c->loc, j, t->rank - 1, sh, false));
+}
+
+/* cat(input, other, can_reorder): Triton requires can_reorder=True, so any order is right. */
+static Val h_cat(Sema *s, const SmCall *c) {
+    if (!arg_bool(s, c, 2)) nr_sm_fail(s, c->loc, "tl.cat requires can_reorder=True (as in Triton)");
+    NrValId a = arg_tensor(s, c, 0), b = arg_tensor(s, c, 1);
+    if (rank_of(s, a) != 1 || nr_sm_tid(s, a) != nr_sm_tid(s, b))
+        nr_sm_fail(s, c->loc, "tl.cat takes two 1-d blocks of one type, got %s and %s", nr_sm_val_kind(s, v_ir(a)),
+                   nr_sm_val_kind(s, v_ir(b)));
+    NrValId j = join(s, c->loc, a, b);
+    int32_t n = 2 * nr_sm_type(s, a)->shape[0];
+    return v_ir(nr_sm_reshape(s, c->loc, j, 1, &n, true));
+}
+
+/* flip(x, dim): reverse axis dim by swapping the halves of every power-of-two sub-axis. */
+static Val h_flip(Sema *s, const SmCall *c) {
+    NrValId x = arg_tensor(s, c, 0);
+    const NrType *t = nr_sm_type(s, x);
+    int r = t->rank;
+    if (r == 0) nr_sm_fail(s, c->loc, "tl.flip needs a block, got %s", nr_sm_val_kind(s, v_ir(x)));
+    int dim = is_none(c, 1) ? r - 1 : wrap_axis(s, c->argloc[1], arg_int(s, c, 1), r);
+    int32_t n = t->shape[dim];
+    int steps = 0;
+    while ((1 << steps) < n) steps++;
+    if (steps == 0) return v_ir(x);
+    if (r - 1 + steps > NR_MAX_RANK) nr_sm_fail(s, c->loc, "tl.flip: the block has too many dimensions to flip axis %d", dim);
+    NrDtype dt = dtype_of(s, x), it = int_of_width(s, c->loc, x, "tl.flip");
+    int32_t orig[NR_MAX_RANK], sh[NR_MAX_RANK];
+    for (int i = 0; i < r; i++) orig[i] = t->shape[i];
+    int k = 0;
+    for (int i = 0; i < dim; i++) sh[k++] = orig[i];
+    for (int i = 0; i < steps; i++) sh[k++] = 2;
+    for (int i = dim + 1; i < r; i++) sh[k++] = orig[i];
+    NrValId y = nr_sm_reshape(s, c->loc, nr_sm_bitcast(s, c->loc, x, it, 0), k, sh, false);
+    for (int i = 0; i < steps; i++) {
+        int ax = dim + i;
+        const NrType *yt = nr_sm_type(s, y);
+        int32_t rs[NR_MAX_RANK];
+        int rr = 0;
+        for (int q = 0; q < yt->rank; q++)
+            if (q != ax) rs[rr++] = yt->shape[q];
+        NrTypeId rt = nr_type_block(s->m, nr_type_scalar(s->m, it), rr, rs);
+        NrOpId op = nr_sm_emit_op(s, c->loc, NR_OP_REDUCE, 1, &y, 1, &rt, 0);
+        nr_op_set_str(s->fn->f, op, NR_A_KIND, "xor");
+        nr_op_set_int(s->fn->f, op, NR_A_AXIS, ax);
+        NrValId xs = nr_sm_expand_dims(s, c->loc, nr_op_result(s->fn->f, op, 0), ax);
+        xs = nr_sm_broadcast_to(s, c->loc, xs, yt->rank, nr_sm_type(s, y)->shape, true);
+        y = nr_sm_emit(s, c->loc, NR_OP_XOR, nr_sm_tid(s, y), 2, (NrValId[]){y, xs});
+    }
+    y = nr_sm_reshape(s, c->loc, y, r, orig, false);
+    return v_ir(nr_sm_bitcast(s, c->loc, y, dt, 0));
+}
+
+/* --- sorting: Triton's bitonic network over a [2, 2, ...] view of the block --------------------------- */
+static int floor_log2(int64_t n) {
+    int k = 0;
+    while (n > 1) n >>= 1, k++;
+    return k;
+}
+
+/* arange(0, 2) shaped [1]*(n_dims - j - 1) + [2] + [1]*j */
+static NrValId indicator(Sema *s, NrLoc l, int n_dims, int j) {
+    int64_t two = 2;
+    NrTypeId at = nr_sm_block_type(s, l, nr_type_scalar(s->m, NR_DT_I32), 1, &two, "tl.sort");
+    NrOpId op = nr_sm_emit_op(s, l, NR_OP_ARANGE, 0, NULL, 1, &at, 0);
+    nr_op_set_int(s->fn->f, op, NR_A_START, 0);
+    nr_op_set_int(s->fn->f, op, NR_A_END, 2);
+    int32_t sh[NR_MAX_RANK];
+    for (int i = 0; i < n_dims; i++) sh[i] = i == n_dims - 1 - j ? 2 : 1;
+    return nr_sm_reshape(s, l, nr_op_result(s->fn->f, op, 0), n_dims, sh, false);
+}
+
+/* One compare-and-swap layer along the i-th innermost axis of hypercube x. */
+static NrValId compare_and_swap(Sema *s, NrLoc l, NrValId x, Val flip, int i) {
+    int n_dims = rank_of(s, x);
+    NrDtype dt = dtype_of(s, x);
+    NrDtype it = int_of_width(s, l, x, "tl.sort");
+    NrValId ix = nr_sm_bitcast(s, l, x, it, 0);
+    int ax = n_dims - 1 - i;
+    const NrType *t = nr_sm_type(s, ix);
+    int32_t rs[NR_MAX_RANK];
+    int rr = 0;
+    for (int q = 0; q < t->rank; q++)
+        if (q != ax) rs[rr++] = t->shape[q];
+    NrTypeId rt = nr_type_block(s->m, nr_type_scalar(s->m, it), rr, rs);
+    NrOpId op = nr_sm_emit_op(s, l, NR_OP_REDUCE, 1, &ix, 1, &rt, 0);
+    nr_op_set_str(s->fn->f, op, NR_A_KIND, "xor");
+    nr_op_set_int(s->fn->f, op, NR_A_AXIS, ax);
+    NrValId xs = nr_sm_expand_dims(s, l, nr_op_result(s->fn->f, op, 0), ax);
+    xs = nr_sm_broadcast_to(s, l, xs, n_dims, nr_sm_type(s, ix)->shape, true);
+    NrValId iy = nr_sm_emit(s, l, NR_OP_XOR, nr_sm_tid(s, ix), 2, (NrValId[]){ix, xs});
+    NrValId y = nr_sm_bitcast(s, l, iy, dt, 0);
+    Val gt = nr_sm_compare(s, l, NR_CMP_GT, v_ir(x), v_ir(y));
+    Val want = nr_sm_binop(s, l, NR_BIN_BITXOR, flip, v_ir(indicator(s, l, n_dims, i)));
+    Val cond = nr_sm_compare(s, l, NR_CMP_NE, gt, want);
+    NrValId cnd = cond.ir, a = y, b = x;
+    broadcast3(s, l, &cnd, &a, &b);
+    return nr_sm_emit(s, l, NR_OP_SELECT, nr_sm_tid(s, a), 3, (NrValId[]){cnd, a, b});
+}
+
+/* order: 0 ascending, 1 descending, 2 alternating with the stage's indicator */
+static NrValId bitonic_merge_hypercube(Sema *s, NrLoc l, NrValId x, int stage, int order) {
+    Val flip = order == 2 ? v_ir(indicator(s, l, floor_log2(nr_type_numel(s->m, nr_sm_tid(s, x))), stage))
+                          : v_const(nr_cv_int(order));
+    for (int i = 0; i < stage; i++) x = compare_and_swap(s, l, x, flip, stage - 1 - i);
+    return x;
+}
+
+/* Reshape x to the [2]*n hypercube of its elements ([1] for one element). */
+static NrValId hypercube(Sema *s, NrLoc l, NrValId x) {
+    int n = floor_log2(nr_type_numel(s->m, nr_sm_tid(s, x)));
+    if (n > NR_MAX_RANK)
+        nr_sm_fail(s, l, "sorting a block of %lld elements needs %d dimensions; blocks have at most %d",
+                   (long long)nr_type_numel(s->m, nr_sm_tid(s, x)), n, NR_MAX_RANK);
+    int32_t sh[NR_MAX_RANK];
+    for (int i = 0; i < n; i++) sh[i] = 2;
+    if (n == 0) sh[0] = 1;
+    return nr_sm_reshape(s, l, x, n ? n : 1, sh, false);
+}
+
+static int sort_dim(Sema *s, const SmCall *c, int i, NrValId x) {
+    int r = rank_of(s, x);
+    if (r == 0) nr_sm_fail(s, c->loc, "%s needs a block, got %s", BN(c), nr_sm_val_kind(s, v_ir(x)));
+    int dim = is_none(c, i) ? r - 1 : wrap_axis(s, c->argloc[i], arg_int(s, c, i), r);
+    if (dim != r - 1) nr_sm_fail(s, c->argloc[i], "%s: only the minor dimension is currently supported", BN(c));
+    return dim;
+}
+
+/* Triton's sort_impl: sort (k = 0) or the k largest (descending) / smallest of the minor axis. */
+static NrValId sort_impl(Sema *s, const SmCall *c, NrValId x, int64_t k, int dim, int descending) {
+    NrLoc l = c->loc;
+    const NrType *t = nr_sm_type(s, x);
+    int32_t shape[NR_MAX_RANK];
+    int r = t->rank;
+    for (int i = 0; i < r; i++) shape[i] = t->shape[i];
+    int log_n = floor_log2(shape[dim]);
+    int log_k = k ? floor_log2(k) : log_n;
+    if (log_k > log_n) nr_sm_fail(s, l, "%s: k (%lld) is larger than the axis (%d)", BN(c), (long long)k, shape[dim]);
+    NrValId h = hypercube(s, l, x);
+    for (int i = 1; i <= log_k; i++) h = bitonic_merge_hypercube(s, l, h, i, i < log_n ? 2 : descending);
+    for (int i = log_k + 1; i <= log_n; i++) {
+        const Builtin *red = nr_sm_find_builtin(descending ? "max" : "min", SM_IN_TL);
+        int ax = floor_log2(nr_type_numel(s->m, nr_sm_tid(s, h))) - 1 - log_k;
+        Val args[2] = {v_ir(h), v_const(nr_cv_int(ax))};
+        h = nr_sm_call_builtin(s, l, red, NULL, 2, args, NULL, 0, NULL, NULL, NULL).ir;
+        h = bitonic_merge_hypercube(s, l, h, log_k, i < log_n ? 2 : descending);
+    }
+    shape[r - 1] = 1 << log_k;
+    return nr_sm_reshape(s, l, h, r, shape, false);
+}
+
+static Val h_sort(Sema *s, const SmCall *c) {
+    NrValId x = arg_tensor(s, c, 0);
+    return v_ir(sort_impl(s, c, x, 0, sort_dim(s, c, 1, x), arg_bool(s, c, 2)));
+}
+
+static Val h_topk(Sema *s, const SmCall *c) {
+    NrValId x = arg_tensor(s, c, 0);
+    int64_t k = arg_int(s, c, 1);
+    if (k < 1) nr_sm_fail(s, c->argloc[1], "tl.topk: k must be at least 1, got %lld", (long long)k);
+    return v_ir(sort_impl(s, c, x, k, sort_dim(s, c, 2, x), 1));
+}
+
+static Val h_bitonic_merge(Sema *s, const SmCall *c) {
+    NrValId x = arg_tensor(s, c, 0);
+    int dim = sort_dim(s, c, 1, x);
+    const NrType *t = nr_sm_type(s, x);
+    int32_t shape[NR_MAX_RANK];
+    for (int i = 0; i < t->rank; i++) shape[i] = t->shape[i];
+    int n_dims = floor_log2(shape[dim]);
+    NrValId h = bitonic_merge_hypercube(s, c->loc, hypercube(s, c->loc, x), n_dims, arg_bool(s, c, 2));
+    return v_ir(nr_sm_reshape(s, c->loc, h, t->rank, shape, false));
 }
 
 static Val h_cast(Sema *s, const SmCall *c) {
@@ -1217,7 +1731,7 @@ static NrCVal arg_const(Sema *s, const SmCall *c, int i) {
     Val v = c->arg[i];
     if (v.k == V_IR)
         nr_sm_fail(s, c->argloc[i], "%s() of a tensor is not supported (use x.to(...) to convert tensors)", BN(c));
-    if (v.k != V_CONST) nr_sm_fail(s, c->argloc[i], "%s() does not take a %s", BN(c), nr_sm_val_kind(s, v));
+    if (v.k != V_CONST) nr_sm_fail(s, c->argloc[i], "%s() does not take %s", BN(c), nr_sm_val_kind(s, v));
     return v.c;
 }
 
@@ -1293,7 +1807,7 @@ static Val h_py_len(Sema *s, const SmCall *c) {
     Val v = c->arg[0];
     if (v.k == V_TUPLE) return v_const(nr_cv_int(v.tup.n));
     if (v.k == V_CONST && v.c.kind == NR_CV_STR) return v_const(nr_cv_int((int64_t)v.c.str.len));
-    nr_sm_fail(s, c->argloc[0], "len() of a %s is not supported (use x.shape[0] for blocks)", nr_sm_val_kind(s, v));
+    nr_sm_fail(s, c->argloc[0], "len() of %s is not supported (use x.shape[0] for blocks)", nr_sm_val_kind(s, v));
 }
 
 static Val h_py_print(Sema *s, const SmCall *c) {
@@ -1464,6 +1978,17 @@ static const Builtin builtins[] = {
     {"sigmoid", TL | TEN, "x", h_sigmoid, 0, NULL},
     {"softmax", TL | TEN, "x, dim=None, keep_dims=False, ieee_rounding=False", h_softmax, 0, NULL},
     {"swizzle2d", TL, "i, j, size_i, size_j, size_g", h_swizzle2d, 0, NULL},
+    /* random numbers */
+    {"randint", TL, "seed, offset, n_rounds=10", h_random, 0, NULL},
+    {"randint4x", TL, "seed, offset, n_rounds=10", h_random, 1, NULL},
+    {"rand", TL, "seed, offset, n_rounds=10", h_random, 2, NULL},
+    {"rand4x", TL, "seed, offsets, n_rounds=10", h_random, 3, NULL},
+    {"randn", TL, "seed, offset, n_rounds=10", h_random, 4, NULL},
+    {"randn4x", TL, "seed, offset, n_rounds=10", h_random, 5, NULL},
+    {"philox", TL, "seed, c0, c1, c2, c3, n_rounds=10", h_philox, 0, NULL},
+    {"philox_impl", TL, "c0, c1, c2, c3, k0, k1, n_rounds=10", h_philox_impl, 0, NULL},
+    {"uint_to_uniform_float", TL, "x", h_uniform, 0, NULL},
+    {"pair_uniform_to_normal", TL, "u1, u2", h_normal_pair, 0, NULL},
     /* reductions */
     {"sum", TL | TEN, "input, axis=None, keep_dims=False, dtype=None", h_sum, 0, NULL},
     {"max", TL | TEN, "input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False",
@@ -1474,6 +1999,7 @@ static const Builtin builtins[] = {
     {"argmin", TL | TEN, "input, axis, tie_break_left=True, keep_dims=False", h_argmaxmin, 0, NULL},
     {"xor_sum", TL | TEN, "input, axis=None, keep_dims=False", h_int_reduce, 0, "xor"},
     {"reduce_or", TL | TEN, "input, axis, keep_dims=False", h_int_reduce, 0, "or"},
+    {"reduce", TL | TEN, "input, axis, combine_fn, keep_dims=False", h_reduce, 0, NULL},
     /* linear algebra */
     {"dot", TL, "input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None, "
                 "out_dtype=tl.float32",
@@ -1487,7 +2013,16 @@ static const Builtin builtins[] = {
     {"expand_dims", TL | TEN, "input, axis", h_expand_dims, 0, NULL},
     {"broadcast_to", TL | TEN, "input, *shape", h_broadcast_to, 0, NULL},
     {"broadcast", TL, "input, other", h_broadcast, 0, NULL},
+    {"join", TL, "a, b", h_join, 0, NULL},
+    {"split", TL | TEN, "a", h_split, 0, NULL},
+    {"interleave", TL, "a, b", h_interleave, 0, NULL},
+    {"cat", TL, "input, other, can_reorder=False", h_cat, 0, NULL},
+    {"flip", TL | TEN, "x, dim=None", h_flip, 0, NULL},
+    {"sort", TL | TEN, "x, dim=None, descending=0", h_sort, 0, NULL},
+    {"topk", TL, "x, k, dim=None", h_topk, 0, NULL},
+    {"bitonic_merge", TL, "x, dim=None, descending=0", h_bitonic_merge, 0, NULL},
     {"cast", TL | TEN, "input, dtype, fp_downcast_rounding=None, bitcast=False", h_cast, 0, NULL},
+    {"item", TEN, "input", h_item, 0, NULL},
     {"to", TEN, "input, dtype, fp_downcast_rounding=None, bitcast=False", h_cast, 0, NULL},
     /* hints and debugging */
     {"multiple_of", TL, "input, values", h_hint, 0, NULL},
@@ -1529,6 +2064,17 @@ static const Builtin builtins[] = {
     LD2("atan2"), LD2("pow"), LD2("hypot"), LD2("fmod"), LD2("remainder"), LD2("copysign"), LD2("fdim"), LD2("fmax"),
     LD2("fmin"), LD2("nextafter"),
     {"fma", LIB, "*args", h_libdevice, 3, "fma"},
+    /* the fast approximations: the same functions here (the GPU may use its approximate instructions) */
+    {"fast_expf", LIB, "*args", h_libdevice, 1, "exp"},
+    {"fast_exp10f", LIB, "*args", h_libdevice, 1, "exp10"},
+    {"fast_logf", LIB, "*args", h_libdevice, 1, "log"},
+    {"fast_log2f", LIB, "*args", h_libdevice, 1, "log2"},
+    {"fast_log10f", LIB, "*args", h_libdevice, 1, "log10"},
+    {"fast_sinf", LIB, "*args", h_libdevice, 1, "sin"},
+    {"fast_cosf", LIB, "*args", h_libdevice, 1, "cos"},
+    {"fast_tanf", LIB, "*args", h_libdevice, 1, "tan"},
+    {"fast_powf", LIB, "*args", h_libdevice, 2, "pow"},
+    {"div_rn", LIB, "x, y", h_div_rn, 0, NULL},
 #undef LD1
 #undef LD2
     /* dtype methods */
@@ -1551,11 +2097,9 @@ static const Builtin builtins[] = {
 
 /* Triton functions Nereid does not implement (a precise error instead of "not a function"). */
 static const char *const unsupported_tl[] = {
-    "associative_scan", "cumsum", "cumprod", "sort", "topk", "flip", "interleave", "join", "split", "cat", "gather",
-    "histogram", "reduce", "map_elementwise", "inline_asm_elementwise", "make_block_ptr", "advance",
-    "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "dot_scaled", "rand", "randn",
-    "randint", "rand4x", "randn4x", "randint4x", "philox", "philox_impl", "pair_uniform_to_normal",
-    "uint_to_uniform_float", "item", "bitonic_merge", "extern_elementwise", "condition", "tensor_descriptor",
+    "associative_scan", "cumsum", "cumprod", "gather",
+    "histogram", "map_elementwise", "inline_asm_elementwise", "make_block_ptr", "advance",
+    "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "dot_scaled", "extern_elementwise", "condition", "tensor_descriptor",
     "float8e4b15", "float8e4b8", "float8e5b16", "tensor", "dtype", "block_type", "tuple", "tuple_type", "slice",
     "void", "const", "constexpr_type", "pi32_t", "target_info",
 };
@@ -1668,6 +2212,11 @@ Val nr_sm_module_attr(Sema *s, NrLoc loc, SmModule mod, const char *name) {
     const Builtin *bi = where ? nr_sm_find_builtin(name, where) : NULL;
     if (bi) return builtin_val(bi, NULL);
     const char *mn = nr_sm_module_name(mod);
+    static const char *const block_ptr_fns[] = {"make_block_ptr", "advance", "make_tensor_descriptor",
+                                                "load_tensor_descriptor", "store_tensor_descriptor",
+                                                "tensor_descriptor"};
+    if (mod == SM_MOD_TL && name_in(name, block_ptr_fns, NR_COUNTOF(block_ptr_fns)))
+        nr_sm_fail(s, loc, "block pointers and tensor descriptors are not supported yet (tl.%s)", name);
     if (mod == SM_MOD_TL && name_in(name, unsupported_tl, NR_COUNTOF(unsupported_tl)))
         nr_sm_fail(s, loc, "tl.%s is not supported by Nereid yet", name);
     static const char *const full[] = {[SM_MOD_TRITON] = "triton", [SM_MOD_TL] = "triton.language",

@@ -516,6 +516,7 @@ NrCVal nr_cv_binop(Sema *s, NrLoc loc, int op, const NrCVal *a, const NrCVal *b)
         return fold_float(s, loc, op, a, b);
     }
     if (a->kind == NR_CV_STR && b->kind == NR_CV_STR && op == NR_BIN_ADD) {
+        if (a->str.len + b->str.len > SM_MAX_STR) nr_sm_fail(s, loc, "string too long (more than %d bytes)", SM_MAX_STR);
         char *buf = nr_alloc(s->a, a->str.len + b->str.len + 1);
         memcpy(buf, a->str.s, a->str.len);
         memcpy(buf + a->str.len, b->str.s, b->str.len);
@@ -525,7 +526,7 @@ NrCVal nr_cv_binop(Sema *s, NrLoc loc, int op, const NrCVal *a, const NrCVal *b)
         const NrCVal *str = a->kind == NR_CV_STR ? a : b;
         __int128 k = as_i128(a->kind == NR_CV_STR ? b : a);
         if (k < 0) k = 0;
-        if (k * (__int128)str->str.len > 1 << 20) nr_sm_fail(s, loc, "string repetition too long");
+        if (k * (__int128)str->str.len > SM_MAX_STR) nr_sm_fail(s, loc, "string too long (more than %d bytes)", SM_MAX_STR);
         size_t len = (size_t)k * str->str.len;
         char *buf = nr_alloc(s->a, len + 1);
         for (size_t i = 0; i < (size_t)k; i++) memcpy(buf + i * str->str.len, str->str.s, str->str.len);

@@ -97,7 +97,7 @@ static double round_f32(double x) {
 
 NrValId nr_sm_const(Sema *s, NrLoc loc, NrTypeId t, const NrCVal *c) {
     NrDtype dt = nr_type_dtype(s->m, t);
-    if (!nr_cv_is_num(c)) nr_sm_fail(s, loc, "cannot make a %s constant from %s", nr_dt_name(s->a, dt, 0),
+    if (!nr_cv_is_num(c)) nr_sm_fail(s, loc, "cannot make a constant of type %s from %s", nr_dt_name(s->a, dt, 0),
                                      nr_cv_str_of(s->a, c));
     NrOpId op = nr_sm_emit_op(s, loc, NR_OP_CONST, 0, NULL, 1, &t, 0);
     if (nr_dt_is_float(dt)) {
@@ -107,7 +107,7 @@ NrValId nr_sm_const(Sema *s, NrLoc loc, NrTypeId t, const NrCVal *c) {
         nr_op_set_float(s->fn->f, op, NR_A_VALUE, v);
     } else {
         if (c->kind == NR_CV_FLOAT)
-            nr_sm_fail(s, loc, "cannot make a %s constant from the float %s", nr_dt_name(s->a, dt, 0),
+            nr_sm_fail(s, loc, "cannot make a constant of type %s from the float %s", nr_dt_name(s->a, dt, 0),
                        nr_cv_str_of(s->a, c));
         if (!int_fits(dt, c))
             nr_sm_fail(s, loc, "the value %s does not fit in %s", nr_cv_str_of(s->a, c), nr_dt_name(s->a, dt, 0));
@@ -212,6 +212,11 @@ void nr_sm_broadcast_pair(Sema *s, NrLoc loc, NrValId *a, NrValId *b) {
             nr_sm_fail(s, loc, "cannot broadcast shapes %s and %s", nr_sm_shape_str(s, ta), nr_sm_shape_str(s, tb));
         sh[i] = da == 1 ? db : da;
     }
+    int64_t numel = 1;
+    for (int i = 0; i < rank; i++) numel *= sh[i];
+    if (numel > SM_MAX_BLOCK_NUMEL)
+        nr_sm_fail(s, loc, "broadcasting shapes %s and %s gives %lld elements; a block has at most %d",
+                   nr_sm_shape_str(s, ta), nr_sm_shape_str(s, tb), (long long)numel, SM_MAX_BLOCK_NUMEL);
     *a = nr_sm_broadcast_to(s, loc, *a, rank, sh, false);
     *b = nr_sm_broadcast_to(s, loc, *b, rank, sh, false);
 }
@@ -394,6 +399,7 @@ static NrValId emit_bin(Sema *s, NrLoc loc, NrOpcode opc, NrValId a, NrValId b) 
 
 static Val tuple_binop(Sema *s, NrLoc loc, int op, Val a, Val b) {
     if (op == NR_BIN_ADD && a.k == V_TUPLE && b.k == V_TUPLE) {
+        if (a.tup.n + b.tup.n > SM_MAX_TUPLE) nr_sm_fail(s, loc, "tuple too long (more than %d elements)", SM_MAX_TUPLE);
         Val r = nr_sm_tuple(s, a.tup.n + b.tup.n);
         for (int i = 0; i < a.tup.n; i++) r.tup.v[i] = a.tup.v[i];
         for (int i = 0; i < b.tup.n; i++) r.tup.v[a.tup.n + i] = b.tup.v[i];
@@ -404,7 +410,8 @@ static Val tuple_binop(Sema *s, NrLoc loc, int op, Val a, Val b) {
         if (k.k == V_CONST && (k.c.kind == NR_CV_INT || k.c.kind == NR_CV_BOOL)) {
             int64_t n = k.c.kind == NR_CV_BOOL ? k.c.b : k.c.is_unsigned ? INT64_MAX : k.c.i;
             if (n < 0) n = 0;
-            if (n * (int64_t)t.tup.n > 4096) nr_sm_fail(s, loc, "tuple repetition too long");
+            if (n * (int64_t)t.tup.n > SM_MAX_TUPLE)
+                nr_sm_fail(s, loc, "tuple too long (more than %d elements)", SM_MAX_TUPLE);
             Val r = nr_sm_tuple(s, (int)(n * t.tup.n));
             for (int64_t i = 0; i < n; i++)
                 for (int j = 0; j < t.tup.n; j++) r.tup.v[i * t.tup.n + j] = t.tup.v[j];
@@ -627,7 +634,7 @@ static Val lower_boolop(Sema *s, const NrExpr *e) {
 
 static int64_t index_int(Sema *s, const NrExpr *e, Val v, const char *what) {
     if (v.k != V_CONST || (v.c.kind != NR_CV_INT && v.c.kind != NR_CV_BOOL))
-        nr_sm_fail(s, e->loc, "%s must be a constexpr int, got %s", what, nr_sm_val_kind(s, v));
+        nr_sm_fail(s, e->loc, "%s must be a constexpr int, got %s%s", what, nr_sm_val_kind(s, v), nr_sm_const_hint(s, v));
     if (v.c.kind == NR_CV_BOOL) return v.c.b;
     if (v.c.is_unsigned) return INT64_MAX;
     return v.c.i;
@@ -672,7 +679,7 @@ static Val lower_subscript(Sema *s, const NrExpr *e) {
             nr_sm_fail(s, ix->loc, "tuple index out of range (the tuple has %d elements)", v.tup.n);
         return v.tup.v[i];
     }
-    if (v.k != V_IR) nr_sm_fail(s, e->loc, "a %s cannot be indexed", nr_sm_val_kind(s, v));
+    if (v.k != V_IR) nr_sm_fail(s, e->loc, "%s cannot be indexed", nr_sm_val_kind(s, v));
     NrValId x = v.ir;
     int rank = rank_of(s, x), colons = 0;
     for (int d = 0; d < e->sub.nidx; d++) {
@@ -726,7 +733,7 @@ Val nr_sm_call(Sema *s, NrLoc loc, Val fn, int nargs, const Val *args, const NrL
     case V_MODULE:
         if (fn.mod == SM_MOD_HOST) nr_sm_fail(s, loc, "kernels cannot call into host modules");
         nr_sm_fail(s, loc, "module %s is not callable", nr_sm_module_name(fn.mod));
-    default: nr_sm_fail(s, loc, "a %s is not callable", nr_sm_val_kind(s, fn));
+    default: nr_sm_fail(s, loc, "%s is not callable", nr_sm_val_kind(s, fn));
     }
 }
 
@@ -746,7 +753,7 @@ Val nr_sm_getattr(Sema *s, NrLoc loc, Val v, const char *name) {
     case V_TYPE: return nr_sm_dtype_attr(s, loc, v, name);
     default: break;
     }
-    nr_sm_fail(s, loc, "a %s has no attribute '%s'", nr_sm_val_kind(s, v), name);
+    nr_sm_fail(s, loc, "%s has no attribute '%s'", nr_sm_val_kind(s, v), name);
 }
 
 static Val lower_literal(Sema *s, const NrExpr *e) {

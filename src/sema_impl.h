@@ -29,6 +29,8 @@ enum {
     SM_MAX_UNROLL = 4096,      /* iterations of one tl.static_range loop */
     SM_MAX_WORK = 2000000,     /* AST nodes lowered in one compilation (unrolling, specialization) */
     SM_MAX_BLOCK_NUMEL = 1 << 20,
+    SM_MAX_TUPLE = 4096,       /* elements of a tuple */
+    SM_MAX_STR = 1 << 16,      /* bytes of a compile-time string */
 };
 
 /* Modules a kernel can name. */
@@ -135,6 +137,9 @@ Val nr_sm_tuple(Sema *s, int n);          /* a tuple of n (unset) elements */
 Val nr_sm_none(void);
 const char *nr_sm_val_kind(Sema *s, Val v);   /* "int32 scalar", "tensor<64xf32>", "constexpr 3", "module tl" ... */
 bool nr_sm_val_same(Val a, Val b);        /* the same value (IR id, equal constants, same tuple elements) */
+/* For errors about a runtime value where a constexpr is needed: a hint when
+ * the value is a number assigned without `: tl.constexpr`, else "". */
+const char *nr_sm_const_hint(Sema *s, Val v);
 
 /* --- compile-time values (sema_cval.c) ---------------------------------------------------------- */
 NrCVal nr_cv_none(void);

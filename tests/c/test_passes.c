@@ -99,7 +99,7 @@ static void test_registry(void) {
     int n = 0;
     const NrPassInfo *p = nr_pass_list(&n);
     static const char *const names[] = {"inline", "canonicalize", "cse", "licm", "dce"};
-    CHECK(n == 5, "%d passes", n);
+    CHECK(n >= 5, "%d passes", n); /* the block passes first, then the GPU passes */
     for (int i = 0; i < n && i < 5; i++) {
         CHECK(strcmp(p[i].name, names[i]) == 0, "pass %d is %s", i, p[i].name);
         CHECK(p[i].summary && *p[i].summary, "pass %s has no summary", p[i].name);

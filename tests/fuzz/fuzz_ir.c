@@ -1,7 +1,7 @@
 /* fuzz_ir.c - libFuzzer target for the IR text parser and verifier.
  *
  *   clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Isrc -Iinclude \
- *       -o fuzz_ir tests/fuzz/fuzz_ir.c src/arena.c src/diag.c src/util.c src/ir*.c -lm
+ *       -o fuzz_ir tests/fuzz/fuzz_ir.c src/arena.c src/diag.c src/util.c src/ir*.c src/gpu_layout.c -lm
  *   ./fuzz_ir -max_total_time=300 -dict=tests/fuzz/ir.dict corpus/ tests/lit/ir/
  *
  * Any input must parse to a verified module or fail with diagnostics; a

@@ -1,4 +1,5 @@
 # RUN: nereid ir %s -k reductions -s '*fp32, *fp16, *i8, 32' --after lower | filecheck %s
+# RUN: nereid ir %s -k custom -s '*fp32' --after lower | filecheck %s --check-prefix=CUSTOM
 # Reductions: axis=None reduces everything (a reshape to one axis first),
 # keep_dims re-inserts the axes, small integers sum in 32 bits, fp16 and
 # integers narrower than 32 bits take their max in 32 bits, and return_indices
@@ -51,3 +52,29 @@ def reductions(f, h, q, B: tl.constexpr):
 # CHECK-NEXT: reduce [[QF]] {axis = 0, kind = "add"} : f32
 # CHECK-NEXT: reduce [[QX]] {axis = 0, kind = "xor"} : i8
 # CHECK-NEXT: reduce [[QX]] {axis = 0, kind = "or"} : i8
+
+
+# tl.reduce with a @jit combine function that is one +, maximum, minimum, &,
+# | or ^ of its arguments is the matching reduce op.
+@triton.jit
+def add_fn(a, b):
+    return a + b
+
+
+@triton.jit
+def max_fn(a, b):
+    return tl.maximum(b, a, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def custom(p):
+    x = tl.load(p + tl.arange(0, 16)[:, None] * 16 + tl.arange(0, 16)[None, :])
+    s = tl.reduce(x, 1, add_fn)
+    m = x.reduce(0, max_fn, keep_dims=True)
+    tl.store(p + tl.arange(0, 16), s + tl.reshape(m, 16))
+
+# CUSTOM-LABEL: func @custom
+# CUSTOM:     reduce {{%[0-9]+}} {axis = 1, kind = "add"} : tensor<16xf32>
+# CUSTOM:     reduce {{%[0-9]+}} {axis = 0, kind = "max", nan = "all"} : tensor<16xf32>
+# the combine functions are not part of the module
+# CUSTOM-NOT: func

@@ -1,0 +1,294 @@
+/* gpu_convert.c - block IR to GPU IR (pass gpu-convert), and the layout
+ * rules every GPU pass shares (gpu_impl.h).
+ *
+ * Requires: block IR without calls (the block pipeline inlines them).
+ * Gives every block value a layout:
+ *   - Triton's default blocked layout for its shape, the same for every
+ *     value of one shape (so elementwise chains need no conversion);
+ *   - reduce results: the slice of the operand's layout along the axis;
+ *   - broadcast results: the operand's layout; trans results: the operand's
+ *     blocked layout with the dimensions permuted;
+ *   - dot results: an mma (tensor-core) layout, operands converted to its
+ *     dot_op layouts; where tensor cores cannot run the dot, a blocked
+ *     accumulator with dot_op operands of it (the FMA fallback, docs/gpu.md);
+ *   - loop-carried values and if results: the default of their shape.
+ * Then every operand whose layout differs from what its op requires is
+ * converted (convert_layout); gpu-remove-converts removes what it can. */
+#include "gpu_impl.h"
+#include "util.h"
+
+#include <string.h>
+
+/* --- shared helpers -------------------------------------------------------------------------------- */
+int nr_gpu_num_warps(const NrModule *m) { return m->num_warps > 0 ? m->num_warps : 4; }
+int nr_gpu_sm(const NrModule *m) { return m->sm > 0 ? m->sm : 80; }
+
+int32_t nr_gpu_layout_of(const NrFunc *f, NrValId v) {
+    if (v <= 0 || v >= f->nvals) return 0;
+    const NrType *t = &f->mod->types[f->vals[v].type];
+    return t->kind == NR_TK_VALUE && t->rank > 0 && t->layout > 0 ? t->layout : 0;
+}
+
+void nr_gpu_set_layout(NrFunc *f, NrValId v, int32_t layout) {
+    f->vals[v].type = nr_type_with_layout(f->mod, f->vals[v].type, layout);
+}
+
+static bool is_block(const NrFunc *f, NrValId v) {
+    if (v <= 0) return false;
+    const NrType *t = &f->mod->types[f->vals[v].type];
+    return t->kind == NR_TK_VALUE && t->rank > 0;
+}
+
+int nr_gpu_k_width(const NrModule *m, int32_t acc, NrDtype dt) {
+    if (m->layouts[acc].kind != NR_LK_MMA) return 0;
+    int bytes = nr_dtype_info[dt].bytes;
+    return bytes >= 4 ? 1 : 4 / bytes;
+}
+
+/* The layout the terminator `op` must pass out as its operand i (a yield or
+ * condition: what its parent's region arguments or results have). */
+static int32_t required_by_parent(NrFunc *f, NrOpId op, int i) {
+    NrOpId parent = f->blocks[f->ops[op].block].parent;
+    if (!parent) return 0;
+    const NrOp *p = &f->ops[parent];
+    NrBlockId here = f->ops[op].block;
+    switch ((NrOpcode)p->opc) {
+    case NR_OP_FOR: {
+        const NrBlock *body = &f->blocks[p->regions[0]];
+        return i + 1 < body->nargs ? nr_gpu_layout_of(f, body->args[i + 1]) : 0;
+    }
+    case NR_OP_IF: return i < p->nresults ? nr_gpu_layout_of(f, p->results[i]) : 0;
+    case NR_OP_WHILE:
+        if (here == p->regions[0]) /* condition: flag, then the results */
+            return i >= 1 && i - 1 < p->nresults ? nr_gpu_layout_of(f, p->results[i - 1]) : 0;
+        else {
+            const NrBlock *r0 = &f->blocks[p->regions[0]];
+            return i < r0->nargs ? nr_gpu_layout_of(f, r0->args[i]) : 0;
+        }
+    default: return 0;
+    }
+}
+
+int32_t nr_gpu_required(NrFunc *f, NrOpId op, int i) {
+    const NrOp *o = &f->ops[op];
+    NrModule *m = f->mod;
+    if (i >= o->nopnds || !is_block(f, o->opnds[i])) return 0;
+    int32_t r0 = o->nresults ? nr_gpu_layout_of(f, o->results[0]) : 0;
+    switch ((NrOpcode)o->opc) {
+    case NR_OP_LOAD:
+    case NR_OP_ATOMIC_RMW:
+    case NR_OP_ATOMIC_CAS:
+    case NR_OP_BROADCAST:
+    case NR_OP_HINT: return r0;
+    case NR_OP_STORE: return i == 0 ? 0 : nr_gpu_layout_of(f, o->opnds[0]);
+    case NR_OP_ASYNC_COPY: return i == 0 ? 0 : nr_gpu_layout_of(f, o->opnds[0]);
+    case NR_OP_EXPAND_DIMS: return r0 ? nr_layout_slice(m, r0, (int)nr_op_int(f, op, NR_A_AXIS, 0)) : 0;
+    case NR_OP_TRANS: {
+        const NrAttr *order = nr_op_attr(f, op, NR_A_ORDER);
+        if (!r0 || !order || m->layouts[r0].kind != NR_LK_BLOCKED) return 0;
+        return nr_gpu_permute_blocked(m, r0, order->v.ints, true);
+    }
+    case NR_OP_DOT:
+        if (!r0) return 0;
+        if (i == 2) return r0;
+        return nr_layout_dot_op(m, r0, i, nr_gpu_k_width(m, r0, nr_type_dtype(m, f->vals[o->opnds[i]].type)));
+    case NR_OP_FOR: {
+        const NrBlock *body = &f->blocks[o->regions[0]];
+        return i >= 3 && i - 2 < body->nargs ? nr_gpu_layout_of(f, body->args[i - 2]) : 0;
+    }
+    case NR_OP_WHILE: {
+        const NrBlock *r0b = &f->blocks[o->regions[0]];
+        return i < r0b->nargs ? nr_gpu_layout_of(f, r0b->args[i]) : 0;
+    }
+    case NR_OP_YIELD:
+    case NR_OP_CONDITION: return required_by_parent(f, op, i);
+    case NR_OP_RETURN: {
+        const NrType *t = i < f->nrtypes ? &m->types[f->rtypes[i]] : NULL;
+        return t && t->rank > 0 && t->layout > 0 ? t->layout : 0;
+    }
+    default:
+        if (nr_op_info[o->opc].flags & NR_OPF_ELEM) return r0;
+        return 0;
+    }
+}
+
+NrValId nr_gpu_convert_before(NrFunc *f, NrOpId before, NrValId v, int32_t layout) {
+    NrBuilder b = nr_builder_before(f, before);
+    NrTypeId t = nr_type_with_layout(f->mod, f->vals[v].type, layout);
+    return nr_build1(&b, NR_OP_CONVERT_LAYOUT, t, 1, &v);
+}
+
+static void fix_op(NrFunc *f, NrOpId op, void *ctx) {
+    (void)ctx;
+    for (int i = 0; i < f->ops[op].nopnds; i++) {
+        NrValId v = f->ops[op].opnds[i];
+        int32_t want = nr_gpu_required(f, op, i);
+        if (want && nr_gpu_layout_of(f, v) != want) f->ops[op].opnds[i] = nr_gpu_convert_before(f, op, v, want);
+    }
+}
+
+void nr_gpu_fix_operands(NrFunc *f) { nr_walk(f, fix_op, NULL); }
+
+/* --- dots ------------------------------------------------------------------------------------------ */
+/* Warps over the M x N tile of m16n8 instructions: Triton's rule, doubling
+ * the dimension with more instruction tiles left per warp. */
+static void mma_warps(int64_t M, int64_t N, int nw, int32_t *wm, int32_t *wn) {
+    *wm = *wn = 1;
+    while (*wm * *wn < nw) {
+        if (M / 16 / *wm >= N / (8 * (int64_t)*wn)) {
+            if (*wm < M / 16) *wm *= 2;
+            else *wn *= 2;
+        } else {
+            *wn *= 2;
+        }
+    }
+}
+
+/* k_width of mma.sync for operands of dt (0: no tensor-core form), and the
+ * dtype operands must be cast to first (fp8 before sm_89: f16). */
+static int mma_k_width(NrDtype dt, const char *precision, int sm, NrDtype *cast_to) {
+    *cast_to = NR_DT_INVALID;
+    switch (dt) {
+    case NR_DT_F16:
+    case NR_DT_BF16: return 2;
+    case NR_DT_F32: return !strcmp(precision, "tf32") || !strcmp(precision, "tf32x3") ? 1 : 0;
+    case NR_DT_I8: return 4;
+    case NR_DT_F8E4NV:
+    case NR_DT_F8E5:
+        if (sm >= 89) return 4;
+        *cast_to = NR_DT_F16;
+        return 2;
+    default: return 0;
+    }
+}
+
+typedef struct Conv {
+    NrModule *m;
+    NrFunc *f;
+    NrDiags *d;
+    int nw, sm;
+    bool ok;
+} Conv;
+
+static int32_t default_of(Conv *c, NrValId v) {
+    const NrType *t = &c->m->types[c->f->vals[v].type];
+    return nr_layout_default_blocked(c->m, t->rank, t->shape, c->nw);
+}
+
+static void cast_operand(Conv *c, NrOpId op, int i, NrDtype dt) {
+    NrFunc *f = c->f;
+    NrValId v = f->ops[op].opnds[i];
+    NrBuilder b = nr_builder_before(f, op);
+    NrValId r = nr_build1(&b, NR_OP_CAST, nr_type_with_dtype(c->m, f->vals[v].type, dt), 1, &v);
+    f->ops[op].opnds[i] = r;
+}
+
+/* The accumulator layout of dot `op`: mma where the tensor cores can run it. */
+static int32_t dot_layout(Conv *c, NrOpId op) {
+    NrFunc *f = c->f;
+    const NrType *a = &c->m->types[f->vals[f->ops[op].opnds[0]].type];
+    const NrType *b = &c->m->types[f->vals[f->ops[op].opnds[1]].type];
+    NrValId r = f->ops[op].results[0];
+    const NrType *rt = &c->m->types[f->vals[r].type];
+    int rank = rt->rank;
+    int64_t M = rt->shape[rank - 2], N = rt->shape[rank - 1], K = a->shape[rank - 1];
+    const char *precision = nr_op_str(f, op, NR_A_PRECISION, "tf32");
+    NrDtype ca, cb;
+    int kwa = mma_k_width((NrDtype)a->dtype, precision, c->sm, &ca);
+    int kwb = mma_k_width((NrDtype)b->dtype, precision, c->sm, &cb);
+    bool mma = c->sm >= 80 && kwa && kwa == kwb && M % 16 == 0 && N % 8 == 0 && K % (8 * kwa) == 0;
+    if (!mma) return default_of(c, r);
+    if (ca != NR_DT_INVALID) cast_operand(c, op, 0, ca);
+    if (cb != NR_DT_INVALID) cast_operand(c, op, 1, cb);
+    int32_t wpc[3] = {1, 1, 1};
+    mma_warps(M, N, c->nw, &wpc[rank - 2], &wpc[rank - 1]);
+    int32_t instr[3] = {16, 8, 8 * kwa};
+    return nr_layout_mma(c->m, 2, rank, wpc, instr);
+}
+
+/* --- assigning layouts ----------------------------------------------------------------------------- */
+static void set_default(Conv *c, NrValId v) {
+    if (is_block(c->f, v) && !nr_gpu_layout_of(c->f, v)) nr_gpu_set_layout(c->f, v, default_of(c, v));
+}
+
+static void convert_block(Conv *c, NrBlockId b, int depth);
+
+static void convert_op(Conv *c, NrOpId op, int depth) {
+    NrFunc *f = c->f;
+    NrModule *m = c->m;
+    const NrOp *o = &f->ops[op];
+    NrValId r = o->nresults ? o->results[0] : NR_NONE;
+    switch ((NrOpcode)o->opc) {
+    case NR_OP_CALL:
+        nr_error(c->d, o->loc, "calls to noinline functions are not supported on the GPU yet");
+        c->ok = false;
+        return;
+    case NR_OP_REDUCE:
+    case NR_OP_ARGREDUCE: {
+        int32_t src = nr_gpu_layout_of(f, o->opnds[0]);
+        int axis = (int)nr_op_int(f, op, NR_A_AXIS, 0);
+        for (int i = 0; i < o->nresults; i++)
+            if (is_block(f, o->results[i])) nr_gpu_set_layout(f, o->results[i], nr_layout_slice(m, src, axis));
+        break;
+    }
+    case NR_OP_BROADCAST: nr_gpu_set_layout(f, r, nr_gpu_layout_of(f, o->opnds[0])); break;
+    case NR_OP_TRANS: {
+        const NrAttr *order = nr_op_attr(f, op, NR_A_ORDER);
+        int32_t a = nr_gpu_layout_of(f, o->opnds[0]);
+        if (m->layouts[a].kind != NR_LK_BLOCKED) a = default_of(c, o->opnds[0]);
+        nr_gpu_set_layout(f, r, nr_gpu_permute_blocked(m, a, order->v.ints, false));
+        break;
+    }
+    case NR_OP_DOT: nr_gpu_set_layout(f, r, dot_layout(c, op)); break;
+    default: break;
+    }
+    o = &f->ops[op];
+    for (int i = 0; i < o->nresults; i++) set_default(c, o->results[i]);
+    for (int g = 0; g < o->nregions; g++) {
+        NrBlock *blk = &f->blocks[o->regions[g]];
+        for (int i = 0; i < blk->nargs; i++) set_default(c, blk->args[i]);
+        convert_block(c, o->regions[g], depth + 1);
+    }
+}
+
+static void convert_block(Conv *c, NrBlockId b, int depth) {
+    if (depth > 1000) return;
+    NR_FOR_OPS(c->f, b, o) {
+        convert_op(c, o, depth);
+        if (!c->ok) return;
+    }
+}
+
+static bool has_layouts(const NrFunc *f) {
+    for (NrValId v = 1; v < f->nvals; v++)
+        if (nr_gpu_layout_of(f, v) || f->mod->types[f->vals[v].type].kind == NR_TK_MEMDESC) return true;
+    return false;
+}
+
+bool nr_gpu_convert(NrModule *m, NrDiags *d) {
+    if (m->num_warps <= 0) m->num_warps = 4;
+    if (m->sm <= 0) m->sm = 80;
+    bool ok = true;
+    for (int i = 0; i < m->nfuncs; i++) {
+        NrFunc *f = m->funcs[i];
+        if (has_layouts(f)) continue; /* already GPU IR */
+        Conv c = {m, f, d, m->num_warps, m->sm, true};
+        NrBlock *body = &f->blocks[f->body];
+        for (int a = 0; a < body->nargs; a++) set_default(&c, body->args[a]);
+        for (int r = 0; r < f->nrtypes; r++) {
+            const NrType *t = &m->types[f->rtypes[r]];
+            if (t->rank > 0 && t->kind == NR_TK_VALUE) {
+                int32_t l = nr_layout_default_blocked(m, t->rank, t->shape, c.nw);
+                f->rtypes[r] = nr_type_with_layout(m, f->rtypes[r], l);
+            }
+        }
+        convert_block(&c, f->body, 0);
+        if (!c.ok) {
+            ok = false;
+            continue;
+        }
+        nr_gpu_fix_operands(f);
+    }
+    nr_gpu_compact_layouts(m);
+    return ok;
+}

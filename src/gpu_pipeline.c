@@ -1,0 +1,518 @@
+/* gpu_pipeline.c - the GPU pass pipeline and the software pipelining hook.
+ * The passes are registered with the block passes (passes.c).
+ *
+ *   block IR (after the block pipeline)
+ *     -> gpu-convert          layouts on every block; mma layouts for dots
+ *     -> gpu-coalesce         memory ops take the layouts that vectorize them
+ *     -> gpu-remove-converts  one layout per chain; rematerialize cheap ops
+ *     -> gpu-pipeline         multi-buffered cp.async loops (num_stages > 1)
+ *     -> gpu-remove-converts  again, for what pipelining changed
+ *     -> gpu-smem             shared-memory offsets, liveness-based reuse
+ *     -> gpu-barriers         bar.sync where shared memory is reused or read
+ *   GPU IR, ready for the PTX emitter (nr_emit_ptx)
+ *
+ * The target (num_warps, sm) is the module's; nr_run_gpu_pipeline writes the
+ * options into it first, so every pass also runs alone on IR text. */
+#include "gpu_impl.h"
+#include "passes_impl.h"
+#include "util.h"
+
+#include <math.h>
+#include <string.h>
+
+/* --- software pipelining ----------------------------------------------------------------------- */
+/* A loop is pipelined `num_stages` (S) deep when its loop attribute (from
+ * tl.range, or set from the pipeline's option) says S > 1 and its body loads
+ * tiles that feed dots:
+ *   load p, mask, _|0  ->  convert_layout to a dot_op layout  ->  dot
+ * with p a loop-carried pointer block advanced by a loop-invariant step
+ * (`yield addptr(p, d)`), and the mask computed from the induction variable
+ * and loop-invariant values alone.  Each such load becomes a cp.async copy
+ * into an S-buffered local_alloc, issued S - 1 iterations ahead:
+ *
+ *   buf = local_alloc : !smem<S x tile, shared>
+ *   for s in 0 .. S-2:                        (prologue)
+ *     async_copy p_s, buf[s], mask(iv_s) & (iv_s < ub); async_commit_group
+ *   for iv ... carrying q (pointers S-1 iterations ahead), r (read buffer),
+ *       w (write buffer):
+ *     async_wait {num = S - 2}                (iteration iv's copies are done)
+ *     async_copy q, buf[w], mask(iv + (S-1) step) & (... < ub); async_commit_group
+ *     a = local_load buf[r]                   (straight into the dot_op layout)
+ *     ...
+ *     yield ..., addptr(q, d), (r + 1) % S, (w + 1) % S
+ *   async_wait {num = 0}
+ *
+ * gpu-barriers then puts one barrier after the wait: it orders the copies of
+ * this iteration after every thread's reads of that buffer in the previous
+ * one, and the reads after every thread's copies.  Copies past the end of the
+ * loop are masked off (cp.async zero-fills).  Loads with another `other`
+ * than 0, or whose pointers or masks depend on other loop-carried values,
+ * stay as they are. */
+enum { MAX_CLONE = 64 };
+
+typedef struct Cand {
+    NrOpId load, conv;
+    int arg;                 /* index of the carried pointer among the body's arguments */
+    NrValId inc;             /* the loop-invariant step of the pointers */
+    NrValId buf;             /* the S-buffered allocation */
+    NrValId q;               /* body argument: pointers S-1 iterations ahead */
+    NrTypeId view;           /* !smem type of one buffer */
+} Cand;
+
+typedef struct Pipe {
+    NrModule *m;
+    NrFunc *f;
+    NrOpId loop;
+    int stages;
+    NrValId map_from[MAX_CLONE], map_to[MAX_CLONE];
+    int nmap;
+} Pipe;
+
+/* Whether value v is defined inside the loop's body (or deeper). */
+static bool inside(const Pipe *p, NrValId v) {
+    NrFunc *f = p->f;
+    NrBlockId b = f->vals[v].def ? f->ops[f->vals[v].def].block : f->vals[v].block;
+    for (int depth = 0; b && depth < 1000; depth++) {
+        NrOpId parent = f->blocks[b].parent;
+        if (parent == p->loop) return true;
+        if (!parent) return false;
+        b = f->ops[parent].block;
+    }
+    return false;
+}
+
+/* v is computed from the induction variable and loop invariants by pure
+ * ops of the body itself. */
+static bool from_iv(const Pipe *p, NrValId v, NrValId iv, int depth) {
+    NrFunc *f = p->f;
+    if (!inside(p, v)) return true;
+    if (v == iv) return true;
+    NrOpId def = f->vals[v].def;
+    if (!def || depth > 32 || f->ops[def].block != f->ops[p->loop].regions[0]) return false;
+    const NrOp *o = &f->ops[def];
+    if (!(nr_op_info[o->opc].flags & NR_OPF_PURE) || o->nregions || o->nresults != 1) return false;
+    for (int i = 0; i < o->nopnds; i++)
+        if (o->opnds[i] && !from_iv(p, o->opnds[i], iv, depth + 1)) return false;
+    return true;
+}
+
+/* A copy of v's computation at builder b with the induction variable iv
+ * replaced by iv2 (requires from_iv). */
+static NrValId clone_at(Pipe *p, NrBuilder *b, NrValId v, NrValId iv, NrValId iv2) {
+    NrFunc *f = p->f;
+    if (!inside(p, v)) return v;
+    if (v == iv) return iv2;
+    for (int i = 0; i < p->nmap; i++)
+        if (p->map_from[i] == v) return p->map_to[i];
+    NrOpId def = f->vals[v].def;
+    int n = f->ops[def].nopnds;
+    NrValId ops[8];
+    NR_ASSERT(n <= 8);
+    for (int i = 0; i < n; i++) ops[i] = f->ops[def].opnds[i] ? clone_at(p, b, f->ops[def].opnds[i], iv, iv2) : NR_NONE;
+    NrTypeId t = f->vals[v].type;
+    NrOpId c = nr_build(b, (NrOpcode)f->ops[def].opc, n, ops, 1, &t, 0);
+    nr_op_copy_attrs(f, c, f, def);
+    NrValId r = f->ops[c].results[0];
+    if (p->nmap < MAX_CLONE) {
+        p->map_from[p->nmap] = v;
+        p->map_to[p->nmap++] = r;
+    }
+    return r;
+}
+
+static bool is_zero_const(const NrFunc *f, NrValId v) {
+    NrOpId d = f->vals[v].def;
+    if (!d || f->ops[d].opc != NR_OP_CONST) return false;
+    const NrAttr *a = nr_op_attr(f, d, NR_A_VALUE);
+    if (!a) return false;
+    return (a->kind == NR_AK_INT && a->v.i == 0) || (a->kind == NR_AK_FLOAT && a->v.f == 0.0 && !signbit(a->v.f));
+}
+
+/* Load `op` of the loop body qualifies (see above); fills c. */
+static bool candidate(Pipe *p, NrOpId op, Cand *c) {
+    NrFunc *f = p->f;
+    NrModule *m = p->m;
+    const NrOp *o = &f->ops[op];
+    NrBlockId body = f->ops[p->loop].regions[0];
+    const NrBlock *blk = &f->blocks[body];
+    if (o->opc != NR_OP_LOAD || o->block != body || !nr_gpu_layout_of(f, o->results[0])) return false;
+    const NrType *rt = &m->types[f->vals[o->results[0]].type];
+    if (rt->rank < 2 || rt->ptr) return false;
+    /* its only user converts it to a dot operand */
+    NrOpId conv = NR_NONE;
+    for (NrOpId u = 1; u < f->nops; u++) {
+        const NrOp *uo = &f->ops[u];
+        if (uo->dead || !uo->block) continue;
+        for (int i = 0; i < uo->nopnds; i++) {
+            if (uo->opnds[i] != o->results[0]) continue;
+            if (conv || uo->opc != NR_OP_CONVERT_LAYOUT) return false;
+            conv = u;
+        }
+    }
+    if (!conv) return false;
+    int32_t cl = nr_gpu_layout_of(f, f->ops[conv].results[0]);
+    if (!cl || m->layouts[cl].kind != NR_LK_DOT_OP) return false;
+    /* pointers: a carried argument advanced by an invariant step */
+    NrValId ptr = o->opnds[0];
+    int arg = -1;
+    for (int i = 1; i < blk->nargs; i++)
+        if (blk->args[i] == ptr) arg = i;
+    NrOpId y = nr_block_terminator(f, body);
+    if (arg < 0 || !y || arg - 1 >= f->ops[y].nopnds) return false;
+    NrValId next = f->ops[y].opnds[arg - 1];
+    NrOpId nd = f->vals[next].def;
+    if (!nd || f->ops[nd].opc != NR_OP_ADDPTR || f->ops[nd].opnds[0] != ptr || inside(p, f->ops[nd].opnds[1]))
+        return false;
+    if (o->opnds[1] && !from_iv(p, o->opnds[1], blk->args[0], 0)) return false;
+    if (o->opnds[2] && !is_zero_const(f, o->opnds[2])) return false;
+    c->load = op;
+    c->conv = conv;
+    c->arg = arg;
+    c->inc = f->ops[nd].opnds[1];
+    return true;
+}
+
+/* The shared layout a dot operand tile is staged in: 16-byte vectors along
+ * its contiguous dimension, swizzled over 128-byte rows. */
+static int32_t staging_layout(NrModule *m, const NrType *t, int32_t ptr_layout) {
+    const NrLayout *l = &m->layouts[ptr_layout];
+    int32_t order[NR_MAX_RANK];
+    for (int i = 0; i < t->rank; i++) order[i] = l->kind == NR_LK_BLOCKED ? l->order[i] : t->rank - 1 - i;
+    int eb = nr_dtype_info[t->dtype].bytes;
+    int64_t cols = t->shape[order[0]];
+    int vec = 16 / eb;
+    if (vec > cols) vec = (int)cols;
+    int64_t per_phase = 128 / (cols * eb);
+    if (per_phase < 1) per_phase = 1;
+    int64_t max_phase = 8 / per_phase;
+    if (max_phase > cols / vec) max_phase = cols / vec;
+    if (max_phase < 1) max_phase = 1;
+    return nr_layout_shared(m, t->rank, vec, (int)per_phase, (int)max_phase, order);
+}
+
+static NrValId const_i32(NrBuilder *b, NrModule *m, int64_t v) {
+    return nr_build_const_int(b, nr_type_scalar(m, NR_DT_I32), v);
+}
+
+/* ptr-shaped i1 splat of scalar c, and-ed with mask (if any). */
+static NrValId full_mask(Pipe *p, NrBuilder *b, NrValId ptr, NrValId mask, NrValId c) {
+    NrModule *m = p->m;
+    NrTypeId pt = p->f->vals[ptr].type;
+    NrTypeId mt = nr_type_with_dtype(m, pt, NR_DT_I1);
+    NrValId s = nr_build1(b, NR_OP_SPLAT, mt, 1, &c);
+    if (!mask) return s;
+    NrValId ops[2] = {mask, s};
+    return nr_build1(b, NR_OP_AND, mt, 2, ops);
+}
+
+static void copy_into(NrBuilder *b, const Cand *c, NrValId ptr, NrValId index, NrValId mask) {
+    NrValId ops[2] = {c->buf, index};
+    NrValId view = nr_build1(b, NR_OP_MEMDESC_INDEX, c->view, 2, ops);
+    NrValId cp[4] = {ptr, view, mask, NR_NONE};
+    nr_build(b, NR_OP_ASYNC_COPY, 4, cp, 0, NULL, 0);
+}
+
+/* (x + 1) % S for a buffer index x, with the constants one, S and zero. */
+static NrValId next_index(Pipe *p, NrBuilder *b, NrValId x, const NrValId *k) {
+    NrModule *m = p->m;
+    NrTypeId i32 = nr_type_scalar(m, NR_DT_I32), i1 = nr_type_scalar(m, NR_DT_I1);
+    NrValId one = k[0], s = k[1], zero = k[2];
+    NrValId a[2] = {x, one};
+    NrValId x1 = nr_build1(b, NR_OP_ADD, i32, 2, a);
+    NrValId c[2] = {x1, s};
+    NrOpId cmp = nr_build(b, NR_OP_CMP, 2, c, 1, &i1, 0);
+    nr_op_set_str(p->f, cmp, NR_A_PRED, "lt");
+    NrValId sel[3] = {p->f->ops[cmp].results[0], x1, zero};
+    return nr_build1(b, NR_OP_SELECT, i32, 3, sel);
+}
+
+/* The loop op with `extra` more carried values (initial values inits[]):
+ * a new for op takes over the body; returns it. */
+static NrOpId widen_loop(Pipe *p, int extra, const NrValId *inits) {
+    NrFunc *f = p->f;
+    NrOpId old = p->loop;
+    int n = f->ops[old].nopnds, nr = f->ops[old].nresults;
+    NrValId *ops = nr_alloc(p->m->arena, sizeof(NrValId) * (size_t)(n + extra));
+    NrTypeId *types = nr_alloc(p->m->arena, sizeof(NrTypeId) * (size_t)(nr + extra + 1));
+    memcpy(ops, f->ops[old].opnds, sizeof(NrValId) * (size_t)n);
+    for (int i = 0; i < nr; i++) types[i] = f->vals[f->ops[old].results[i]].type;
+    for (int i = 0; i < extra; i++) {
+        ops[n + i] = inits[i];
+        types[nr + i] = f->vals[inits[i]].type;
+    }
+    NrOpId loop = nr_op_new(f, NR_OP_FOR, n + extra, ops, nr + extra, types, 0, f->ops[old].loc);
+    nr_op_copy_attrs(f, loop, f, old);
+    NrBlockId body = f->ops[old].regions[0];
+    f->ops[loop].regions = nr_alloc(p->m->arena, sizeof(NrBlockId));
+    f->ops[loop].regions[0] = body;
+    f->ops[loop].nregions = 1;
+    f->blocks[body].parent = loop;
+    f->ops[old].nregions = 0;
+    nr_op_insert_before(f, old, loop);
+    for (int i = 0; i < nr; i++) nr_replace_all_uses(f, f->ops[old].results[i], f->ops[loop].results[i]);
+    nr_op_erase(f, old);
+    for (int i = 0; i < extra; i++) nr_block_add_arg(f, body, types[nr + i]);
+    p->loop = loop;
+    return loop;
+}
+
+static int uses_of(const NrFunc *f, NrValId v) {
+    int n = 0;
+    for (NrOpId o = 1; o < f->nops; o++) {
+        const NrOp *op = &f->ops[o];
+        if (op->dead || !op->block) continue;
+        for (int i = 0; i < op->nopnds; i++) n += op->opnds[i] == v;
+    }
+    return n;
+}
+
+/* The loop-carried pointers the copies replaced, if nothing else uses them:
+ * body argument `arg`, its advance in the body, its yield slot and result. */
+static void drop_dead_pointers(Pipe *p, int arg) {
+    NrFunc *f = p->f;
+    NrOpId loop = p->loop;
+    NrBlockId body = f->ops[loop].regions[0];
+    NrOpId y = nr_block_terminator(f, body);
+    NrValId v = f->blocks[body].args[arg], next = f->ops[y].opnds[arg - 1];
+    NrValId res = f->ops[loop].results[arg - 1];
+    NrOpId adv = f->vals[next].def;
+    if (!adv || uses_of(f, v) != 1 || uses_of(f, next) != 1 || uses_of(f, res) != 0) return;
+    nr_op_erase(f, adv);
+    nr_op_remove_operand(f, y, arg - 1);
+    nr_op_remove_operand(f, loop, 3 + arg - 1);
+    nr_op_remove_result(f, loop, arg - 1);
+    nr_block_remove_arg(f, body, arg);
+}
+
+static void pipeline_loop(Pipe *p) {
+    NrFunc *f = p->f;
+    NrModule *m = p->m;
+    int S = p->stages;
+    NrBlockId body = f->ops[p->loop].regions[0];
+    Cand cands[8];
+    int nc = 0;
+    NR_FOR_OPS(f, body, o) {
+        if (nc < 8 && candidate(p, o, &cands[nc])) nc++;
+    }
+    if (!nc) return;
+    NrValId lb = f->ops[p->loop].opnds[0], ub = f->ops[p->loop].opnds[1], step = f->ops[p->loop].opnds[2];
+    NrTypeId ivt = f->vals[lb].type, i1 = nr_type_scalar(m, NR_DT_I1);
+    NrValId iv = f->blocks[body].args[0];
+    /* buffers and prologue */
+    NrBuilder b = nr_builder_before(f, p->loop);
+    NrValId ptr[8];
+    for (int k = 0; k < nc; k++) {
+        Cand *c = &cands[k];
+        const NrType *t = &m->types[f->vals[f->ops[c->load].results[0]].type];
+        NrType bt = *t;
+        bt.kind = NR_TK_MEMDESC;
+        bt.layout = staging_layout(m, t, nr_gpu_layout_of(f, f->ops[c->load].opnds[0]));
+        c->view = nr_type_intern(m, &bt);
+        bt.rank = (uint8_t)(t->rank + 1);
+        bt.shape[0] = S;
+        for (int i = 0; i < t->rank; i++) bt.shape[i + 1] = t->shape[i];
+        NrTypeId all = nr_type_intern(m, &bt);
+        c->buf = nr_build1(&b, NR_OP_LOCAL_ALLOC, all, 0, NULL);
+        ptr[k] = f->ops[p->loop].opnds[3 + c->arg - 1];
+    }
+    for (int s = 0; s < S - 1; s++) {
+        p->nmap = 0;
+        NrValId iv_s = lb;
+        if (s) {
+            NrValId k = nr_build_const_int(&b, ivt, s);
+            NrValId mk[2] = {step, k};
+            NrValId off = nr_build1(&b, NR_OP_MUL, ivt, 2, mk);
+            NrValId ad[2] = {lb, off};
+            iv_s = nr_build1(&b, NR_OP_ADD, ivt, 2, ad);
+        }
+        NrValId cc[2] = {iv_s, ub};
+        NrOpId cmp = nr_build(&b, NR_OP_CMP, 2, cc, 1, &i1, 0);
+        nr_op_set_str(f, cmp, NR_A_PRED, "lt");
+        NrValId in_range = f->ops[cmp].results[0];
+        for (int k = 0; k < nc; k++) {
+            Cand *c = &cands[k];
+            if (s) {
+                NrValId ad[2] = {ptr[k], c->inc};
+                ptr[k] = nr_build1(&b, NR_OP_ADDPTR, f->vals[ptr[k]].type, 2, ad);
+            }
+            NrValId mask = f->ops[c->load].opnds[1] ? clone_at(p, &b, f->ops[c->load].opnds[1], iv, iv_s) : NR_NONE;
+            copy_into(&b, c, ptr[k], const_i32(&b, m, s), full_mask(p, &b, ptr[k], mask, in_range));
+        }
+        nr_build(&b, NR_OP_ASYNC_COMMIT_GROUP, 0, NULL, 0, NULL, 0);
+    }
+    /* the loop carries the pointers S-1 iterations ahead and both buffer indices */
+    NrValId inits[10];
+    for (int k = 0; k < nc; k++) {
+        NrValId ad[2] = {ptr[k], cands[k].inc};
+        inits[k] = nr_build1(&b, NR_OP_ADDPTR, f->vals[ptr[k]].type, 2, ad);
+    }
+    inits[nc] = const_i32(&b, m, 0);
+    inits[nc + 1] = const_i32(&b, m, S - 1);
+    NrValId consts[3] = {const_i32(&b, m, 1), const_i32(&b, m, S), inits[nc]};
+    NrValId k_ahead = nr_build_const_int(&b, ivt, S - 1);
+    NrValId mk[2] = {step, k_ahead};
+    NrValId ahead = nr_build1(&b, NR_OP_MUL, ivt, 2, mk); /* (S-1) * step, loop-invariant */
+    NrOpId loop = widen_loop(p, nc + 2, inits);
+    NrBlock *blk = &f->blocks[body];
+    int base = blk->nargs - (nc + 2);
+    for (int k = 0; k < nc; k++) cands[k].q = blk->args[base + k];
+    NrValId r = blk->args[base + nc], w = blk->args[base + nc + 1];
+    /* the body: wait, issue the copies S-1 iterations ahead, read this iteration's buffers */
+    NrBuilder top = nr_builder_before(f, f->blocks[body].first);
+    top.loc = f->ops[loop].loc;
+    NrOpId wait = nr_build(&top, NR_OP_ASYNC_WAIT, 0, NULL, 0, NULL, 0);
+    nr_op_set_int(f, wait, NR_A_NUM, S - 2);
+    p->nmap = 0;
+    NrValId ad[2] = {iv, ahead};
+    NrValId iv_ahead = nr_build1(&top, NR_OP_ADD, ivt, 2, ad);
+    NrValId cc[2] = {iv_ahead, ub};
+    NrOpId cmp = nr_build(&top, NR_OP_CMP, 2, cc, 1, &i1, 0);
+    nr_op_set_str(f, cmp, NR_A_PRED, "lt");
+    for (int j = 0; j < nc; j++) {
+        Cand *c = &cands[j];
+        NrValId mask = f->ops[c->load].opnds[1] ? clone_at(p, &top, f->ops[c->load].opnds[1], iv, iv_ahead) : NR_NONE;
+        copy_into(&top, c, c->q, w, full_mask(p, &top, c->q, mask, f->ops[cmp].results[0]));
+    }
+    nr_build(&top, NR_OP_ASYNC_COMMIT_GROUP, 0, NULL, 0, NULL, 0);
+    for (int j = 0; j < nc; j++) {
+        Cand *c = &cands[j];
+        NrValId ops[2] = {c->buf, r};
+        NrValId view = nr_build1(&top, NR_OP_MEMDESC_INDEX, c->view, 2, ops);
+        NrValId x = nr_build1(&top, NR_OP_LOCAL_LOAD, f->vals[f->ops[c->conv].results[0]].type, 1, &view);
+        nr_replace_all_uses(f, f->ops[c->conv].results[0], x);
+    }
+    /* (only now: `top` inserts before the body's first op, which may be one of these) */
+    for (int j = 0; j < nc; j++) {
+        nr_op_erase(f, cands[j].conv);
+        nr_op_erase(f, cands[j].load);
+    }
+    /* the yield passes the new carried values on */
+    NrOpId y = nr_block_terminator(f, body);
+    NrBuilder end = nr_builder_before(f, y);
+    int ny = f->ops[y].nopnds;
+    NrValId *yops = nr_alloc(m->arena, sizeof(NrValId) * (size_t)(ny + nc + 2));
+    memcpy(yops, f->ops[y].opnds, sizeof(NrValId) * (size_t)ny);
+    for (int j = 0; j < nc; j++) {
+        NrValId a2[2] = {cands[j].q, cands[j].inc};
+        yops[ny + j] = nr_build1(&end, NR_OP_ADDPTR, f->vals[cands[j].q].type, 2, a2);
+    }
+    yops[ny + nc] = next_index(p, &end, r, consts);
+    yops[ny + nc + 1] = next_index(p, &end, w, consts);
+    nr_op_set_operands(f, y, ny + nc + 2, yops);
+    for (int j = nc - 1; j >= 0; j--) drop_dead_pointers(p, cands[j].arg);
+    /* drain after the loop */
+    NrOpId after = f->ops[loop].next;
+    NrBuilder tail = after ? nr_builder_before(f, after) : nr_builder_at_end(f, f->ops[loop].block);
+    NrOpId drain = nr_build(&tail, NR_OP_ASYNC_WAIT, 0, NULL, 0, NULL, 0);
+    nr_op_set_int(f, drain, NR_A_NUM, 0);
+}
+
+static bool has_dot(const NrFunc *f, NrBlockId b) {
+    NR_FOR_OPS(f, b, o) {
+        if (f->ops[o].opc == NR_OP_DOT) return true;
+    }
+    return false;
+}
+
+typedef struct Loops {
+    NrOpId v[256];
+    int n;
+} Loops;
+
+/* Loops are collected first: pipelining replaces the loop op. */
+static void collect_loops(NrFunc *f, NrOpId op, void *ctx) {
+    Loops *l = ctx;
+    if (f->ops[op].opc == NR_OP_FOR && nr_op_int(f, op, NR_A_NUM_STAGES, 0) > 1 && has_dot(f, f->ops[op].regions[0]) &&
+        l->n < 256)
+        l->v[l->n++] = op;
+}
+
+bool nr_gpu_pipeline_loops(NrModule *m, NrDiags *d) {
+    (void)d;
+    if (nr_gpu_sm(m) < 80) return true; /* cp.async is sm_80's */
+    for (int i = 0; i < m->nfuncs; i++) {
+        NrFunc *f = m->funcs[i];
+        Loops loops;
+        loops.n = 0;
+        nr_walk(f, collect_loops, &loops);
+        for (int k = 0; k < loops.n; k++) {
+            Pipe p;
+            memset(&p, 0, sizeof p);
+            p.m = m;
+            p.f = f;
+            p.loop = loops.v[k];
+            p.stages = (int)nr_op_int(f, p.loop, NR_A_NUM_STAGES, 0);
+            if (p.stages > 8) p.stages = 8;
+            pipeline_loop(&p);
+        }
+        nr_gpu_compact_layouts(m);
+    }
+    return true;
+}
+
+/* Loops with dots that tl.range gave no depth take the pipeline's. */
+static void default_stages(NrFunc *f, NrOpId op, void *ctx) {
+    int stages = *(int *)ctx;
+    if (f->ops[op].opc == NR_OP_FOR && !nr_op_has(f, op, NR_A_NUM_STAGES) && has_dot(f, f->ops[op].regions[0]))
+        nr_op_set_int(f, op, NR_A_NUM_STAGES, stages);
+}
+
+typedef struct Run {
+    NrModule *m;
+    const NrGpuOptions *opt;
+    NrDiags *d;
+    bool done, ok;
+} Run;
+
+static void verify_after(Run *r, const char *name) {
+    NrArena a;
+    nr_arena_init(&a);
+    NrDiags vd;
+    nr_diags_init(&vd, &a, &r->m->sources);
+    if (!nr_module_verify(r->m, &vd)) NR_ICE("the IR is invalid after pass '%s':\n%s", name, nr_diags_render(&a, &vd));
+    nr_arena_free(&a);
+}
+
+static void run(Run *r, const char *name, NrPassFn fn) {
+    if (r->done) return;
+    if (!fn(r->m, r->d)) {
+        r->ok = false;
+        r->done = true;
+        return;
+    }
+    if (r->opt->verify_each) verify_after(r, name);
+    if (r->opt->dump) {
+        fprintf(r->opt->dump, "// after %s\n", name);
+        nr_module_print(r->m, NULL, r->opt->dump);
+    }
+    if (r->opt->stop_after && strcmp(r->opt->stop_after, name) == 0) r->done = true;
+}
+
+bool nr_run_gpu_pipeline(NrModule *m, const NrGpuOptions *opt, NrDiags *d) {
+    NrGpuOptions dflt = {4, 1, 80, false, NULL, false, NULL};
+    if (!opt) opt = &dflt;
+    NrLoc none = {0, 0, 0};
+    if (opt->num_warps < 1 || opt->num_warps > 16 || !nr_is_pow2(opt->num_warps)) {
+        nr_error(d, none, "num_warps must be 1, 2, 4, 8 or 16, got %d", opt->num_warps);
+        return false;
+    }
+    if (opt->sm < 80) {
+        nr_error(d, none, "the GPU target must be sm_80 or newer, got sm_%d", opt->sm);
+        return false;
+    }
+    m->num_warps = opt->num_warps;
+    m->sm = opt->sm;
+    Run r = {m, opt, d, false, true};
+    run(&r, "gpu-convert", nr_gpu_convert);
+    run(&r, "gpu-coalesce", nr_gpu_coalesce);
+    run(&r, "gpu-remove-converts", nr_gpu_remove_converts);
+    if (opt->num_stages > 1) {
+        int stages = opt->num_stages;
+        for (int i = 0; i < m->nfuncs && !r.done; i++) nr_walk(m->funcs[i], default_stages, &stages);
+        run(&r, "gpu-pipeline", nr_gpu_pipeline_loops);
+        run(&r, "gpu-remove-converts", nr_gpu_remove_converts);
+    }
+    run(&r, "gpu-smem", nr_gpu_alloc_smem);
+    run(&r, "gpu-barriers", nr_gpu_barriers);
+    return r.ok;
+}

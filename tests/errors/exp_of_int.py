@@ -1,0 +1,9 @@
+# ARGS: ir -k k -s '*i32'
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(p):
+    x = tl.load(p + tl.arange(0, 16))
+    tl.store(p + tl.arange(0, 16), tl.exp(x))
