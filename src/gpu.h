@@ -195,11 +195,5 @@ typedef struct NrPtxInfo {
 } NrPtxInfo;
 /* nr_emit_ptx, also filling *info (if not NULL). */
 char *nr_emit_ptx_info(NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrPtxInfo *info);
-/* Bytes of scratch shared memory op needs while it runs (layout
- * conversions, reductions across warps, the FMA dot's operand staging,
- * replicated atomics), 0 if none.  The shared-memory allocation pass
- * reserves them and records the offset in the op's smem_offset attribute;
- * ops without it use an area after every recorded allocation. */
-int64_t nr_ptx_scratch_bytes(NrFunc *f, NrOpId op);
 
 #endif
