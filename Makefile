@@ -54,6 +54,7 @@ $(BUILD)/tests/%: tests/c/%.c $(BUILD)/libnereid.a | $(BUILD)/tests
 $(BUILD)/tests/rt_smoke: tests/gpu/rt_smoke.c $(BUILD)/libnereid.a | $(BUILD)/tests
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libnereid.a $(LDLIBS)
 $(BUILD)/tests/test_cuda_rt: tests/gpu/rt_smoke.c
+$(BUILD)/tests/test_ptx: $(wildcard tests/c/test_ptx*.h)
 
 # The Python extension, built in place so that `python/` is importable.
 pyext: $(PYEXT)

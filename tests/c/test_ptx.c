@@ -19,8 +19,10 @@
 #include "fp.h"
 #include "interp.h"
 #include "ptx.h"
+#include "gpu_impl.h"
 #include "test_ptx_shim.h"
 
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -99,16 +101,48 @@ typedef struct Kern {
     NrDiags d;
     NrModule *m;
     NrFunc *f;
+    char *text;
 } Kern;
 
-/* Parses IR text whose types name layouts #L1.. ; lays[i] creates layout i+1. */
+/* Parses IR text whose types name layouts #L1.. . The text carries no layout
+ * table: the caller interns layout i (ids from 1) into k->m after parsing, and
+ * emit_check re-parses the text under that table (kern_relayout). Until then
+ * the module holds the text without its layouts, which the interpreter runs. */
 typedef int32_t (*LayFn)(NrModule *m, int nw);
+
+static char *strip_layouts(const char *text) {
+    size_t n = strlen(text);
+    char *out = malloc(n + 1), *o = out;
+    for (const char *c = text; *c;) {
+        if (c[0] == ',' && c[1] == ' ' && c[2] == '#' && c[3] == 'L' && c[4] >= '0' && c[4] <= '9') {
+            c += 4;
+            while (*c >= '0' && *c <= '9') c++;
+            continue;
+        }
+        *o++ = *c++;
+    }
+    *o = 0;
+    return out;
+}
 
 static bool kern_parse(Kern *k, const char *text, int nw) {
     memset(k, 0, sizeof *k);
     nr_arena_init(&k->a);
     nr_sources_init(&k->src, &k->a);
     nr_diags_init(&k->d, &k->a, &k->src);
+    k->text = strdup(text);
+    if (strstr(text, "#L")) {
+        /* GPU ops parse only with their layouts: then the module is empty until kern_relayout */
+        char *bare = strip_layouts(text);
+        NrDiags quiet;
+        nr_diags_init(&quiet, &k->a, &k->src);
+        k->m = nr_module_parse(&k->a, bare, strlen(bare), "k.ir", &quiet);
+        free(bare);
+        if (!k->m) k->m = nr_module_new(&k->a);
+        k->m->num_warps = nw;
+        k->f = k->m->nfuncs ? k->m->funcs[0] : NULL;
+        return true;
+    }
     k->m = nr_module_parse(&k->a, text, strlen(text), "k.ir", &k->d);
     if (!k->m) {
         CHECK(0, "kernel does not parse:\n%s\n%s", nr_diags_render(&k->a, &k->d), text);
@@ -119,7 +153,40 @@ static bool kern_parse(Kern *k, const char *text, int nw) {
     return true;
 }
 
+/* Re-parses k's text with the layout table the caller built in k->m. */
+static bool kern_relayout(Kern *k) {
+    if (!k->text || !strstr(k->text, "#L")) return true;
+    const char *body = strstr(k->text, "module {\n");
+    if (!body) return true; /* the text has its own header */
+    body += strlen("module {\n");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    fprintf(f, "module attributes {num_warps = %d, sm = %d} {\n", k->m->num_warps, k->m->sm);
+    for (int32_t l = 1; l < k->m->nlayouts; l++) {
+        fprintf(f, "  #L%d = ", l);
+        nr_layout_print(k->m, l, f);
+        fputc('\n', f);
+    }
+    fputs(body, f);
+    fclose(f);
+    NrModule *m = nr_module_parse(&k->a, buf, len, "k.ir", &k->d);
+    if (!m) {
+        CHECK(0, "kernel does not parse with its layouts:\n%s\n%s", nr_diags_render(&k->a, &k->d), buf);
+        free(buf);
+        return false;
+    }
+    free(buf);
+    int nw = k->m->num_warps;
+    nr_module_free(k->m);
+    k->m = m;
+    k->m->num_warps = nw;
+    k->f = m->funcs[0];
+    return true;
+}
+
 static void kern_free(Kern *k) {
+    free(k->text);
     if (k->m) nr_module_free(k->m);
     nr_arena_free(&k->a);
 }
@@ -133,6 +200,7 @@ static int32_t mk_blocked(NrModule *m, int rank, const int *spt, const int *tpw,
 /* Emits k for sm (0 = both 80 and 90) and assembles; returns the sm_80 text. */
 static char *emit_check(Kern *k, const char *what, bool want_ok) {
     char *first = NULL;
+    if (!kern_relayout(k)) return NULL;
     int sms[2] = {80, 90};
     for (int i = 0; i < 2; i++) {
         NrGpuOptions o;

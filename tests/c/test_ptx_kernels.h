@@ -176,7 +176,8 @@ static void kern_vadd(void) {
 
 /* --- layouts by description -------------------------------------------------------------------------- */
 typedef struct LaySpec {
-    char kind;                 /* 'd' default blocked, 'b' blocked, 's' slice */
+    char kind;                 /* 'd' default blocked, 'b' blocked, 's' slice, 't' 2-D blocked parent transposed,
+                                  'o' dot operand dim of parent (its width from nr_gpu_k_width for dtype spt[0]) */
     int rank;
     int32_t shape[NR_MAX_RANK]; /* 'd' */
     int spt[NR_MAX_RANK], tpw[NR_MAX_RANK], wpc[NR_MAX_RANK], order[NR_MAX_RANK];
@@ -186,6 +187,13 @@ typedef struct LaySpec {
 static int32_t lay_one(NrModule *m, const LaySpec *L, const int32_t *ids) {
     if (L->kind == 'd') return nr_layout_default_blocked(m, L->rank, L->shape, m->num_warps);
     if (L->kind == 'b') return mk_blocked(m, L->rank, L->spt, L->tpw, L->wpc, L->order);
+    if (L->kind == 't') {
+        NrLayout l = *nr_layout(m, ids[L->parent - 1]);
+        int32_t spt[2] = {l.size_per_thread[1], l.size_per_thread[0]}, tpw[2] = {l.threads_per_warp[1], l.threads_per_warp[0]},
+                wpc[2] = {l.warps_per_cta[1], l.warps_per_cta[0]}, order[2] = {1 - l.order[0], 1 - l.order[1]};
+        return shim_blocked(m, 2, spt, tpw, wpc, order);
+    }
+    if (L->kind == 'o') return nr_layout_dot_op(m, ids[L->parent - 1], L->dim, nr_gpu_k_width(m, ids[L->parent - 1], (NrDtype)L->spt[0]));
     return nr_layout_slice(m, ids[L->parent - 1], L->dim);
 }
 
@@ -281,17 +289,17 @@ static void kern_reductions(void) {
                         tx(&t, "    %%s%d = reduce %%x {axis = %d, kind = \"%s\"} : tensor<%dx%s, #L%d>\n", ki, axis,
                            kinds[ki], R, dts[di].dt, sl);
                         tx(&t, "    store %%qo, %%s%d, _\n", ki);
-                        tx(&t, "    %%t%d = reduce %%x {axis = %d, kind = \"%s\"} : tensor<%dx%s, #L4>\n", ki, axis,
-                           kinds[ki], R, dts[di].dt);
+                        tx(&t, "    %%t%d = convert_layout %%s%d : tensor<%dx%s, #L4>\n", ki, ki, R, dts[di].dt);
                         tx(&t, "    store %%qo4, %%t%d, _\n", ki);
                     }
                     if (strcmp(dts[di].dt, "i1") != 0) {
                         tx(&t, "    %%av, %%ai = argreduce %%x {axis = %d, kind = \"max\"} : tensor<%dx%s, #L%d>, tensor<%dxi32, #L%d>\n",
                            axis, R, dts[di].dt, sl, R, sl);
                         tx(&t, "    store %%qo, %%av, _\n");
-                        tx(&t, "    %%bv, %%bi = argreduce %%x {axis = %d, kind = \"min\", nan = \"all\"} : tensor<%dx%s, #L4>, tensor<%dxi32, #L4>\n",
-                           axis, R, dts[di].dt, R);
-                        tx(&t, "    store %%qo4, %%bv, _\n");
+                        tx(&t, "    %%bv, %%bi = argreduce %%x {axis = %d, kind = \"min\", nan = \"all\"} : tensor<%dx%s, #L%d>, tensor<%dxi32, #L%d>\n",
+                           axis, R, dts[di].dt, sl, R, sl);
+                        tx(&t, "    %%bw = convert_layout %%bv : tensor<%dx%s, #L4>\n", R, dts[di].dt);
+                        tx(&t, "    store %%qo4, %%bw, _\n");
                     }
                     /* a whole-block reduction to a scalar */
                     tx(&t, "    %%w = reduce %%s0 {axis = 0, kind = \"%s\"} : %s\n", dts[di].flt ? "max" : "add", dts[di].dt);
@@ -316,8 +324,9 @@ static void kern_shapes(void) {
         Txt t = {0};
         head2(&t, "f32", M, N, 1);
         /* trans to [N, M] in the same blocked layout (#L1) and in a transposed one (#L4) */
-        tx(&t, "    %%tr = trans %%x {order = [1, 0]} : tensor<%dx%dxf32, #L1>\n", N, M);
-        tx(&t, "    %%tr2 = trans %%x {order = [1, 0]} : tensor<%dx%dxf32, #L4>\n", N, M);
+        tx(&t, "    %%tp = trans %%x {order = [1, 0]} : tensor<%dx%dxf32, #L7>\n", N, M);
+        tx(&t, "    %%tr = convert_layout %%tp : tensor<%dx%dxf32, #L1>\n", N, M);
+        tx(&t, "    %%tr2 = convert_layout %%tp : tensor<%dx%dxf32, #L4>\n", N, M);
         tx(&t, "    %%f1 = reshape %%x : tensor<%dxf32, #L5>\n", M * N);
         tx(&t, "    %%f2 = reshape %%x {can_reorder = true} : tensor<%dxf32, #L5>\n", M * N);
         tx(&t, "    %%i6 = arange {end = %d, start = 0} : tensor<%dxi32, #L5>\n", M * N, M * N);
@@ -336,15 +345,16 @@ static void kern_shapes(void) {
         tx(&t, "    %%qa2 = addptr %%pa2, %%off : tensor<%dx%dxptr<f32>, #L1>\n", M, N);
         tx(&t, "    store %%qa2, %%e, _\n");
         /* the same in a layout the reduction does not produce (shared memory) */
-        tx(&t, "    %%mx7 = reduce %%x {axis = 1, kind = \"max\"} : tensor<%dxf32, #L6>\n", M);
+        tx(&t, "    %%mx6 = convert_layout %%mx : tensor<%dxf32, #L6>\n", M);
+        tx(&t, "    %%mx7 = convert_layout %%mx6 : tensor<%dxf32, #L2>\n", M);
         tx(&t, "    %%me7 = expand_dims %%mx7 {axis = 1} : tensor<%dx1xf32, #L1>\n", M);
         tx(&t, "    %%mb7 = broadcast %%me7 : tensor<%dx%dxf32, #L1>\n", M, N);
         tx(&t, "    store %%qa2, %%mb7, _\n    return\n  }\n}\n");
-        LaySpec ls[6] = {lay_d2(M, N), lay_s(1, 1), lay_s(1, 0), lay_b2(1, 1, 1, 32, nw, 1, 0, 1), lay_d1(M * N),
-                         {'b', 1, {0}, {2}, {32}, {nw}, {0}, 0, 0}};
+        LaySpec ls[7] = {lay_d2(M, N), lay_s(1, 1), lay_s(1, 0), lay_b2(1, 1, 1, 32, nw, 1, 0, 1), lay_d1(M * N),
+                         {'b', 1, {0}, {2}, {32}, {nw}, {0}, 0, 0}, {'t', 2, {0}, {0}, {0}, {0}, {0}, 1, 0}};
         char what[64];
         snprintf(what, sizeof what, "shapes_w%d", nw);
-        char *ptx = kern_go(what, t.s, nw, ls, 6);
+        char *ptx = kern_go(what, t.s, nw, ls, 7);
         if (ptx) CHECK(strstr(ptx, "bar.sync") != NULL && strstr(ptx, "st.shared") != NULL, "%s: conversions through shared memory", what);
         free(ptx);
         free(t.s);
@@ -359,13 +369,15 @@ static void kern_shapes(void) {
         tx(&t, "    %%q = addptr %%p, %%i : tensor<32xptr<f32>, #L1>\n");
         tx(&t, "    %%x = load %%q, _, _ : tensor<32xf32, #L1>\n");
         tx(&t, "    %%x2 = reshape %%x : tensor<4x8xf32, #L2>\n");
-        tx(&t, "    %%y = trans %%x2 {order = [1, 0]} : tensor<8x4xf32, #L3>\n");
+        tx(&t, "    %%yt = trans %%x2 {order = [1, 0]} : tensor<8x4xf32, #L4>\n");
+        tx(&t, "    %%y = convert_layout %%yt : tensor<8x4xf32, #L3>\n");
         tx(&t, "    %%y1 = reshape %%y : tensor<32xf32, #L1>\n");
         tx(&t, "    %%po = splat %%o : tensor<32xptr<f32>, #L1>\n");
         tx(&t, "    %%qo = addptr %%po, %%i : tensor<32xptr<f32>, #L1>\n");
         tx(&t, "    store %%qo, %%y1, _\n    return\n  }\n}\n");
-        LaySpec ls[3] = {lay_d1(32), lay_b2(1, 1, 4, 8, 1, 1, 1, 0), lay_b2(1, 1, 8, 4, 1, 1, 1, 0)};
-        char *ptx = kern_go("shuffle_transpose", t.s, 1, ls, 3);
+        LaySpec ls[4] = {lay_d1(32), lay_b2(1, 1, 4, 8, 1, 1, 1, 0), lay_b2(1, 1, 8, 4, 1, 1, 1, 0),
+                         {'t', 2, {0}, {0}, {0}, {0}, {0}, 2, 0}};
+        char *ptx = kern_go("shuffle_transpose", t.s, 1, ls, 4);
         if (ptx) CHECK(strstr(ptx, "shfl.sync.idx") != NULL && !strstr(ptx, "st.shared"), "transpose in a warp by shuffles:\n%s", ptx);
         free(ptx);
         free(t.s);
@@ -531,7 +543,7 @@ static void kern_dots(void) {
         int rank = B ? 3 : 2;
         /* one layout number per distinct shape */
         int lid[3], nls = 0;
-        LaySpec ls[3];
+        LaySpec ls[5];
         for (int j = 0; j < 3; j++) {
             lid[j] = 0;
             for (int q = 0; q < j; q++)
@@ -541,6 +553,14 @@ static void kern_dots(void) {
                 memcpy(ls[nls].shape, shp[j], sizeof shp[j]);
                 lid[j] = ++nls;
             }
+        }
+        /* the operands as the dot takes them: dot_op layouts of the result's */
+        NrDtype adt = !strcmp(cases[i].a, "f32") ? NR_DT_F32 : !strcmp(cases[i].a, "f16") ? NR_DT_F16
+                      : !strcmp(cases[i].a, "bf16") ? NR_DT_BF16 : !strcmp(cases[i].a, "i8") ? NR_DT_I8 : NR_DT_F8E4NV;
+        int opl[2];
+        for (int j = 0; j < 2; j++) {
+            ls[nls] = (LaySpec){'o', rank, {0}, {(int)adt}, {0}, {0}, {0}, lid[2], j};
+            opl[j] = ++nls;
         }
         char st[3][32];
         for (int j = 0; j < 3; j++) {
@@ -554,9 +574,11 @@ static void kern_dots(void) {
         tx(&t, "    %%pb = splat %%a : tensor<%sxptr<%s>, #L%d>\n", st[1], cases[i].a, lid[1]);
         tx(&t, "    %%y = load %%pb, _, _ : tensor<%sx%s, #L%d>\n", st[1], cases[i].a, lid[1]);
         tx(&t, "    %%z = const {value = %s} : tensor<%sx%s, #L%d>\n", cases[i].acc[0] == 'f' ? "0.0" : "0", st[2], cases[i].acc, lid[2]);
+        tx(&t, "    %%xo = convert_layout %%x : tensor<%sx%s, #L%d>\n", st[0], cases[i].a, opl[0]);
+        tx(&t, "    %%yo = convert_layout %%y : tensor<%sx%s, #L%d>\n", st[1], cases[i].a, opl[1]);
         if (*cases[i].prec)
-            tx(&t, "    %%d = dot %%x, %%y, %%z {input_precision = \"%s\"} : tensor<%sx%s, #L%d>\n", cases[i].prec, st[2], cases[i].acc, lid[2]);
-        else tx(&t, "    %%d = dot %%x, %%y, %%z : tensor<%sx%s, #L%d>\n", st[2], cases[i].acc, lid[2]);
+            tx(&t, "    %%d = dot %%xo, %%yo, %%z {input_precision = \"%s\"} : tensor<%sx%s, #L%d>\n", cases[i].prec, st[2], cases[i].acc, lid[2]);
+        else tx(&t, "    %%d = dot %%xo, %%yo, %%z : tensor<%sx%s, #L%d>\n", st[2], cases[i].acc, lid[2]);
         tx(&t, "    %%po = splat %%o : tensor<%sxptr<%s>, #L%d>\n", st[2], cases[i].acc, lid[2]);
         tx(&t, "    store %%po, %%d, _\n    return\n  }\n}\n");
         char what[64];

@@ -94,6 +94,8 @@ static void sem_inputs(NrDtype dt, uint64_t *v, int n, int salt) {
 /* Runs `op` of the generated kernel text on the interpreter. */
 static bool sem_interp(const char *text, void **bufs, const size_t *bytes, int nbufs, Kern *k) {
     if (!kern_parse(k, text, 4)) return false;
+    CHECK(k->f != NULL, "kernel does not parse without its layouts:\n%s", text);
+    if (!k->f) return false;
     NrInterpArg args[8];
     memset(args, 0, sizeof args);
     for (int i = 0; i < nbufs; i++) {
