@@ -51,7 +51,7 @@ static const MathCase math_cases[] = {
     {"acosh", acoshl, NULL, 1, 10, 1e300, 2.0, 2.0},
     {"atanh", atanhl, NULL, -1, 1, 2, 2.0, 2.5},
     {"erf", erfl, NULL, -6, 6, 1e300, 1.5, 1.5},
-    {"erfc", erfcl, NULL, -6, 12, 30, 3.0, 4.0},
+    {"erfc", erfcl, NULL, -6, 12, 30, 4.0, 4.0},
     {"lgamma", lgammal, NULL, 0, 30, 1e300, 1.0, 3.0},
     {"tgamma", tgammal, NULL, 0, 40, 180, 1.0, 3.0},
     {"floor", floorl, NULL, -100, 100, 1e300, 0, 0},
