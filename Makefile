@@ -130,7 +130,7 @@ valgrind: $(CTESTBINS) $(BUILD)/nereid
 GPU_PYTHON ?= python3
 gpu-test: all pyext build/tests/rt_smoke
 	build/tests/rt_smoke
-	NEREID_TEST_DEVICE=cuda PYTHONPATH=$(CURDIR)/python $(GPU_PYTHON) -m pytest -v -p no:cacheprovider tests/python
+	NEREID_TEST_DEVICE=cuda PYTHONPATH=$(CURDIR)/python$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PYTHON) -m pytest -v -p no:cacheprovider tests/python
 
 demo: all pyext venv
 	PYTHONPATH=$(CURDIR)/python $(VPY) examples/demo.py

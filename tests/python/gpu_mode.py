@@ -77,7 +77,10 @@ def install():
         for (kind, key), t in dev.items():
             a = args[key] if kind == "a" else kwargs[key]
             ref = iargs[key] if kind == "a" else ikw[key]
-            got = t.cpu().numpy().reshape(a.shape)
+            host = t.cpu()
+            if host.dtype in (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
+                host = host.view(torch.uint8 if a.itemsize == 1 else torch.int16)
+            got = host.numpy().reshape(a.shape)
             if got.dtype != a.dtype:
                 got = got.view(a.dtype)
             msg = _compare(f"{self.__name__} argument {key}", got, ref)

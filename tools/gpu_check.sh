@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# gpu_check.sh - the whole GPU check of Nereid on a machine with an NVIDIA GPU.
+#
+#   tools/gpu_check.sh [--quick] [--bench NAMES] [--no-bench] [--out DIR]
+#
+# Builds the library, the CLI and the Python extension, then runs:
+#   1. the driver smoke test (build/tests/rt_smoke);
+#   2. the end-to-end corpus on the GPU (make gpu-test: every launch runs on
+#      the interpreter and on the GPU, results compared);
+#   3. the memory-bound benchmarks against Triton and torch (bench/run.py).
+# and prints one summary table.  Logs and results go to DIR (default
+# build/gpu_check).  Exit status: 0 when every step passed.
+set -u
+cd "$(dirname "$0")/.."
+
+QUICK=""
+BENCH="vector_add,softmax,copy"
+OUT=build/gpu_check
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) QUICK="--quick" ;;
+    --bench) BENCH="$2"; shift ;;
+    --no-bench) BENCH="" ;;
+    --out) OUT="$2"; shift ;;
+    *) echo "gpu_check.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+mkdir -p "$OUT"
+PY=${GPU_PYTHON:-python3}
+JOBS=$(nproc 2>/dev/null || echo 4)
+
+declare -a NAMES RESULTS
+step() { # name, command...
+    local name="$1"; shift
+    local log="$OUT/$name.log" t0=$SECONDS
+    "$@" >"$log" 2>&1
+    local rc=$?
+    NAMES+=("$name")
+    RESULTS+=("$( [ $rc -eq 0 ] && echo ok || echo "FAILED (rc $rc)" )  $((SECONDS - t0)) s  $log")
+    return $rc
+}
+
+step build make -j"$JOBS" all pyext build/tests/rt_smoke PYTHON="$PY" WERROR= || { cat "$OUT/build.log" | tail -30; }
+step rt_smoke build/tests/rt_smoke
+step gpu_e2e make gpu-test GPU_PYTHON="$PY" WERROR=
+[ -n "$BENCH" ] && step bench "$PY" bench/run.py --no-build $QUICK --only "$BENCH" --out "$OUT/bench" --json --time-limit 280
+
+echo
+echo "== Nereid GPU check: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+printf '%-10s %s\n' step result
+status=0
+for i in "${!NAMES[@]}"; do
+    printf '%-10s %s\n' "${NAMES[$i]}" "${RESULTS[$i]}"
+    case "${RESULTS[$i]}" in ok*) ;; *) status=1 ;; esac
+done
+echo
+grep -E "passed|failed" "$OUT/gpu_e2e.log" | tail -1
+grep -E "^(FAILED|ERROR) " "$OUT/gpu_e2e.log" | head -40
+[ -f "$OUT/bench.log" ] && tail -40 "$OUT/bench.log"
+exit $status
