@@ -56,10 +56,11 @@ def install():
         # 1. the interpreter, on copies
         iargs = list(args)
         ikw = dict(kwargs)
+        # copies in the arrays' own order: the kernel gets the strides of the originals
         for i, a in arrays:
-            iargs[i] = a.copy()
+            iargs[i] = a.copy(order="K")
         for k, a in karrays:
-            ikw[k] = a.copy()
+            ikw[k] = a.copy(order="K")
         orig_run(self, *iargs, grid=grid, **ikw)
         # 2. the GPU, on CUDA tensors holding the same inputs
         gargs = list(args)
@@ -98,6 +99,6 @@ def _as_tensor(torch, a):
     name = str(a.dtype)
     special = {"bfloat16": torch.bfloat16, "float8_e4m3fn": torch.float8_e4m3fn, "float8_e5m2": torch.float8_e5m2}
     if name in special:
-        t = torch.from_numpy(np.ascontiguousarray(a).view(np.uint8 if a.itemsize == 1 else np.int16))
-        return t.view(special[name]).cuda()
+        t = torch.from_numpy(a.view(np.uint8 if a.itemsize == 1 else np.int16))
+        return t.view(special[name]).cuda()  # strides kept, as below
     return torch.from_numpy(a).cuda()  # keeps a's strides when they are dense
