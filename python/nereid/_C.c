@@ -720,6 +720,7 @@ typedef struct {
     PyObject *defaults;         /* tuple: the default or api.no_default */
     uint8_t flags[MAX_PARAMS];
     int slow_only;              /* more parameters than the fast path takes */
+    PyObject *meta;             /* the meta dict of callable grids, kept for reuse */
     Entry **table;              /* open addressing, linear probing */
     size_t cap, count;
     FakeLaunch fake;
@@ -881,8 +882,14 @@ static int grid_seq(PyObject *g, unsigned out[3]) {
 static int grid_eval(DispatcherObject *D, PyObject *grid, PyObject *const *vals, const int opts[3], unsigned out[3]) {
     if (PyTuple_CheckExact(grid) || PyLong_CheckExact(grid)) return grid_seq(grid, out);
     if (!PyCallable_Check(grid)) return grid_seq(grid, out);
-    PyObject *meta = PyDict_New();
-    if (!meta) goto python;
+    /* The meta dict of the last call is reused when nobody kept it (most grids only read it). */
+    PyObject *meta = D->meta;
+    if (meta && Py_REFCNT(meta) == 1 && PyDict_GET_SIZE(meta) == D->nparams + 2) {
+        D->meta = NULL;
+    } else {
+        meta = PyDict_New();
+        if (!meta) goto python;
+    }
     for (int i = 0; i < D->nparams; i++)
         if (PyDict_SetItem(meta, PyTuple_GET_ITEM(D->names, i), vals[i])) goto python_meta;
     PyObject *nw = PyLong_FromLong(opts[0]), *ns = PyLong_FromLong(opts[1]);
@@ -891,7 +898,8 @@ static int grid_eval(DispatcherObject *D, PyObject *grid, PyObject *const *vals,
     Py_XDECREF(ns);
     if (bad) goto python_meta;
     PyObject *g = PyObject_CallOneArg(grid, meta);
-    Py_DECREF(meta);
+    if (!D->meta && Py_REFCNT(meta) == 1) D->meta = meta;
+    else Py_DECREF(meta);
     if (!g) goto python;
     int r = grid_seq(g, out);
     Py_DECREF(g);
@@ -1098,6 +1106,7 @@ static PyMappingMethods Dispatcher_as_mapping = {NULL, (binaryfunc)Dispatcher_su
 static int Dispatcher_traverse(DispatcherObject *self, visitproc visit, void *arg) {
     Py_VISIT(self->names);
     Py_VISIT(self->defaults);
+    Py_VISIT(self->meta);
     for (size_t i = 0; i < self->cap; i++) {
         Entry *e = self->table[i];
         if (!e) continue;
@@ -1111,6 +1120,7 @@ static int Dispatcher_traverse(DispatcherObject *self, visitproc visit, void *ar
 static int Dispatcher_clear(DispatcherObject *self) {
     Py_CLEAR(self->names);
     Py_CLEAR(self->defaults);
+    Py_CLEAR(self->meta);
     table_clear(self);
     return 0;
 }
