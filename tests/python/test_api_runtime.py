@@ -130,12 +130,14 @@ def test_dump_dir(tmp_path, monkeypatch, rng):
     double[(1,)](x, 8, BLOCK=8)
     double.compile("*fp32:16, i32, 8", arch="sm_80")
     dirs = sorted(os.listdir(tmp_path))
-    assert len(dirs) == 2 and all(d.startswith("double-") for d in dirs)
+    # (the PTX check of the test suite compiles for more targets: more directories)
+    assert len(dirs) >= 2 and all(d.startswith("double-") for d in dirs)
     files = set()
     for d in dirs:
         files |= set(os.listdir(tmp_path / d))
     assert {"double.lower.ir", "double.ir", "double.gpu.ir", "double.ptx", "double.json", "signature.txt"} <= files
-    gpu = next(d for d in dirs if (tmp_path / d / "double.ptx").exists())
+    gpu = next(d for d in dirs if (tmp_path / d / "double.ptx").exists()
+               and '"sm_80"' in (tmp_path / d / "double.json").read_text())
     meta = json.loads((tmp_path / gpu / "double.json").read_text())
     assert meta["target"] == "sm_80" and meta["signature"] == "*fp32:16, i32, 8" and "shared" in meta
     assert ".entry double" in (tmp_path / gpu / "double.ptx").read_text()
