@@ -719,6 +719,7 @@ typedef struct {
     PyObject *names;            /* tuple of str */
     PyObject *defaults;         /* tuple: the default or api.no_default */
     uint8_t flags[MAX_PARAMS];
+    int opt_param[3];           /* the parameter named num_warps, num_stages, maxnreg, or -1 */
     int slow_only;              /* more parameters than the fast path takes */
     PyObject *meta;             /* the meta dict of callable grids, kept for reuse */
     Entry **table;              /* open addressing, linear probing */
@@ -920,6 +921,7 @@ static int bind_args(DispatcherObject *D, PyObject *const *args, Py_ssize_t narg
     opts[0] = 4;
     opts[1] = 3;
     opts[2] = 0;
+    int opt_given[3] = {0, 0, 0};
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t j = 0; j < nkw; j++) {
         PyObject *name = PyTuple_GET_ITEM(kwnames, j), *v = args[nargs + j];
@@ -954,12 +956,26 @@ static int bind_args(DispatcherObject *D, PyObject *const *args, Py_ssize_t narg
             return 1;
         }
         opts[o] = (int)x;
+        opt_given[o] = 1;
     }
     for (int i = 0; i < n; i++) {
         if (vals[i]) continue;
         PyObject *d = PyTuple_GET_ITEM(D->defaults, i);
         if (d == api.no_default) return 1;
         vals[i] = d;
+    }
+    /* A parameter named like a launch option (num_stages: tl.constexpr) is
+     * that option too, unless the option was given on its own. */
+    for (int o = 0; o < 3; o++) {
+        int i = D->opt_param[o];
+        if (i < 0 || opt_given[o]) continue;
+        if (!PyLong_CheckExact(vals[i])) return 1;
+        long x = PyLong_AsLong(vals[i]);
+        if (x < 0 || x > 65535) {
+            PyErr_Clear();
+            return 1;
+        }
+        opts[o] = (int)x;
     }
     return 0;
 }
@@ -1154,6 +1170,12 @@ static PyObject *Dispatcher_setup(DispatcherObject *self, PyObject *a) {
     self->nparams = self->slow_only ? 0 : (int)n;
     memset(self->flags, 0, sizeof self->flags);
     if (!self->slow_only) memcpy(self->flags, PyBytes_AS_STRING(flags), (size_t)n);
+    PyObject *optnames[3] = {s_num_warps, s_num_stages, s_maxnreg};
+    for (int o = 0; o < 3; o++) {
+        self->opt_param[o] = -1;
+        for (int i = 0; i < self->nparams; i++)
+            if (PyUnicode_Compare(PyTuple_GET_ITEM(names, i), optnames[o]) == 0) self->opt_param[o] = i;
+    }
     Py_RETURN_NONE;
 }
 

@@ -230,3 +230,31 @@ def test_interpreter_launch_returns_a_compiled_kernel(rng):
     np.testing.assert_allclose(out[:100], 2.0 * x + 0.5 * y, rtol=1e-6)
     assert np.isnan(out[100:]).all()
     assert axpby._fast_entries == 0  # host launches are never registered
+
+
+@triton.jit
+def staged(x_ptr, n, BLOCK: tl.constexpr, num_stages: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    for i in tl.range(0, 2, num_stages=num_stages):
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+def test_parameter_named_like_an_option(fake_api):
+    """num_stages: tl.constexpr is both the parameter and the launch option (Triton's fused softmax)."""
+    x = np.zeros(8, np.float32)
+    ck = staged.warmup(x, 8, BLOCK=8, num_stages=2, grid=(1,))
+    assert ck.num_stages == 2
+    ck[(1,)](x, 8, 8, 2)  # the compiled kernel, every argument positional
+    assert (x == 2).all()
+    staged[(1,)](x, 8, BLOCK=8, num_stages=2)
+    assert (x == 4).all()
+    # the C key: the parameter's value is the option's
+    (t,) = tensors(1)
+    k_kw = _C.Dispatcher._specialize(staged, (t, 8, 8, 2), 4, 2, 0)[0]
+    register(staged, (t, 8, 8, 2), num_stages=2)
+    staged[(1,)](t, 8, 8, 2)
+    assert staged._fake_launch()["count"] == 1
+    staged[(1,)](t, 8, BLOCK=8, num_stages=2)
+    assert staged._fake_launch()["count"] == 2
+    assert k_kw is not None
+    staged._clear_fast_path()

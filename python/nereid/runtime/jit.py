@@ -363,8 +363,11 @@ class CompiledKernel:
         fn, nw, ns = self.fn, self.num_warps, self.num_stages
 
         def launch(*args, **kwargs):
-            kwargs.setdefault("num_warps", nw)
-            kwargs.setdefault("num_stages", ns)
+            # (a parameter named like an option is that option: the argument gives it)
+            if "num_warps" not in fn._param_index:
+                kwargs.setdefault("num_warps", nw)
+            if "num_stages" not in fn._param_index:
+                kwargs.setdefault("num_stages", ns)
             return fn[grid](*args, **kwargs)
 
         return launch
@@ -388,6 +391,7 @@ class JITFunction(_C.Dispatcher):
         self.signature = inspect.signature(fn)
         self.params = list(self.signature.parameters.values())
         self.arg_names = [p.name for p in self.params]
+        self._param_index = {n: i for i, n in enumerate(self.arg_names)}
         self.constexprs = [i for i, p in enumerate(self.params) if _is_constexpr_annotation(p.annotation)]
         for p in self.params:
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY):
@@ -597,6 +601,20 @@ class JITFunction(_C.Dispatcher):
     def run(self, *args, grid, num_warps=None, num_stages=None, maxnreg=None, warmup=False, **kwargs):
         for opt in _IGNORED_OPTIONS:
             kwargs.pop(opt, None)
+        # A parameter named like a launch option (num_stages: tl.constexpr) is
+        # that option too, unless the option was given on its own.
+        given = {"num_warps": num_warps, "num_stages": num_stages, "maxnreg": maxnreg}
+        shared = [o for o in given if o in self._param_index]
+        for o in shared:
+            if given[o] is not None and self._param_index[o] >= len(args) and o not in kwargs:
+                kwargs[o] = given[o]
+        if shared:
+            params = dict(zip(self.arg_names, args))
+            params.update(kwargs)
+            for o in shared:
+                if given[o] is None and isinstance(params.get(o), int):
+                    given[o] = params[o]
+            num_warps, num_stages, maxnreg = given["num_warps"], given["num_stages"], given["maxnreg"]
         num_warps = 4 if num_warps is None else num_warps
         num_stages = 3 if num_stages is None else num_stages
         for oname, ov in (("num_warps", num_warps), ("num_stages", num_stages)):
