@@ -61,6 +61,8 @@ typedef struct NrOptions {
     int debug;                /* keep device_assert checks (default 1 on the interpreter) */
     const char *arch;         /* NULL or "": block IR for the interpreter; "sm_80", "sm_90", "sm_90a":
                                  GPU IR and PTX for that target */
+    int maxnreg;              /* GPU kernels: registers per thread at most when the driver compiles
+                                 the PTX (0: no limit) */
 } NrOptions;
 
 void nr_options_default(NrOptions *o);

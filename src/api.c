@@ -65,6 +65,7 @@ struct NrKernel {
     bool sm_a;
     const char *ptx;
     NrPtxInfo pinfo;
+    int maxnreg;                /* NrOptions.maxnreg: a JIT option of the cubin */
     pthread_mutex_t lock;       /* guards loaded[] */
     NrLoaded loaded[NR_MAX_DEVICES];
 };
@@ -247,6 +248,7 @@ NrStatus nr_compile(NrContext *ctx, const char *src, size_t len, const char *fil
         NrGpuOptions go = {o.num_warps, o.num_stages, sm, sm_a, o.stop_after, o.verify_each != 0, NULL};
         if (!nr_run_gpu_pipeline(k->mod, &go, &d) || nr_has_errors(&d)) goto fail;
         k->gpu = true;
+        k->maxnreg = o.maxnreg > 0 ? o.maxnreg : 0;
         k->sm = sm;
         k->sm_a = sm_a;
         if (!o.stop_after || strcmp(o.stop_after, "ptx") == 0) {
@@ -373,12 +375,17 @@ static NrLoaded *kernel_load(NrContext *ctx, NrKernel *k, int device) {
                                   k->name, k->sm, k->sm_a ? "a" : "", device, di->name, dev_sm));
         return NULL;
     }
-    char cc[32], drv[32];
+    char cc[32], drv[32], regs[32];
     snprintf(cc, sizeof cc, "sm_%d", dev_sm);
     snprintf(drv, sizeof drv, "%d", di->driver_version);
-    NrCachePart parts[5] = {NR_CACHE_STR("nereid-cubin"), NR_CACHE_STR(NEREID_VERSION), NR_CACHE_STR(k->ptx),
-                            NR_CACHE_STR(cc), NR_CACHE_STR(drv)};
-    NrCacheKey key = nr_cache_key(parts, 5);
+    snprintf(regs, sizeof regs, "maxnreg=%d", k->maxnreg);
+    NrCachePart parts[6] = {NR_CACHE_STR("nereid-cubin"), NR_CACHE_STR(NEREID_VERSION), NR_CACHE_STR(k->ptx),
+                            NR_CACHE_STR(cc), NR_CACHE_STR(drv), NR_CACHE_STR(regs)};
+    /* Without a register limit the key is the one it always was (five parts). */
+    NrCacheKey key = nr_cache_key(parts, k->maxnreg ? 6 : 5);
+    NrCudaJitOptions jo;
+    nr_cuda_jit_options_default(&jo);
+    jo.max_registers = k->maxnreg;
     NrCache *cache = NULL;
     nr_cache_open(NULL, &cache);
     NrArena tmp;
@@ -389,7 +396,7 @@ static NrLoaded *kernel_load(NrContext *ctx, NrKernel *k, int device) {
     if (cache && nr_cache_get(cache, &key, &tmp, &bin, &binlen) == 1)
         st = nr_cuda_module_load_cubin(ld->cu, bin, binlen, &ld->mod);
     if (st != NR_CUDA_OK) {
-        st = nr_cuda_module_load_ptx(ld->cu, k->ptx, strlen(k->ptx), NULL, &ld->mod);
+        st = nr_cuda_module_load_ptx(ld->cu, k->ptx, strlen(k->ptx), k->maxnreg ? &jo : NULL, &ld->mod);
         if (st == NR_CUDA_OK && cache) {
             size_t n = 0;
             const void *cub = nr_cuda_module_cubin(ld->mod, &n);

@@ -342,12 +342,12 @@ static PyObject *build_args_tuple(NrKernel *k) {
 static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     (void)mod;
     static char *kwlist[] = {"source", "filename", "kernel", "signature", "num_warps", "num_stages", "stop_after",
-                             "verify_each", "arch", NULL};
+                             "verify_each", "arch", "maxnreg", NULL};
     const char *src, *filename, *kernel, *sig, *stop_after = NULL, *arch = NULL;
     Py_ssize_t len;
-    int num_warps = 4, num_stages = 3, verify_each = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#sss|iizpz", kwlist, &src, &len, &filename, &kernel, &sig,
-                                     &num_warps, &num_stages, &stop_after, &verify_each, &arch))
+    int num_warps = 4, num_stages = 3, verify_each = 0, maxnreg = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#sss|iizpzi", kwlist, &src, &len, &filename, &kernel, &sig,
+                                     &num_warps, &num_stages, &stop_after, &verify_each, &arch, &maxnreg))
         return NULL;
     NrOptions o;
     nr_options_default(&o);
@@ -356,6 +356,7 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     o.stop_after = stop_after;
     o.verify_each = verify_each;
     o.arch = arch;
+    o.maxnreg = maxnreg;
     NrContext *ctx = nr_context_create();
     NrKernel *k = NULL;
     NrStatus st;

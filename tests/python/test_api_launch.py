@@ -258,3 +258,15 @@ def test_parameter_named_like_an_option(fake_api):
     assert staged._fake_launch()["count"] == 2
     assert k_kw is not None
     staged._clear_fast_path()
+
+
+def test_maxnreg(rng):
+    x = rng.standard_normal(100).astype(np.float32)
+    y = rng.standard_normal(100).astype(np.float32)
+    out = np.full(128, np.nan, np.float32)
+    axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128, maxnreg=64)  # the interpreter ignores it
+    np.testing.assert_allclose(out[:100], 2.0 * x + 0.5 * y, rtol=1e-6)
+    k = axpby.compile("*fp32:16, *fp32:16, *fp32:16, i32, fp32, fp32, 128", arch="sm_90", maxnreg=64)
+    assert k is not axpby.compile("*fp32:16, *fp32:16, *fp32:16, i32, fp32, fp32, 128", arch="sm_90")
+    with pytest.raises(ValueError, match="maxnreg must be a positive int"):
+        axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128, maxnreg="x")

@@ -488,14 +488,18 @@ class JITFunction(_C.Dispatcher):
         raise TypeError(f"{self.__name__}: argument '{name}' must be a tensor or array, an int, a float, a bool "
                         f"or None, got {type(v).__name__}")
 
-    def compile(self, signature, num_warps=4, num_stages=3, stop_after=None, arch=None):
+    def compile(self, signature, num_warps=4, num_stages=3, stop_after=None, arch=None, maxnreg=None):
+        """The kernel compiled for `signature` (cached); arch None: for the interpreter."""
         key = (signature, num_warps, num_stages, stop_after, arch)
+        if maxnreg:
+            key += (maxnreg,)
         k = self.cache.get(key)
         if k is None:
             src = self._module_source()
+            extra = {"maxnreg": maxnreg} if maxnreg else {}
             try:
                 k, _notes = _C.compile(src.text, src.filename, self.__name__, signature, num_warps, num_stages,
-                                       stop_after, _VERIFY_EACH, arch)
+                                       stop_after, _VERIFY_EACH, arch, **extra)
             except _C.CompileError as e:
                 raise CompilationError(*e.args) from None
             with self._cache_lock:
@@ -622,6 +626,8 @@ class JITFunction(_C.Dispatcher):
                 raise TypeError(f"{self.__name__}: {oname} must be an int, got {type(ov).__name__}")
         if num_warps not in (1, 2, 4, 8, 16):
             raise ValueError(f"{self.__name__}: num_warps must be 1, 2, 4, 8 or 16, got {num_warps}")
+        if maxnreg is not None and (isinstance(maxnreg, bool) or not isinstance(maxnreg, int) or maxnreg < 0):
+            raise ValueError(f"{self.__name__}: maxnreg must be a positive int, got {maxnreg!r}")
         if num_stages < 0:
             raise ValueError(f"{self.__name__}: num_stages must not be negative, got {num_stages}")
         _hook_torch()
@@ -635,7 +641,10 @@ class JITFunction(_C.Dispatcher):
             values, copies = _host_copies(bound, values)
             device = None
         arch = _arch_for(device) if device is not None else None
-        kernel = self.compile(signature, num_warps, num_stages, arch=arch)
+        if maxnreg and arch:
+            kernel = self.compile(signature, num_warps, num_stages, arch=arch, maxnreg=maxnreg)
+        else:  # (the interpreter has no registers to limit)
+            kernel = self.compile(signature, num_warps, num_stages, arch=arch)
         options = {"num_warps": num_warps, "num_stages": num_stages}
         if maxnreg is not None:
             options["maxnreg"] = maxnreg
