@@ -148,7 +148,7 @@ def test_misses_and_other_launches_go_to_run(fake_api, monkeypatch):
 
     # each of these is a miss: the spy (installed as the plain run) sees it
     assert via_python(x, y, out, 97, 2.0, 0.5, BLOCK=64) == "python"          # another key
-    assert via_python(x, y, out, 100, 2.0, 0.5, BLOCK=128, num_ctas=1) == "python"  # an option Python handles
+    assert via_python(x, y, out, 100, 2.0, 0.5, BLOCK=128, num_ctas=2) == "python"  # an option Python handles
     assert via_python(x, y, out, 100, 2.0, BLOCK=128) == "python"             # a missing argument
     assert via_python(x, y, out, 100, 2.0, 0.5, 128, 9) == "python"           # too many arguments
     assert via_python(x, y, out, 100, 2.0, 0.5, BLOCK=128, grid=(0,)) == "python"  # a zero grid
@@ -158,7 +158,9 @@ def test_misses_and_other_launches_go_to_run(fake_api, monkeypatch):
     monkeypatch.delenv("NEREID_INTERPRET")
     assert axpby._fake_launch()["count"] == n
     assert [c[1] for c in calls] == [(1,), (1,), (1,), (1,), (1,), (0,), (1, 70000), (1,)]
-    assert calls[2][2]["num_ctas"] == 1 and calls[2][2]["BLOCK"] == 128
+    assert calls[2][2]["num_ctas"] == 2 and calls[2][2]["BLOCK"] == 128
+    axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128, num_ctas=1)  # the fast path takes num_ctas=1
+    assert axpby._fake_launch()["count"] == n + 1
 
 
 def test_grid_forms(fake_api):
