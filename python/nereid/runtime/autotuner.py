@@ -57,6 +57,13 @@ class Config:
     __repr__ = __str__
 
 
+def _launch(fn, args, grid, warmup, kwargs):
+    """fn's launch: through the C fast path (kernel[grid]) when fn is the kernel itself."""
+    if isinstance(fn, JITFunction) and not warmup:
+        return fn[grid](*args, **kwargs)
+    return fn.run(*args, grid=grid, warmup=warmup, **kwargs)
+
+
 class KernelInterface:
     """kernel[grid](*args, **kwargs) for the wrappers (autotuner, heuristics)."""
 
@@ -287,7 +294,7 @@ class Autotuner(KernelInterface):
         if clash:
             raise ValueError(f"{self.__name__}: {clash[0]!r} is set both by the autotune config and by the caller; "
                              f"leave it to the config")
-        return self.fn.run(*args, grid=grid, warmup=warmup, **kwargs, **config.all_kwargs())
+        return _launch(self.fn, args, grid, warmup, dict(kwargs, **config.all_kwargs()))
 
     def _load(self, key, args):
         doc = _cache.load_json("autotune", self._disk_key(key, args))
@@ -336,10 +343,10 @@ class Heuristics(KernelInterface):
         self.values = dict(values)
         self.__name__ = _innermost(fn).__name__
 
-    def run(self, *args, **kwargs):
+    def run(self, *args, grid=None, warmup=False, **kwargs):
         for name, heur in self.values.items():
             kwargs[name] = heur({**dict(zip(self.arg_names, args)), **kwargs})
-        return self.fn.run(*args, **kwargs)
+        return _launch(self.fn, args, grid, warmup, kwargs)
 
 
 def heuristics(values):
