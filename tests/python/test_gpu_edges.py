@@ -175,3 +175,36 @@ def test_tiles(rng, M, N, BM, BN, warps):
         blk = x64[i0:i0 + BM]
         ref[i0:i0 + BM] = blk * 2 + blk.sum(0)[None, :]
     assert rel_err(out, ref.T) < 1e-6
+
+
+@triton.jit
+def far_copy_kernel(x_ptr, out_ptr, base, BLOCK: tl.constexpr):
+    # base is an int64 past 2**31: the offsets, and the addresses, need 64 bits
+    offs = base + tl.arange(0, BLOCK)
+    tl.store(out_ptr + tl.arange(0, BLOCK), tl.load(x_ptr + offs))
+
+
+@triton.jit
+def far_index_kernel(x_ptr, out_ptr, row, stride, BLOCK: tl.constexpr):
+    # row * stride fits in int32 elements, but not once scaled to bytes of fp32
+    cols = tl.arange(0, BLOCK)
+    tl.store(out_ptr + cols, tl.load(x_ptr + row * stride + cols))
+
+
+def test_offsets_past_2_31(rng):
+    base = 2**31 + 12345
+    x = np.zeros(base + 64, dtype=np.int8)  # untouched pages stay unallocated
+    x[base:base + 64] = rng.integers(-100, 100, 64).astype(np.int8)
+    out = poisoned(64, np.int8)
+    far_copy_kernel[(1,)](x, out, base, BLOCK=64)
+    assert np.array_equal(out, x[base:base + 64])
+
+
+def test_byte_offsets_past_2_32(rng):
+    stride = 2**20 + 16
+    row = 1100  # row * stride = 1.15e9 elements: 4.6e9 bytes of fp32
+    x = np.zeros(row * stride + 32, dtype=np.float32)
+    x[row * stride:row * stride + 32] = rng.standard_normal(32)
+    out = poisoned(32, np.float32)
+    far_index_kernel[(1,)](x, out, row, stride, BLOCK=32)
+    assert np.array_equal(out, x[row * stride:row * stride + 32])
