@@ -1411,9 +1411,10 @@ static PyObject *py_set_api(PyObject *mod, PyObject *args, PyObject *kw) {
             PyErr_Format(PyExc_TypeError, "set_api: %s must be a type", kwlist[i]);
             return NULL;
         }
-    PyObject *old = Py_BuildValue("{s:O,s:O}", "tensor_type",
+    PyObject *old = Py_BuildValue("{s:O,s:O,s:O}", "tensor_type",
                                   api.tensor_type ? (PyObject *)api.tensor_type : Py_None, "get_stream",
-                                  api.get_stream ? api.get_stream : Py_None);
+                                  api.get_stream ? api.get_stream : Py_None, "plain_run",
+                                  api.plain_run ? api.plain_run : Py_None);
     if (!old) return NULL;
     PyObject **slot[6] = {(PyObject **)&api.tensor_type, &api.get_stream, (PyObject **)&api.constexpr_type,
                           (PyObject **)&api.literal_type, &api.plain_run, &api.no_default};
