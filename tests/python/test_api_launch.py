@@ -217,6 +217,7 @@ def test_bool_int_float_values_pack_by_kernel_dtype(fake_api):
     assert f["params"] == (0x10000, 1, (-3) & 0xFFFFFFFF, 2**40, f32(1.5))
 
 
+@pytest.mark.skipif(bool(os.environ.get("NEREID_TEST_DEVICE")), reason="stand-in tensors: the suite's device mode replaces run")
 def test_cpu_dispatch_benchmark_runs():
     args = type("Args", (), {"launches": 2000, "warmup": 10})
     machine, rows = launch_bench.run_cpu_dispatch(args)
