@@ -203,18 +203,33 @@ typedef struct Gen {
     const char *entry;      /* the kernel's PTX entry name */
     char ***grid_c;         /* [config][dim] */
     char **cond_c;          /* [config] */
+    int nerrors;            /* errors in msgs */
 } Gen;
 
-static bool failed(const Gen *g) { return nr_has_errors(&g->d); }
+static bool failed(const Gen *g) { return nr_has_errors(&g->d) || g->nerrors; }
+
+/* A message about no place in a text given: "error: ..." or "warning: ...". */
+static void message(Gen *g, bool is_error, const char *fmt, va_list ap) {
+    char msg[4096];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    out_printf(&g->msgs, "%s: %s\n", is_error ? "error" : "warning", msg);
+    if (is_error) g->nerrors++;
+}
 
 static void error(Gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void error(Gen *g, const char *fmt, ...) {
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    message(g, true, fmt, ap);
     va_end(ap);
-    nr_error(&g->d, (NrLoc){0, 0, 0}, "%s", msg);
+}
+
+static void warning(Gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warning(Gen *g, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    message(g, false, fmt, ap);
+    va_end(ap);
 }
 
 static bool is_ident(const char *s, size_t n) {
@@ -264,7 +279,7 @@ static const char *const C_RESERVED[] = {
     "_Complex", "_Imaginary", "bool", "true", "false", "NULL", "offsetof", "size_t", "ptrdiff_t", "wchar_t",
     "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "intptr_t",
     "uintptr_t", "intmax_t", "uintmax_t", "memcpy", "memset", "stream", "config", "grid_x", "grid_y", "grid_z",
-    "grid", "ok", "params", "main", "errno", "assert",
+    "grid", "ok", "main", "errno", "assert", "specialization", "variant",
 };
 static const char *const C_RESERVED_PREFIXES[] = {"aot_", "cu", "CU", "__", "INT", "UINT", "SIZE_", "PTRDIFF_",
                                                   "WCHAR_", "WINT_", "SIG_ATOMIC_"};
@@ -870,7 +885,7 @@ static bool compile_one(Gen *g, Variant *v, const Target *t, bool as_ptx) {
         b->data = cubin;
         b->size = size;
         if (b->info.spill_store_bytes || b->info.spill_load_bytes)
-            nr_warning(&g->d, (NrLoc){0, 0, 0}, "%s, %s%s%s: %d bytes spilled (stores), %d (loads) per thread",
+            warning(g, "%s, %s%s%s: %d bytes spilled (stores), %d (loads) per thread",
                        r->kernel, t->arch, *c->label ? ", config " : "", c->label, b->info.spill_store_bytes,
                        b->info.spill_load_bytes);
     }
@@ -1375,38 +1390,40 @@ done:;
     if (g->ngrid) {
         out_printf(o, "/* The grid of config `config` for these arguments; 0 when it cannot be computed. */\n"
                       "static int %s_grid(int config, unsigned grid[3]%s) {\n"
-                      "    static const int64_t limit[3] = {2147483647, 65535, 65535};\n"
-                      "    int valid = 1, *ok = &valid, i;\n    int64_t g[3] = {1, 1, 1};\n",
+                      "    static const int64_t aot_limit[3] = {2147483647, 65535, 65535};\n"
+                      "    int aot_valid = 1, *ok = &aot_valid, aot_i;\n    int64_t aot_g[3] = {1, 1, 1};\n",
                       P, args);
         out_unused(o, g);
         out_printf(o, "    (void)ok;\n    switch (config) {\n");
         for (int c = 0; c < g->nconfigs; c++) {
             out_printf(o, "    case %d:\n", c);
-            for (int i = 0; i < g->ngrid; i++) out_printf(o, "        g[%d] = %s;\n", i, g->grid_c[c][i]);
+            for (int i = 0; i < g->ngrid; i++) out_printf(o, "        aot_g[%d] = %s;\n", i, g->grid_c[c][i]);
             out_printf(o, "        break;\n");
         }
-        out_printf(o, "    default:\n        return 0;\n    }\n    if (!valid) return 0;\n"
-                      "    for (i = 0; i < 3; i++) {\n"
-                      "        if (g[i] < 0 || g[i] > limit[i]) return 0;\n"
-                      "        grid[i] = (unsigned)g[i];\n    }\n    return 1;\n}\n\n");
+        out_printf(o, "    default:\n        return 0;\n    }\n    if (!aot_valid) return 0;\n"
+                      "    for (aot_i = 0; aot_i < 3; aot_i++) {\n"
+                      "        if (aot_g[aot_i] < 0 || aot_g[aot_i] > aot_limit[aot_i]) return 0;\n"
+                      "        grid[aot_i] = (unsigned)aot_g[aot_i];\n    }\n    return 1;\n}\n\n");
     }
     if (g->has_cond) {
         out_printf(o, "/* Whether the condition of config `config` holds: 1, 0, or -1 when it cannot be evaluated. */\n"
-                      "static int %s_condition(int config%s) {\n    int valid = 1, *ok = &valid, holds = 1;\n", P,
+                      "static int %s_condition(int config%s) {\n    int aot_valid = 1, *ok = &aot_valid, aot_holds = 1;\n", P,
                    args);
         out_unused(o, g);
         out_printf(o, "    (void)ok;\n    switch (config) {\n");
         for (int c = 0; c < g->nconfigs; c++)
-            if (g->configs[c].cond) out_printf(o, "    case %d:\n        holds = %s;\n        break;\n", c, g->cond_c[c]);
-        out_printf(o, "    default:\n        break;\n    }\n    return valid ? holds != 0 : -1;\n}\n\n");
+            if (g->configs[c].cond) out_printf(o, "    case %d:\n        aot_holds = %s;\n        break;\n", c, g->cond_c[c]);
+        out_printf(o, "    default:\n        break;\n    }\n    return aot_valid ? aot_holds != 0 : -1;\n}\n\n");
     }
 }
 
+/* Generated functions taking the kernel's arguments name their own
+ * variables aot_* (kernel parameters of such names are renamed). */
 static void emit_run(Out *o, Gen *g) {
     const char *P = g->P, *args = decl_args(g);
-    out_printf(o, "/* Launch variant v (loaded) over grid. */\n"
-                  "static CUresult %s_run(int v, CUstream stream, const unsigned grid[3]%s) {\n"
-                  "    const struct %s_binary *b = %s_state.binary[v];\n",
+    out_printf(o, "/* Launch variant aot_v (loaded) over grid. */\n"
+                  "static CUresult %s_run(int aot_v, CUstream stream, const unsigned grid[3]%s) {\n"
+                  "    const struct %s_binary *aot_b = %s_state.binary[aot_v];\n",
                P, args, P, P);
     for (int i = 0; i < g->nrt; i++) {
         CType t = c_type(g->rt[i]);
@@ -1414,16 +1431,16 @@ static void emit_run(Out *o, Gen *g) {
         const char *conv = with_prefix(g, nr_sprintf(g->a, t.convert, g->rt[i]->c_name));
         out_printf(o, "    %s aot_arg%d = %s;\n", t.packed, i, conv);
     }
-    if (g->nrt) out_printf(o, "    void *params[%d];\n", g->nrt);
+    if (g->nrt) out_printf(o, "    void *aot_params[%d];\n", g->nrt);
     for (int i = 0; i < g->nrt; i++) {
         CType t = c_type(g->rt[i]);
-        if (t.packed) out_printf(o, "    params[%d] = &aot_arg%d;\n", i, i);
-        else out_printf(o, "    params[%d] = &%s;\n", i, g->rt[i]->c_name);
+        if (t.packed) out_printf(o, "    aot_params[%d] = &aot_arg%d;\n", i, i);
+        else out_printf(o, "    aot_params[%d] = &%s;\n", i, g->rt[i]->c_name);
     }
     out_printf(o, "    if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return CUDA_SUCCESS;\n"
-                  "    return cuLaunchKernel(%s_state.function[v], grid[0], grid[1], grid[2], b->threads, 1, 1, b->shared, "
-                  "stream,\n                          %s, NULL);\n}\n\n",
-               P, g->nrt ? "params" : "NULL");
+                  "    return cuLaunchKernel(%s_state.function[aot_v], grid[0], grid[1], grid[2], aot_b->threads, 1, 1,\n"
+                  "                          aot_b->shared, stream, %s, NULL);\n}\n\n",
+               P, g->nrt ? "aot_params" : "NULL");
 }
 
 static const char *key_args(Gen *g, bool decl) {
@@ -1440,72 +1457,77 @@ static void emit_tuning(Out *o, Gen *g) {
     const char *P = g->P, *args = decl_args(g), *call = call_args(g);
     const char *kdecl = key_args(g, true), *kcall = key_args(g, false);
     out_printf(o, "/* The slot holding the config chosen for a key, or -1. */\n"
-                  "static int %s_find(%s) {\n    int i;\n    for (i = 0; i < 64; i++) {\n"
-                  "        if (!%s_state.choice[i].used) continue;\n",
+                  "static int %s_find(%s) {\n    int aot_i;\n    for (aot_i = 0; aot_i < 64; aot_i++) {\n"
+                  "        if (!%s_state.choice[aot_i].used) continue;\n",
                P, kdecl, P);
     for (int i = 0; i < g->nkey; i++)
-        out_printf(o, "        if (%s_state.choice[i].key[%d] != (int64_t)%s) continue;\n", P, i, g->rt[g->key[i]]->c_name);
-    out_printf(o, "        return i;\n    }\n    return -1;\n}\n\n");
-    out_printf(o, "static void %s_remember(%s, int config) {\n    int i = %s_find(%s);\n"
-                  "    if (i < 0) {\n        i = %s_state.next_choice;\n        %s_state.next_choice = (i + 1) %% 64;\n    }\n"
-                  "    %s_state.choice[i].used = 1;\n    %s_state.choice[i].config = config;\n",
+        out_printf(o, "        if (%s_state.choice[aot_i].key[%d] != (int64_t)%s) continue;\n", P, i,
+                   g->rt[g->key[i]]->c_name);
+    out_printf(o, "        return aot_i;\n    }\n    return -1;\n}\n\n");
+    out_printf(o, "/* Remember the config for a key, in a free slot or over the oldest. */\n"
+                  "static void %s_remember(%s, int config) {\n    int aot_i = %s_find(%s);\n"
+                  "    if (aot_i < 0) {\n        aot_i = %s_state.next_choice;\n"
+                  "        %s_state.next_choice = (aot_i + 1) %% 64;\n    }\n"
+                  "    %s_state.choice[aot_i].used = 1;\n    %s_state.choice[aot_i].config = config;\n",
                P, kdecl, P, kcall, P, P, P, P);
     for (int i = 0; i < g->nkey; i++)
-        out_printf(o, "    %s_state.choice[i].key[%d] = (int64_t)%s;\n", P, i, g->rt[g->key[i]]->c_name);
+        out_printf(o, "    %s_state.choice[aot_i].key[%d] = (int64_t)%s;\n", P, i, g->rt[g->key[i]]->c_name);
     out_printf(o, "}\n\n");
     out_printf(o, "CUresult %s_set_config(%s, int config) {\n"
                   "    if (config < 0 || config >= %d) return CUDA_ERROR_INVALID_VALUE;\n"
                   "    %s_remember(%s, config);\n    return CUDA_SUCCESS;\n}\n\n",
                P, kdecl, g->nconfigs, P, kcall);
-    out_printf(o, "int %s_get_config(%s) {\n    int i = %s_find(%s);\n    return i < 0 ? -1 : %s_state.choice[i].config;\n}\n\n",
+    out_printf(o, "int %s_get_config(%s) {\n    int aot_i = %s_find(%s);\n"
+                  "    return aot_i < 0 ? -1 : %s_state.choice[aot_i].config;\n}\n\n",
                P, kdecl, P, kcall, P);
     /* Timing. */
     out_printf(o,
                "/* Time every config whose condition holds on `stream` (one launch to warm up, then 5 timed), and\n"
                " * remember the fastest.  Configs the device cannot launch (too many resources) are skipped. */\n"
                "static CUresult %s_tune(CUstream stream, int *config%s) {\n"
-               "    CUevent start = NULL, stop = NULL;\n"
-               "    CUresult e, skipped = CUDA_ERROR_INVALID_VALUE;\n"
-               "    float best = 0.0f, ms = 0.0f;\n"
-               "    int c, r, chosen = -1, s = %s_select(%s);\n"
-               "    unsigned grid[3];\n"
-               "    if (s < 0) return CUDA_ERROR_INVALID_VALUE;\n"
-               "    e = cuEventCreate(&start, CU_EVENT_DEFAULT);\n"
-               "    if (e == CUDA_SUCCESS) e = cuEventCreate(&stop, CU_EVENT_DEFAULT);\n"
-               "    for (c = 0; c < %d && e == CUDA_SUCCESS; c++) {\n",
+               "    CUevent aot_start = NULL, aot_stop = NULL;\n"
+               "    CUresult aot_e, aot_skipped = CUDA_ERROR_INVALID_VALUE;\n"
+               "    float aot_best = 0.0f, aot_ms = 0.0f;\n"
+               "    int aot_c, aot_r, aot_chosen = -1, aot_s = %s_select(%s);\n"
+               "    unsigned aot_grid[3];\n"
+               "    if (aot_s < 0) return CUDA_ERROR_INVALID_VALUE;\n"
+               "    aot_e = cuEventCreate(&aot_start, CU_EVENT_DEFAULT);\n"
+               "    if (aot_e == CUDA_SUCCESS) aot_e = cuEventCreate(&aot_stop, CU_EVENT_DEFAULT);\n"
+               "    for (aot_c = 0; aot_c < %d && aot_e == CUDA_SUCCESS; aot_c++) {\n",
                P, args, P, proto(g, "", call), g->nconfigs);
     if (g->has_cond)
-        out_printf(o, "        int holds = %s_condition(c%s);\n"
-                      "        if (holds < 0) e = CUDA_ERROR_INVALID_VALUE;\n"
-                      "        if (holds <= 0) continue;\n",
+        out_printf(o, "        int aot_holds = %s_condition(aot_c%s);\n"
+                      "        if (aot_holds < 0) aot_e = CUDA_ERROR_INVALID_VALUE;\n"
+                      "        if (aot_holds <= 0) continue;\n",
                    P, call);
     if (g->ngrid)
-        out_printf(o, "        if (!%s_grid(c, grid%s)) continue;\n", P, call);
+        out_printf(o, "        if (!%s_grid(aot_c, aot_grid%s)) continue;\n", P, call);
     else
-        out_printf(o, "        grid[0] = grid[1] = grid[2] = 1;\n");
+        out_printf(o, "        aot_grid[0] = aot_grid[1] = aot_grid[2] = 1;\n");
     out_printf(o,
-               "        e = %s_run(c * %d + s, stream, grid%s);\n"
-               "        if (e == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES || e == CUDA_ERROR_INVALID_VALUE) {\n"
-               "            skipped = e;\n"
-               "            e = CUDA_SUCCESS;\n"
+               "        aot_e = %s_run(aot_c * %d + aot_s, stream, aot_grid%s);\n"
+               "        if (aot_e == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES || aot_e == CUDA_ERROR_INVALID_VALUE) {\n"
+               "            aot_skipped = aot_e;\n"
+               "            aot_e = CUDA_SUCCESS;\n"
                "            continue;\n"
                "        }\n"
-               "        if (e == CUDA_SUCCESS) e = cuEventRecord(start, stream);\n"
-               "        for (r = 0; r < 5 && e == CUDA_SUCCESS; r++) e = %s_run(c * %d + s, stream, grid%s);\n"
-               "        if (e == CUDA_SUCCESS) e = cuEventRecord(stop, stream);\n"
-               "        if (e == CUDA_SUCCESS) e = cuEventSynchronize(stop);\n"
-               "        if (e == CUDA_SUCCESS) e = cuEventElapsedTime(&ms, start, stop);\n"
-               "        if (e == CUDA_SUCCESS && (chosen < 0 || ms < best)) {\n"
-               "            chosen = c;\n"
-               "            best = ms;\n"
+               "        if (aot_e == CUDA_SUCCESS) aot_e = cuEventRecord(aot_start, stream);\n"
+               "        for (aot_r = 0; aot_r < 5 && aot_e == CUDA_SUCCESS; aot_r++)\n"
+               "            aot_e = %s_run(aot_c * %d + aot_s, stream, aot_grid%s);\n"
+               "        if (aot_e == CUDA_SUCCESS) aot_e = cuEventRecord(aot_stop, stream);\n"
+               "        if (aot_e == CUDA_SUCCESS) aot_e = cuEventSynchronize(aot_stop);\n"
+               "        if (aot_e == CUDA_SUCCESS) aot_e = cuEventElapsedTime(&aot_ms, aot_start, aot_stop);\n"
+               "        if (aot_e == CUDA_SUCCESS && (aot_chosen < 0 || aot_ms < aot_best)) {\n"
+               "            aot_chosen = aot_c;\n"
+               "            aot_best = aot_ms;\n"
                "        }\n"
                "    }\n"
-               "    if (start) (void)cuEventDestroy(start);\n"
-               "    if (stop) (void)cuEventDestroy(stop);\n"
-               "    if (e != CUDA_SUCCESS) return e;\n"
-               "    if (chosen < 0) return skipped;\n"
-               "    %s_remember(%s, chosen);\n"
-               "    *config = chosen;\n"
+               "    if (aot_start) (void)cuEventDestroy(aot_start);\n"
+               "    if (aot_stop) (void)cuEventDestroy(aot_stop);\n"
+               "    if (aot_e != CUDA_SUCCESS) return aot_e;\n"
+               "    if (aot_chosen < 0) return aot_skipped;\n"
+               "    %s_remember(%s, aot_chosen);\n"
+               "    *config = aot_chosen;\n"
                "    return CUDA_SUCCESS;\n}\n\n",
                P, g->nspecs, call, P, g->nspecs, call, P, kcall);
 }
@@ -1517,17 +1539,17 @@ static void emit_launchers(Out *o, Gen *g) {
         out_printf(o, "/* The config for these arguments. */\nstatic CUresult %s_pick(CUstream stream, int *config%s) {\n",
                    P, args);
         if (g->tune) {
-            out_printf(o, "    int c = %s_get_config(%s);\n    if (c >= 0) {\n        *config = c;\n"
+            out_printf(o, "    int aot_c = %s_get_config(%s);\n    if (aot_c >= 0) {\n        *config = aot_c;\n"
                           "        return CUDA_SUCCESS;\n    }\n    return %s_tune(stream, config%s);\n}\n\n",
                        P, key_args(g, false), P, call);
         } else {
-            out_printf(o, "    int c;\n    (void)stream;\n    for (c = 0; c < %d; c++) {\n", g->nconfigs);
+            out_printf(o, "    int aot_c;\n    (void)stream;\n    for (aot_c = 0; aot_c < %d; aot_c++) {\n", g->nconfigs);
             if (g->has_cond)
-                out_printf(o, "        int holds = %s_condition(c%s);\n"
-                              "        if (holds < 0) return CUDA_ERROR_INVALID_VALUE;\n"
-                              "        if (!holds) continue;\n",
+                out_printf(o, "        int aot_holds = %s_condition(aot_c%s);\n"
+                              "        if (aot_holds < 0) return CUDA_ERROR_INVALID_VALUE;\n"
+                              "        if (!aot_holds) continue;\n",
                            P, call);
-            out_printf(o, "        *config = c;\n        return CUDA_SUCCESS;\n    }\n"
+            out_printf(o, "        *config = aot_c;\n        return CUDA_SUCCESS;\n    }\n"
                           "    return CUDA_ERROR_INVALID_VALUE;\n}\n\n");
         }
     }
@@ -1537,25 +1559,28 @@ static void emit_launchers(Out *o, Gen *g) {
                       "    return %s_pick(stream, config%s);\n}\n\n",
                    P, args, P, call);
     if (g->ngrid) {
-        out_printf(o, "CUresult %s_launch(CUstream stream%s) {\n    unsigned grid[3];\n    int config = 0, s;\n", P, args);
-        if (pick) out_printf(o, "    CUresult e;\n");
+        out_printf(o, "CUresult %s_launch(CUstream stream%s) {\n    unsigned aot_grid[3];\n    int aot_config = 0, aot_s;\n",
+                   P, args);
+        if (pick) out_printf(o, "    CUresult aot_e;\n");
         out_printf(o, "    if (!%s_state.loaded) return CUDA_ERROR_NOT_INITIALIZED;\n", P);
-        if (pick) out_printf(o, "    e = %s_pick(stream, &config%s);\n    if (e != CUDA_SUCCESS) return e;\n", P, call);
-        out_printf(o, "    s = %s_select(%s);\n    if (s < 0) return CUDA_ERROR_INVALID_VALUE;\n"
-                      "    if (!%s_grid(config, grid%s)) return CUDA_ERROR_INVALID_VALUE;\n"
-                      "    return %s_run(config * %d + s, stream, grid%s);\n}\n\n",
+        if (pick)
+            out_printf(o, "    aot_e = %s_pick(stream, &aot_config%s);\n    if (aot_e != CUDA_SUCCESS) return aot_e;\n", P,
+                       call);
+        out_printf(o, "    aot_s = %s_select(%s);\n    if (aot_s < 0) return CUDA_ERROR_INVALID_VALUE;\n"
+                      "    if (!%s_grid(aot_config, aot_grid%s)) return CUDA_ERROR_INVALID_VALUE;\n"
+                      "    return %s_run(aot_config * %d + aot_s, stream, aot_grid%s);\n}\n\n",
                    P, proto(g, "", call), P, call, P, g->nspecs, call);
     }
     bool config_arg = g->nconfigs > 1;
     out_printf(o, "CUresult %s_launch_grid(CUstream stream%s, unsigned grid_x, unsigned grid_y, unsigned grid_z%s) {\n"
-                  "    unsigned grid[3];\n    int s;\n",
+                  "    unsigned aot_grid[3];\n    int aot_s;\n",
                P, config_arg ? ", int config" : "", args);
     if (!config_arg) out_printf(o, "    const int config = 0;\n");
     out_printf(o, "    if (!%s_state.loaded) return CUDA_ERROR_NOT_INITIALIZED;\n", P);
     if (config_arg) out_printf(o, "    if (config < 0 || config >= %d) return CUDA_ERROR_INVALID_VALUE;\n", g->nconfigs);
-    out_printf(o, "    s = %s_select(%s);\n    if (s < 0) return CUDA_ERROR_INVALID_VALUE;\n"
-                  "    grid[0] = grid_x;\n    grid[1] = grid_y;\n    grid[2] = grid_z;\n"
-                  "    return %s_run(config * %d + s, stream, grid%s);\n}\n\n",
+    out_printf(o, "    aot_s = %s_select(%s);\n    if (aot_s < 0) return CUDA_ERROR_INVALID_VALUE;\n"
+                  "    aot_grid[0] = grid_x;\n    aot_grid[1] = grid_y;\n    aot_grid[2] = grid_z;\n"
+                  "    return %s_run(config * %d + aot_s, stream, aot_grid%s);\n}\n\n",
                P, proto(g, "", call), P, g->nspecs, call);
     out_printf(o, "const char *%s_specialization(int specialization) {\n"
                   "    return specialization >= 0 && specialization < %d ? %s_signatures[specialization] : NULL;\n}\n\n",

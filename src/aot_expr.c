@@ -189,6 +189,7 @@ static NrAotExpr *parse_atom(Parser *p) {
         if (!accept(p, ")")) return fail_at(p, p->pos, "expected ')'");
         return e;
     }
+    if (c == ')' || c == ',') return fail_at(p, start, "expected an expression");
     return fail_at(p, start, nr_sprintf(p->a, "unexpected '%c' in the expression", c));
 }
 

@@ -20,6 +20,7 @@
 #include "util.h"
 
 #include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -575,8 +576,10 @@ NrStatus nr_kernel_assemble(NrContext *ctx, const NrKernel *k, const char *ptxas
     NrArena a;
     nr_arena_init(&a);
     if (!ptxas) ptxas = nr_tool_find(&a, "ptxas");
-    if (!ptxas) {
-        ctx_error(ctx, "ptxas not found (looked " NR_TOOL_SEARCH_TEXT "); install the CUDA toolkit, or set CUDA_HOME");
+    if (!ptxas || access(ptxas, X_OK) != 0) {
+        ctx_error(ctx, ptxas ? nr_sprintf(&ctx->arena, "ptxas '%s' cannot be run", ptxas)
+                             : "ptxas not found (looked " NR_TOOL_SEARCH_TEXT "); install the CUDA toolkit, or set "
+                               "CUDA_HOME");
         nr_arena_free(&a);
         return NR_ERR_UNAVAILABLE;
     }
