@@ -257,8 +257,9 @@ static void print_occupancy(const NrSmLimits *lim, int threads, int regs, int sh
         printf("occupancy:       sm_%d (%s): the kernel cannot run (too many %s)\n", lim->sm, lim->gpus, oc.limiter);
         return;
     }
-    printf("occupancy:       sm_%d (%s): %d programs per SM, %d of %d warps (%.0f%%), limited by %s\n", lim->sm,
-           lim->gpus, oc.blocks_per_sm, oc.warps_per_sm, lim->max_warps_per_sm, 100.0 * oc.occupancy, oc.limiter);
+    printf("occupancy:       sm_%d (%s): %d program%s per SM, %d of %d warps (%.0f%%), limited by %s\n", lim->sm,
+           lim->gpus, oc.blocks_per_sm, oc.blocks_per_sm == 1 ? "" : "s", oc.warps_per_sm, lim->max_warps_per_sm,
+           100.0 * oc.occupancy, oc.limiter);
 }
 
 static int cmd_info(int argc, char **argv) {
