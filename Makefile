@@ -91,6 +91,7 @@ check-determinism: all
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all $(patsubst $(BUILD)/%,build-asan/%,$(CTESTBINS))
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" OPT=-O1 test-c test-errors
+	ASAN_OPTIONS=detect_leaks=1 BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" tests/aot/run.sh
 	$(MAKE) venv
 	ASAN_OPTIONS=detect_leaks=1 PATH="$(CURDIR)/build-asan:$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/lit -sv tests/lit
 	$(MAKE) asan-py
@@ -152,11 +153,13 @@ bench: all pyext
 # the GPU, each checking its results against the CPU.  `make test-aot` checks
 # the generated C without a GPU: strict C99 builds, links against the
 # driver's stub library, and runs against a fake driver (tests/aot).
+EXAMPLES_MAKE = $(MAKE) -C examples/c NEREID=$(CURDIR)/$(BUILD)/nereid OUT=$(CURDIR)/$(BUILD)/examples \
+                NEREID_INC=$(CURDIR)/include NEREID_LIB=$(CURDIR)/$(BUILD)/libnereid.a
 examples: all
-	$(MAKE) -C examples/c NEREID=$(CURDIR)/$(BUILD)/nereid OUT=$(CURDIR)/$(BUILD)/examples
+	$(EXAMPLES_MAKE)
 
 run-examples: examples
-	$(MAKE) -C examples/c NEREID=$(CURDIR)/$(BUILD)/nereid OUT=$(CURDIR)/$(BUILD)/examples run
+	$(EXAMPLES_MAKE) run
 
 test-aot: all
 	CC=$(CC) BUILD=$(BUILD) tests/aot/run.sh

@@ -959,6 +959,12 @@ static const char *call_args(Gen *g) {
     return s;
 }
 
+/* "x, n" for calls that pass only the arguments. */
+static const char *arg_list(Gen *g) {
+    const char *s = call_args(g);
+    return strncmp(s, ", ", 2) == 0 ? s + 2 : s;
+}
+
 /* "(void)x; (void)n;" for functions that may not use every argument. */
 static void out_unused(Out *o, Gen *g) {
     for (int i = 0; i < g->nrt; i++) out_printf(o, "    (void)%s;\n", g->rt[i]->c_name);
@@ -1494,7 +1500,7 @@ static void emit_tuning(Out *o, Gen *g) {
                "    aot_e = cuEventCreate(&aot_start, CU_EVENT_DEFAULT);\n"
                "    if (aot_e == CUDA_SUCCESS) aot_e = cuEventCreate(&aot_stop, CU_EVENT_DEFAULT);\n"
                "    for (aot_c = 0; aot_c < %d && aot_e == CUDA_SUCCESS; aot_c++) {\n",
-               P, args, P, proto(g, "", call), g->nconfigs);
+               P, args, P, arg_list(g), g->nconfigs);
     if (g->has_cond)
         out_printf(o, "        int aot_holds = %s_condition(aot_c%s);\n"
                       "        if (aot_holds < 0) aot_e = CUDA_ERROR_INVALID_VALUE;\n"
@@ -1569,7 +1575,7 @@ static void emit_launchers(Out *o, Gen *g) {
         out_printf(o, "    aot_s = %s_select(%s);\n    if (aot_s < 0) return CUDA_ERROR_INVALID_VALUE;\n"
                       "    if (!%s_grid(aot_config, aot_grid%s)) return CUDA_ERROR_INVALID_VALUE;\n"
                       "    return %s_run(aot_config * %d + aot_s, stream, aot_grid%s);\n}\n\n",
-                   P, proto(g, "", call), P, call, P, g->nspecs, call);
+                   P, arg_list(g), P, call, P, g->nspecs, call);
     }
     bool config_arg = g->nconfigs > 1;
     out_printf(o, "CUresult %s_launch_grid(CUstream stream%s, unsigned grid_x, unsigned grid_y, unsigned grid_z%s) {\n"
@@ -1581,7 +1587,7 @@ static void emit_launchers(Out *o, Gen *g) {
     out_printf(o, "    aot_s = %s_select(%s);\n    if (aot_s < 0) return CUDA_ERROR_INVALID_VALUE;\n"
                   "    aot_grid[0] = grid_x;\n    aot_grid[1] = grid_y;\n    aot_grid[2] = grid_z;\n"
                   "    return %s_run(config * %d + aot_s, stream, aot_grid%s);\n}\n\n",
-               P, proto(g, "", call), P, g->nspecs, call);
+               P, arg_list(g), P, g->nspecs, call);
     out_printf(o, "const char *%s_specialization(int specialization) {\n"
                   "    return specialization >= 0 && specialization < %d ? %s_signatures[specialization] : NULL;\n}\n\n",
                P, g->nspecs, P);

@@ -32,6 +32,8 @@
 
 #include <ctype.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,33 +68,47 @@ const NrSmLimits *nr_sm_limits_table(int *count) {
     return LIMITS;
 }
 
+static const NrSmLimits *by_product(const char *s) {
+    for (size_t i = 0; i < NR_COUNTOF(GPUS); i++)
+        if (strcmp(s, GPUS[i].name) == 0) return nr_sm_limits(GPUS[i].sm);
+    return NULL;
+}
+
+/* "sm_90a", "sm80", "H100", "NVIDIA H100 80GB HBM3", "a100-sxm4-40gb",
+ * "GeForce RTX 4090": case and separators do not matter; a product name is
+ * its first word, or first two ("RTX 4090"), after "NVIDIA", "GeForce" and
+ * "Tesla". */
 const NrSmLimits *nr_sm_limits_by_name(const char *name) {
     if (!name) return NULL;
-    /* Lowercase, without blanks, dashes and a leading "nvidia" or "geforce". */
-    char buf[64];
-    size_t n = 0;
-    for (const char *p = name; *p && n + 1 < sizeof buf; p++)
-        if (!isspace((unsigned char)*p) && *p != '-' && *p != '_') buf[n++] = (char)tolower((unsigned char)*p);
-    buf[n] = 0;
-    const char *s = buf;
-    if (strncmp(s, "nvidia", 6) == 0) s += 6;
-    if (strncmp(s, "geforce", 7) == 0) s += 7;
-    if (strncmp(s, "sm", 2) == 0 && isdigit((unsigned char)s[2])) {
+    char words[4][32];
+    int n = 0;
+    size_t k = 0;
+    for (const char *p = name;; p++) {
+        bool sep = !*p || isspace((unsigned char)*p) || *p == '-' || *p == '_';
+        if (!sep && k + 1 < sizeof words[0] && n < 4) words[n][k++] = (char)tolower((unsigned char)*p);
+        if (sep && k) {
+            words[n][k] = 0;
+            k = 0;
+            if (strcmp(words[n], "nvidia") && strcmp(words[n], "geforce") && strcmp(words[n], "tesla") && n < 4) n++;
+        }
+        if (!*p) break;
+    }
+    if (n == 0) return NULL;
+    /* sm_90a, sm90 */
+    const char *num = strcmp(words[0], "sm") == 0 && n > 1 ? words[1] : strncmp(words[0], "sm", 2) == 0 ? words[0] + 2 : NULL;
+    if (num && isdigit((unsigned char)num[0])) {
         char *end;
-        long v = strtol(s + 2, &end, 10);
+        long v = strtol(num, &end, 10);
         if (*end == 'a') end++;
         return *end ? NULL : nr_sm_limits((int)v);
     }
-    for (size_t i = 0; i < NR_COUNTOF(GPUS); i++)
-        if (strcmp(s, GPUS[i].name) == 0) return nr_sm_limits(GPUS[i].sm);
-    /* "H100 80GB HBM3", "A100-SXM4-40GB": the leading word. */
-    for (size_t i = 0; i < NR_COUNTOF(GPUS); i++) {
-        size_t k = strlen(GPUS[i].name);
-        if (strncmp(s, GPUS[i].name, k) == 0 && !isalpha((unsigned char)s[k]) &&
-            !(isdigit((unsigned char)s[k]) && isdigit((unsigned char)GPUS[i].name[k - 1])))
-            return nr_sm_limits(GPUS[i].sm);
+    const NrSmLimits *l = by_product(words[0]);
+    if (!l && n > 1) {
+        char two[64];
+        snprintf(two, sizeof two, "%s%s", words[0], words[1]);
+        l = by_product(two);
     }
-    return NULL;
+    return l;
 }
 
 static int roundup(int x, int unit) { return (x + unit - 1) / unit * unit; }

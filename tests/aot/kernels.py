@@ -34,3 +34,9 @@ def clash(stream, grid_x, cuda_ptr, aot_arg0, config, n, BLOCK: tl.constexpr):
     m = offs < n
     v = tl.load(cuda_ptr + offs, mask=m, other=0)
     tl.store(stream + offs, v + grid_x + aot_arg0 + config, mask=m)
+
+
+@triton.jit
+def empty():
+    """No arguments at all."""
+    pass

@@ -17,6 +17,7 @@ set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 CC=${CC:-cc}
+SAN=${SAN:-}     # e.g. -fsanitize=address,undefined, with BUILD=build-asan
 NEREID=$PWD/$BUILD/nereid
 B=$PWD/$BUILD/aot
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -46,7 +47,7 @@ COMPILERS=$CC
 command -v clang >/dev/null && [ "$CC" != clang ] && COMPILERS="$COMPILERS clang"
 
 step "the fake driver"
-$CC -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -shared -Wall -Wextra -Werror -Iinclude -Isrc -Itests/aot \
+$CC $SAN -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -shared -Wall -Wextra -Werror -Iinclude -Isrc -Itests/aot \
     -isystem "$CUDA_HOME/include" -fvisibility=hidden tests/aot/fake_cuda.c "$BUILD/libnereid.a" \
     -Wl,--exclude-libs,ALL -Wl,-soname,libcuda.so.1 -o "$B/fakecuda/libcuda.so.1" -lm -lpthread -ldl \
     || { fail "building the fake driver"; exit 1; }
@@ -55,7 +56,8 @@ FAKE="env LD_LIBRARY_PATH=$B/fakecuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 step "the C examples, on the fake driver"
 make --no-print-directory -s -C examples/c NEREID="$NEREID" OUT="$B/examples" CUDA_LIB="$B/fakecuda" \
-    AOT_FLAGS="$AOT_FLAGS" CC="$CC" all || fail "building the examples"
+    NEREID_INC="$PWD/include" NEREID_LIB="$PWD/$BUILD/libnereid.a" \
+    AOT_FLAGS="$AOT_FLAGS" CC="$CC" CFLAGS="-O1 -g $SAN" all || fail "building the examples"
 run_example() { # program args...
     local out
     if ! out=$($FAKE "$@" 2>&1); then
@@ -69,6 +71,11 @@ run_example() { # program args...
 run_example "$B/examples/softmax" --no-timing 8 100 5 781 3 1500 2 5000 16 64
 run_example "$B/examples/matmul" --no-timing 40 24 56 64 64 32 33 130 17
 run_example "$B/examples/layer_norm" --no-timing 7 100 3 1500 2 64
+# The JIT example compiles at run time; the fake driver learns its kernel from a manifest.
+echo "examples/vector_add.py|add_kernel|*fp32:16, *fp32:16, *fp32:16, i32, 1024|sm_90|4|3" >"$B/examples/kernels.txt"
+run_example env NEREID_CACHE_DIR="$B/examples/cache" FAKE_CUDA_KERNELS="$B/examples/kernels.txt" \
+    "$B/examples/jit_vector_add" examples/vector_add.py 5000
+[ "$(find "$B/examples/cache" -name '*.nrc' | wc -l)" = 1 ] || fail "jit_vector_add left no cubin in the disk cache"
 # A kernel that reads past its rows is caught: a softmax row longer than every config fails cleanly.
 out=$($FAKE "$B/examples/softmax" --no-timing 2 20000 2>&1) && fail "softmax of 20000 columns did not fail"
 grep -q "CUDA_ERROR_INVALID_VALUE" <<<"$out" || { echo "$out"; fail "softmax of 20000 columns: no clear error"; }
@@ -86,6 +93,7 @@ aot aot_mix $K -k mix -s "*fp32, *fp32, i32, $MIXT" -s "*fp32:16, *fp32:16, i32:
 aot aot_grid $K -k grid3 -s '*i32:16, i32, i32, i32' \
     -g '(cdiv(n, 3) * (m % 7 + 1), (m - 1) // 2 + 1, min(max(k, 1), 4) * next_power_of_2(k) // next_power_of_2(k))'
 aot aot_huge $K -k grid3 -s '*i32, i32, i32, i32' -g 'n * n * n * m'
+aot aot_empty $K -k empty -s '' -g 4
 aot aot_clash $K -k clash -s '*i32, i32, *i32, i32, i32, i32, 128' -g 'cdiv(n, BLOCK) + 0 * config'
 V=examples/vector_add.py
 aot aot_rules $V -k add_kernel -s '*fp32, *fp32, *fp32, i32, BLOCK_SIZE' \
@@ -123,12 +131,12 @@ else
 fi
 
 step "test_aot_rt: loader, dispatcher, launchers, errors"
-$CC $STRICT -Wno-missing-prototypes -Wno-conversion -Wno-sign-conversion -Wno-cast-qual -g -Itests/aot -Isrc \
+$CC $SAN $STRICT -Wno-missing-prototypes -Wno-conversion -Wno-sign-conversion -Wno-cast-qual -g -Itests/aot -Isrc \
     -I"$B/gen" tests/aot/test_aot_rt.c "$B"/gen/aot_*.c "$BUILD/libnereid.a" -L"$B/fakecuda" -lcuda -lm -lpthread -ldl \
     -o "$B/test_aot_rt" && $FAKE "$B/test_aot_rt" || fail "test_aot_rt"
 
 step "test_c_api: the C API's JIT on the fake driver"
-$CC -std=c11 -D_GNU_SOURCE -g -Wall -Wextra -Werror -Iinclude -Isrc -Itests/aot -isystem "$CUDA_HOME/include" \
+$CC $SAN -std=c11 -D_GNU_SOURCE -g -Wall -Wextra -Werror -Iinclude -Isrc -Itests/aot -isystem "$CUDA_HOME/include" \
     tests/aot/test_c_api.c "$BUILD/libnereid.a" -L"$B/fakecuda" -lcuda -lm -lpthread -ldl -o "$B/test_c_api" &&
     $FAKE "$B/test_c_api" || fail "test_c_api"
 

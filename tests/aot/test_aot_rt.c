@@ -9,6 +9,7 @@
  * tests/aot/kernels.py and the examples' kernels) and builds this with -std=c99. */
 #include "aot_big.h"
 #include "aot_clash.h"
+#include "aot_empty.h"
 #include "aot_grid.h"
 #include "aot_huge.h"
 #include "aot_mix.h"
@@ -457,6 +458,18 @@ static void test_clash(void) {
     aot_clash_unload();
 }
 
+/* A kernel without arguments. */
+static void test_empty(void) {
+    fresh(100);
+    EQ(aot_empty_load(), CUDA_SUCCESS);
+    EQ(aot_empty_select(), 0);
+    EQ(aot_empty_launch(NULL), CUDA_SUCCESS);
+    EQ(last_launch()->grid[0], 4);
+    EQ(last_launch()->nparams, 0);
+    CHECK(last_launch()->ran, "not run");
+    aot_empty_unload();
+}
+
 int main(void) {
     test_binary_choice();
     test_load_failures();
@@ -466,6 +479,7 @@ int main(void) {
     test_rules();
     test_tuning();
     test_clash();
+    test_empty();
     fake_cuda_reset();
     if (failures) {
         printf("test_aot_rt: %d failure%s\n", failures, failures == 1 ? "" : "s");
