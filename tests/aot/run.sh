@@ -117,6 +117,22 @@ for cc in $COMPILERS; do
     done
 done
 
+# All generated files in one translation unit (a unity build): their names do not clash.
+cat "$B"/gen/aot_*.c >"$B/stub/unity.c"
+for cc in $COMPILERS; do
+    $cc $STRICT -I"$B/gen" -c "$B/stub/unity.c" -o "$B/stub/unity-$cc.o" || fail "$cc: one translation unit"
+done
+
+step "the program of docs/aot.md"
+mkdir -p "$B/doc"
+awk '/^\/\* add_main.c \*\//{on=1} on&&/^```/{on=0} on' docs/aot.md >"$B/doc/add_main.c"
+"$NEREID" aot examples/vector_add.py -k add_kernel -s '*fp32, *fp32, *fp32, i32, 1024' \
+    -s '*fp32:16, *fp32:16, *fp32:16, i32:16, 1024' -g 'cdiv(n_elements, 1024)' --arch sm_80,sm_90a $AOT_FLAGS \
+    -o "$B/doc/add" || fail "nereid aot of docs/aot.md"
+$CC $SAN -std=c99 -pedantic-errors -Wall -Wextra -Werror -isystem "$CUDA_HOME/include" "$B/doc/add_main.c" \
+    "$B/doc/add.c" -L"$B/fakecuda" -lcuda -o "$B/doc/add_main" || fail "building the program of docs/aot.md"
+out=$($FAKE "$B/doc/add_main" 2>&1) && grep -q "^OK, specialization 1" <<<"$out" || { echo "$out"; fail "the program of docs/aot.md"; }
+
 step "linking against the driver's stub library"
 if [ -n "$STUBS" ]; then
     for p in softmax matmul layer_norm; do
