@@ -404,7 +404,8 @@ static bool parse_config(Gen *g, int index, const char *text, Config *c) {
             else if (ch == quote) quote = 0;
         } else if (ch == '"' || ch == '\'') {
             quote = ch;
-        } else if (strncmp(text + i, "if", 2) == 0 && (i == 0 || isspace((unsigned char)text[i - 1]) || text[i - 1] == ',') &&
+        } else if (strncmp(text + i, "if", 2) == 0 &&
+                   (i == 0 || isspace((unsigned char)text[i - 1]) || text[i - 1] == ',') &&
                    (i + 2 == len || isspace((unsigned char)text[i + 2]) || text[i + 2] == '(')) {
             cut = i;
             break;
@@ -517,7 +518,8 @@ static bool check_configs(Gen *g) {
     for (int i = 0; i < g->nconfigs; i++)
         for (int j = 0; j < g->nplaceholders; j++) {
             bool set = false;
-            for (int k = 0; k < g->configs[i].nset && !set; k++) set = strcmp(g->configs[i].set[k].key, g->placeholders[j]) == 0;
+            for (int k = 0; k < g->configs[i].nset && !set; k++)
+                set = strcmp(g->configs[i].set[k].key, g->placeholders[j]) == 0;
             if (!set) {
                 nr_error(&g->d, g->configs[i].loc, "this config gives no value for '%s', which other configs set",
                          g->placeholders[j]);
@@ -594,7 +596,8 @@ static bool check_specs(Gen *g) {
                              e, g->params[i].name);
                     return false;
                 }
-            } else if (strcmp(e, g->params[i].name) == 0 && param_index(g, e) >= 0 && !nr_dtype_from_sig(e, strlen(e))) {
+            } else if (strcmp(e, g->params[i].name) == 0 && param_index(g, e) >= 0 &&
+                       !nr_dtype_from_sig(e, strlen(e))) {
                 nr_error(&g->d, (NrLoc){sp->file, 1, (uint32_t)sp->entries[i].pos + 1},
                          "'%s' stands for a config value, but no --config sets it", e);
                 return false;
@@ -611,7 +614,8 @@ static bool check_specs(Gen *g) {
     /* Every placeholder must be used. */
     for (int j = 0; j < g->nplaceholders; j++) {
         bool used = false;
-        for (int i = 0; i < g->specs[0].nentries && !used; i++) used = strcmp(g->specs[0].entries[i].text, g->placeholders[j]) == 0;
+        for (int i = 0; i < g->specs[0].nentries && !used; i++)
+            used = strcmp(g->specs[0].entries[i].text, g->placeholders[j]) == 0;
         if (!used) {
             error(g, "the configs set '%s', but the signature does not name it (write %s in its place in -s)",
                   g->placeholders[j], g->placeholders[j]);
@@ -669,7 +673,8 @@ static bool check_specs(Gen *g) {
     for (int s = 0; s < g->nspecs; s++) {
         int before = 0;
         for (int t = 0; t < g->nspecs; t++)
-            if (g->specs[t].nfacts > g->specs[s].nfacts || (g->specs[t].nfacts == g->specs[s].nfacts && t < s)) before++;
+            if (g->specs[t].nfacts > g->specs[s].nfacts || (g->specs[t].nfacts == g->specs[s].nfacts && t < s))
+                before++;
         g->specs[s].order = before;
     }
     /* Each config's values, parsed, for the expressions. */
@@ -1005,8 +1010,11 @@ static void emit_header(Out *o, Gen *g) {
             if (g->specs[s].order == k) out_printf(o, " *   %d: %s\n", s, comment_safe(g->a, g->specs[s].text));
     if (r->nconfigs) {
         if (g->tune)
-            out_printf(o, " *\n * Configs: the fastest of those whose condition holds, timed at the first launch for each\n"
-                          " * value of the key (%s):\n", comment_safe(g->a, r->key));
+            out_printf(
+                o,
+                " *\n * Configs: the fastest of those whose condition holds, timed at the first launch for each\n"
+                " * value of the key (%s):\n",
+                comment_safe(g->a, r->key));
         else
             out_printf(o, " *\n * Configs: each launch uses the first whose condition holds:\n");
         for (int c = 0; c < g->nconfigs; c++)
@@ -1018,8 +1026,8 @@ static void emit_header(Out *o, Gen *g) {
                   " * and prints nothing.  The state lives in %s.c: use these functions from one thread at a\n"
                   " * time. */\n\n", P);
     out_printf(o, "#define %s_NUM_SPECIALIZATIONS %d\n#define %s_NUM_CONFIGS %d\n", U, g->nspecs, U, g->nconfigs);
-    out_printf(o, "/* A variant is one (config, specialization): config * %s_NUM_SPECIALIZATIONS + specialization. */\n",
-               U);
+    out_printf(
+        o, "/* A variant is one (config, specialization): config * %s_NUM_SPECIALIZATIONS + specialization. */\n", U);
     out_printf(o, "#define %s_NUM_VARIANTS %d\n\n", U, g->nvariants);
 
     out_printf(o, "/* Load every variant into the CUDA context current on this thread, each from the best binary\n"
@@ -1044,8 +1052,9 @@ static void emit_header(Out *o, Gen *g) {
     out_printf(o, " * Returns CUDA_ERROR_NOT_INITIALIZED before %s_load(), CUDA_ERROR_INVALID_VALUE when no\n"
                   " * specialization fits the arguments%s; a grid with a zero dimension launches nothing. */\n",
                P, config_arg ? " or there is no such config" : "");
-    out_printf(o, "CUresult %s_launch_grid(CUstream stream%s, unsigned grid_x, unsigned grid_y, unsigned grid_z%s);\n\n", P,
-               config_arg ? ", int config" : "", args);
+    out_printf(o,
+               "CUresult %s_launch_grid(CUstream stream%s, unsigned grid_x, unsigned grid_y, unsigned grid_z%s);\n\n",
+               P, config_arg ? ", int config" : "", args);
     if (config_arg) {
         out_printf(o, "/* The config a launch with these arguments uses, into *config%s. */\n",
                    g->tune ? " (timing the candidates on `stream` if this key\n * is new: this runs the kernel, "
@@ -1060,17 +1069,20 @@ static void emit_header(Out *o, Gen *g) {
                                g->rt[g->key[i]]->c_name);
         out_printf(o, "/* Pin the config used for this value of the key (no timing then). */\n"
                       "CUresult %s_set_config(%s, int config);\n", P, kargs);
-        out_printf(o, "/* The config chosen for this value of the key, or -1 if none yet. */\nint %s_get_config(%s);\n", P,
-                   kargs);
+        out_printf(o, "/* The config chosen for this value of the key, or -1 if none yet. */\nint %s_get_config(%s);\n",
+                   P, kargs);
     }
     if (config_arg) out_printf(o, "\n");
     out_printf(o, "/* The specialization a launch with these arguments uses, or -1 when none fits. */\n");
     out_printf(o, "int %s_select(%s);\n\n", P, proto(g, "", args));
     out_printf(o, "/* The signature of a specialization and the settings of a config (NULL out of range). */\n"
                   "const char *%s_specialization(int specialization);\nconst char *%s_config(int config);\n", P, P);
-    out_printf(o, "/* After %s_load(): the binary loaded for a variant (\"sm_90a cubin\", \"sm_90 PTX\", ...) and\n"
-                  " * its function; NULL before. */\nconst char *%s_binary(int variant);\nCUfunction %s_function(int variant);\n\n",
-               P, P, P);
+    out_printf(
+        o,
+        "/* After %s_load(): the binary loaded for a variant (\"sm_90a cubin\", \"sm_90 PTX\", ...) and\n"
+        " * its function; NULL before. */\n"
+                  "const char *%s_binary(int variant);\nCUfunction %s_function(int variant);\n\n",
+        P, P, P);
     out_printf(o, "#ifdef __cplusplus\n}\n#endif\n#endif\n");
 }
 
@@ -1178,7 +1190,8 @@ static const struct Helper {
      "    a = u & 0x7fffffffffffffffull;\n"
      "    if (a > 0x7ff0000000000000ull) {\n"
      "        if (nan) return nan;\n"
-     "        return sign | inf | ((uint32_t)1 << (mbits - 1)) | (uint32_t)((a & 0xfffffffffffffull) >> (52 - mbits));\n"
+     "        return sign | inf | ((uint32_t)1 << (mbits - 1)) |\n"
+     "               (uint32_t)((a & 0xfffffffffffffull) >> (52 - mbits));\n"
      "    }\n"
      "    if (a == 0x7ff0000000000000ull) return sign | (sat ? maxfin : inf);\n"
      "    if ((a >> 52) == 0) return sign;\n"
@@ -1227,8 +1240,10 @@ static void emit_binaries(Out *o, Gen *g) {
             const Bin *bin = &var->bins[b];
             out_printf(o, "/* variant %d (config %d, specialization %d): %s %s, %zu bytes */\n", v, var->config,
                        var->spec, bin->arch, bin->is_ptx ? "PTX" : "cubin", bin->size);
-            out_printf(o, "static const union {\n    unsigned char b[%zu];\n    unsigned long long align;\n} %s_image_%d = {{\n",
-                       bin->size, P, n);
+            out_printf(
+                o,
+                "static const union {\n    unsigned char b[%zu];\n    unsigned long long align;\n} %s_image_%d = {{\n",
+                bin->size, P, n);
             out_bytes(o, bin->data, bin->size);
             out_printf(o, "}};\n\n");
         }
@@ -1292,46 +1307,49 @@ static void emit_loader(Out *o, Gen *g) {
                "static int %s_rank(const struct %s_binary *b) {\n"
                "    return (b->is_ptx ? 0 : 1000) + 2 * b->sm + b->arch_specific;\n}\n\n",
                P, P);
-    out_printf(o,
-               "/* Errors after which the next binary is tried: the driver cannot use this one. */\n"
-               "static int %s_try_next(CUresult e) {\n"
-               "    return e == CUDA_ERROR_NO_BINARY_FOR_GPU || e == CUDA_ERROR_INVALID_IMAGE || e == CUDA_ERROR_INVALID_PTX ||\n"
-               "           e == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || e == CUDA_ERROR_JIT_COMPILER_NOT_FOUND;\n}\n\n",
-               P);
-    out_printf(o,
-               "static CUresult %s_load_variant(int v, int cc) {\n"
-               "    static const char entry[] = %s;\n"
-               "    CUresult e = CUDA_ERROR_NO_BINARY_FOR_GPU;\n"
-               "    int bound = 1 << 30;\n"
-               "    for (;;) {\n"
-               "        const struct %s_binary *best = NULL;\n"
-               "        CUmodule m = NULL;\n"
-               "        CUfunction f = NULL;\n"
-               "        int i;\n"
-               "        for (i = %s_first[v]; i < %s_first[v + 1]; i++) {\n"
-               "            const struct %s_binary *b = &%s_binaries[i];\n"
-               "            if (%s_fits(b, cc) && %s_rank(b) < bound && (!best || %s_rank(b) > %s_rank(best))) best = b;\n"
-               "        }\n"
-               "        if (!best) return e;\n"
-               "        bound = %s_rank(best);\n"
-               "        e = cuModuleLoadData(&m, best->image);\n"
-               "        if (e != CUDA_SUCCESS) {\n"
-               "            if (%s_try_next(e)) continue;\n"
-               "            return e;\n"
-               "        }\n"
-               "        e = cuModuleGetFunction(&f, m, entry);\n"
-               "        if (e == CUDA_SUCCESS && best->shared > 49152u)\n"
-               "            e = cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)best->shared);\n"
-               "        if (e != CUDA_SUCCESS) {\n"
-               "            (void)cuModuleUnload(m);\n"
-               "            return e;\n"
-               "        }\n"
-               "        %s_state.module[v] = m;\n"
-               "        %s_state.function[v] = f;\n"
-               "        %s_state.binary[v] = best;\n"
-               "        return CUDA_SUCCESS;\n"
-               "    }\n}\n\n",
-               P, c_string(g->a, g->entry), P, P, P, P, P, P, P, P, P, P, P, P, P, P);
+    out_printf(
+        o,
+        "/* Errors after which the next binary is tried: the driver cannot use this one. */\n"
+        "static int %s_try_next(CUresult e) {\n"
+        "    return e == CUDA_ERROR_NO_BINARY_FOR_GPU || e == CUDA_ERROR_INVALID_IMAGE ||\n"
+        "           e == CUDA_ERROR_INVALID_PTX ||\n"
+        "           e == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || e == CUDA_ERROR_JIT_COMPILER_NOT_FOUND;\n}\n\n",
+        P);
+    out_printf(
+        o,
+        "static CUresult %s_load_variant(int v, int cc) {\n"
+        "    static const char entry[] = %s;\n"
+        "    CUresult e = CUDA_ERROR_NO_BINARY_FOR_GPU;\n"
+        "    int bound = 1 << 30;\n"
+        "    for (;;) {\n"
+        "        const struct %s_binary *best = NULL;\n"
+        "        CUmodule m = NULL;\n"
+        "        CUfunction f = NULL;\n"
+        "        int i;\n"
+        "        for (i = %s_first[v]; i < %s_first[v + 1]; i++) {\n"
+        "            const struct %s_binary *b = &%s_binaries[i];\n"
+        "            if (%s_fits(b, cc) && %s_rank(b) < bound && (!best || %s_rank(b) > %s_rank(best))) best = b;\n"
+        "        }\n"
+        "        if (!best) return e;\n"
+        "        bound = %s_rank(best);\n"
+        "        e = cuModuleLoadData(&m, best->image);\n"
+        "        if (e != CUDA_SUCCESS) {\n"
+        "            if (%s_try_next(e)) continue;\n"
+        "            return e;\n"
+        "        }\n"
+        "        e = cuModuleGetFunction(&f, m, entry);\n"
+        "        if (e == CUDA_SUCCESS && best->shared > 49152u)\n"
+        "            e = cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)best->shared);\n"
+        "        if (e != CUDA_SUCCESS) {\n"
+        "            (void)cuModuleUnload(m);\n"
+        "            return e;\n"
+        "        }\n"
+        "        %s_state.module[v] = m;\n"
+        "        %s_state.function[v] = f;\n"
+        "        %s_state.binary[v] = best;\n"
+        "        return CUDA_SUCCESS;\n"
+        "    }\n}\n\n",
+        P, c_string(g->a, g->entry), P, P, P, P, P, P, P, P, P, P, P, P, P, P);
     out_printf(o,
                "CUresult %s_unload(void) {\n"
                "    CUresult first = CUDA_SUCCESS;\n"
@@ -1345,27 +1363,30 @@ static void emit_loader(Out *o, Gen *g) {
                "    memset(&%s_state, 0, sizeof %s_state);\n"
                "    return first;\n}\n\n",
                P, g->nvariants, P, P, P, P);
-    out_printf(o,
-               "CUresult %s_load(void) {\n"
-               "    CUdevice dev;\n"
-               "    int major = 0, minor = 0, v;\n"
-               "    CUresult e;\n"
-               "    if (%s_state.loaded) return CUDA_SUCCESS;\n"
-               "    e = cuCtxGetDevice(&dev);\n"
-               "    if (e == CUDA_SUCCESS) e = cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);\n"
-               "    if (e == CUDA_SUCCESS) e = cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);\n"
-               "    for (v = 0; e == CUDA_SUCCESS && v < %d; v++) e = %s_load_variant(v, major * 10 + minor);\n"
-               "    if (e != CUDA_SUCCESS) {\n"
-               "        for (v = 0; v < %d; v++)\n"
-               "            if (%s_state.module[v]) (void)cuModuleUnload(%s_state.module[v]);\n"
-               "        memset(%s_state.module, 0, sizeof %s_state.module);\n"
-               "        memset(%s_state.function, 0, sizeof %s_state.function);\n"
-               "        memset(%s_state.binary, 0, sizeof %s_state.binary);\n"
-               "        return e;\n"
-               "    }\n"
-               "    %s_state.loaded = 1;\n"
-               "    return CUDA_SUCCESS;\n}\n\n",
-               P, P, g->nvariants, P, g->nvariants, P, P, P, P, P, P, P, P, P);
+    out_printf(
+        o,
+        "CUresult %s_load(void) {\n"
+        "    CUdevice dev;\n"
+        "    int major = 0, minor = 0, v;\n"
+        "    CUresult e;\n"
+        "    if (%s_state.loaded) return CUDA_SUCCESS;\n"
+        "    e = cuCtxGetDevice(&dev);\n"
+        "    if (e == CUDA_SUCCESS)\n"
+        "        e = cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);\n"
+        "    if (e == CUDA_SUCCESS)\n"
+        "        e = cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);\n"
+        "    for (v = 0; e == CUDA_SUCCESS && v < %d; v++) e = %s_load_variant(v, major * 10 + minor);\n"
+        "    if (e != CUDA_SUCCESS) {\n"
+        "        for (v = 0; v < %d; v++)\n"
+        "            if (%s_state.module[v]) (void)cuModuleUnload(%s_state.module[v]);\n"
+        "        memset(%s_state.module, 0, sizeof %s_state.module);\n"
+        "        memset(%s_state.function, 0, sizeof %s_state.function);\n"
+        "        memset(%s_state.binary, 0, sizeof %s_state.binary);\n"
+        "        return e;\n"
+        "    }\n"
+        "    %s_state.loaded = 1;\n"
+        "    return CUDA_SUCCESS;\n}\n\n",
+        P, P, g->nvariants, P, g->nvariants, P, P, P, P, P, P, P, P, P);
 }
 
 static void emit_dispatch(Out *o, Gen *g) {
@@ -1412,13 +1433,15 @@ done:;
                       "        grid[aot_i] = (unsigned)aot_g[aot_i];\n    }\n    return 1;\n}\n\n");
     }
     if (g->has_cond) {
-        out_printf(o, "/* Whether the condition of config `config` holds: 1, 0, or -1 when it cannot be evaluated. */\n"
-                      "static int %s_condition(int config%s) {\n    int aot_valid = 1, *ok = &aot_valid, aot_holds = 1;\n", P,
-                   args);
+        out_printf(o,
+                   "/* Whether the condition of config `config` holds: 1, 0, or -1 when it cannot be evaluated. */\n"
+                   "static int %s_condition(int config%s) {\n    int aot_valid = 1, *ok = &aot_valid, aot_holds = 1;\n",
+                   P, args);
         out_unused(o, g);
         out_printf(o, "    (void)ok;\n    switch (config) {\n");
         for (int c = 0; c < g->nconfigs; c++)
-            if (g->configs[c].cond) out_printf(o, "    case %d:\n        aot_holds = %s;\n        break;\n", c, g->cond_c[c]);
+            if (g->configs[c].cond)
+                out_printf(o, "    case %d:\n        aot_holds = %s;\n        break;\n", c, g->cond_c[c]);
         out_printf(o, "    default:\n        break;\n    }\n    return aot_valid ? aot_holds != 0 : -1;\n}\n\n");
     }
 }
@@ -1443,9 +1466,10 @@ static void emit_run(Out *o, Gen *g) {
         if (t.packed) out_printf(o, "    aot_params[%d] = &aot_arg%d;\n", i, i);
         else out_printf(o, "    aot_params[%d] = &%s;\n", i, g->rt[i]->c_name);
     }
-    out_printf(o, "    if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return CUDA_SUCCESS;\n"
-                  "    return cuLaunchKernel(%s_state.function[aot_v], grid[0], grid[1], grid[2], aot_b->threads, 1, 1,\n"
-                  "                          aot_b->shared, stream, %s, NULL);\n}\n\n",
+    out_printf(o,
+               "    if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return CUDA_SUCCESS;\n"
+               "    return cuLaunchKernel(%s_state.function[aot_v], grid[0], grid[1], grid[2], aot_b->threads, 1, 1,\n"
+               "                          aot_b->shared, stream, %s, NULL);\n}\n\n",
                P, g->nrt ? "aot_params" : "NULL");
 }
 
@@ -1542,14 +1566,16 @@ static void emit_launchers(Out *o, Gen *g) {
     const char *P = g->P, *args = decl_args(g), *call = call_args(g);
     bool pick = g->nconfigs > 1 || g->has_cond;
     if (pick) {
-        out_printf(o, "/* The config for these arguments. */\nstatic CUresult %s_pick(CUstream stream, int *config%s) {\n",
+        out_printf(o,
+                   "/* The config for these arguments. */\nstatic CUresult %s_pick(CUstream stream, int *config%s) {\n",
                    P, args);
         if (g->tune) {
             out_printf(o, "    int aot_c = %s_get_config(%s);\n    if (aot_c >= 0) {\n        *config = aot_c;\n"
                           "        return CUDA_SUCCESS;\n    }\n    return %s_tune(stream, config%s);\n}\n\n",
                        P, key_args(g, false), P, call);
         } else {
-            out_printf(o, "    int aot_c;\n    (void)stream;\n    for (aot_c = 0; aot_c < %d; aot_c++) {\n", g->nconfigs);
+            out_printf(o, "    int aot_c;\n    (void)stream;\n    for (aot_c = 0; aot_c < %d; aot_c++) {\n",
+                       g->nconfigs);
             if (g->has_cond)
                 out_printf(o, "        int aot_holds = %s_condition(aot_c%s);\n"
                               "        if (aot_holds < 0) return CUDA_ERROR_INVALID_VALUE;\n"
@@ -1565,13 +1591,14 @@ static void emit_launchers(Out *o, Gen *g) {
                       "    return %s_pick(stream, config%s);\n}\n\n",
                    P, args, P, call);
     if (g->ngrid) {
-        out_printf(o, "CUresult %s_launch(CUstream stream%s) {\n    unsigned aot_grid[3];\n    int aot_config = 0, aot_s;\n",
-                   P, args);
+        out_printf(
+            o, "CUresult %s_launch(CUstream stream%s) {\n    unsigned aot_grid[3];\n    int aot_config = 0, aot_s;\n",
+            P, args);
         if (pick) out_printf(o, "    CUresult aot_e;\n");
         out_printf(o, "    if (!%s_state.loaded) return CUDA_ERROR_NOT_INITIALIZED;\n", P);
         if (pick)
-            out_printf(o, "    aot_e = %s_pick(stream, &aot_config%s);\n    if (aot_e != CUDA_SUCCESS) return aot_e;\n", P,
-                       call);
+            out_printf(o, "    aot_e = %s_pick(stream, &aot_config%s);\n    if (aot_e != CUDA_SUCCESS) return aot_e;\n",
+                       P, call);
         out_printf(o, "    aot_s = %s_select(%s);\n    if (aot_s < 0) return CUDA_ERROR_INVALID_VALUE;\n"
                       "    if (!%s_grid(aot_config, aot_grid%s)) return CUDA_ERROR_INVALID_VALUE;\n"
                       "    return %s_run(aot_config * %d + aot_s, stream, aot_grid%s);\n}\n\n",
@@ -1583,19 +1610,27 @@ static void emit_launchers(Out *o, Gen *g) {
                P, config_arg ? ", int config" : "", args);
     if (!config_arg) out_printf(o, "    const int config = 0;\n");
     out_printf(o, "    if (!%s_state.loaded) return CUDA_ERROR_NOT_INITIALIZED;\n", P);
-    if (config_arg) out_printf(o, "    if (config < 0 || config >= %d) return CUDA_ERROR_INVALID_VALUE;\n", g->nconfigs);
+    if (config_arg)
+        out_printf(o, "    if (config < 0 || config >= %d) return CUDA_ERROR_INVALID_VALUE;\n", g->nconfigs);
     out_printf(o, "    aot_s = %s_select(%s);\n    if (aot_s < 0) return CUDA_ERROR_INVALID_VALUE;\n"
                   "    aot_grid[0] = grid_x;\n    aot_grid[1] = grid_y;\n    aot_grid[2] = grid_z;\n"
                   "    return %s_run(config * %d + aot_s, stream, aot_grid%s);\n}\n\n",
                P, arg_list(g), P, g->nspecs, call);
-    out_printf(o, "const char *%s_specialization(int specialization) {\n"
-                  "    return specialization >= 0 && specialization < %d ? %s_signatures[specialization] : NULL;\n}\n\n",
+    out_printf(o,
+               "const char *%s_specialization(int specialization) {\n"
+               "    return specialization >= 0 && specialization < %d ? %s_signatures[specialization] : NULL;\n}\n\n",
                P, g->nspecs, P);
-    out_printf(o, "const char *%s_config(int config) {\n    return config >= 0 && config < %d ? %s_configs[config] : NULL;\n}\n\n",
-               P, g->nconfigs, P);
-    out_printf(o, "const char *%s_binary(int variant) {\n"
-                  "    return variant >= 0 && variant < %d && %s_state.binary[variant] ? %s_state.binary[variant]->what : NULL;\n}\n\n",
-               P, g->nvariants, P, P);
+    out_printf(
+        o,
+        "const char *%s_config(int config) {\n"
+        "    return config >= 0 && config < %d ? %s_configs[config] : NULL;\n}\n\n",
+        P, g->nconfigs, P);
+    out_printf(
+        o,
+        "const char *%s_binary(int variant) {\n"
+        "    return variant >= 0 && variant < %d && %s_state.binary[variant] ? %s_state.binary[variant]->what\n"
+        "                                                                      : NULL;\n}\n\n",
+        P, g->nvariants, P, P);
     out_printf(o, "CUfunction %s_function(int variant) {\n"
                   "    return variant >= 0 && variant < %d ? %s_state.function[variant] : NULL;\n}\n",
                P, g->nvariants, P);

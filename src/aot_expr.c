@@ -231,7 +231,8 @@ static NrAotExpr *parse_level(Parser *p, const char *const *ops, const char *con
         NrAotExpr *r = next(p);
         if (!r) return NULL;
         const char *what = nr_sprintf(p->a, "the operand of '%s'", ops[k]);
-        if (logical ? !(want_bool(p, l, what) && want_bool(p, r, what)) : !(want_int(p, l, what) && want_int(p, r, what)))
+        if (logical ? !(want_bool(p, l, what) && want_bool(p, r, what))
+                    : !(want_int(p, l, what) && want_int(p, r, what)))
             return NULL;
         l = binary(p, canon[k], l, r, pos);
         l->is_bool = logical;

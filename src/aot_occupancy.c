@@ -95,7 +95,9 @@ const NrSmLimits *nr_sm_limits_by_name(const char *name) {
     }
     if (n == 0) return NULL;
     /* sm_90a, sm90 */
-    const char *num = strcmp(words[0], "sm") == 0 && n > 1 ? words[1] : strncmp(words[0], "sm", 2) == 0 ? words[0] + 2 : NULL;
+    const char *num = strcmp(words[0], "sm") == 0 && n > 1 ? words[1]
+                      : strncmp(words[0], "sm", 2) == 0    ? words[0] + 2
+                                                           : NULL;
     if (num && isdigit((unsigned char)num[0])) {
         char *end;
         long v = strtol(num, &end, 10);

@@ -397,7 +397,8 @@ static int cmd_aot(int argc, char **argv) {
         else if (strcmp(argv[i], "-s") == 0 && more) *NR_PUSH(&ar, r.sigs, r.nsigs, capsigs) = argv[++i];
         else if ((strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0) && more)
             *NR_PUSH(&ar, r.configs, r.nconfigs, capconfigs) = argv[++i];
-        else if (strcmp(argv[i], "--arch") == 0 && more) r.narchs = split_list(&ar, argv[++i], &r.archs, r.narchs, &caparchs);
+        else if (strcmp(argv[i], "--arch") == 0 && more)
+            r.narchs = split_list(&ar, argv[++i], &r.archs, r.narchs, &caparchs);
         else if ((strcmp(argv[i], "-g") == 0 || strcmp(argv[i], "--grid") == 0) && more) r.grid = argv[++i];
         else if (strcmp(argv[i], "--key") == 0 && more) r.key = argv[++i];
         else if (strcmp(argv[i], "--ptx") == 0 && more) r.ptx_arch = argv[++i];

@@ -365,14 +365,16 @@ static Kernel *find_kernel(const char *ptx, char *err, size_t errsize) {
             for (k = F.kernels; k; k = k->next)
                 if (strcmp(k->ptx, body) == 0) break;
         }
-        if (!k) snprintf(err, errsize, "fake driver: PTX of an unknown kernel (neither registered nor from nereid aot)");
+        if (!k)
+            snprintf(err, errsize, "fake driver: PTX of an unknown kernel (neither registered nor from nereid aot)");
     } else if (!file || !name || !sig || !opts ||
                sscanf(opts, "arch=%15s num_warps=%d num_stages=%d", arch, &warps, &stages) != 3) {
         snprintf(err, errsize, "fake driver: incomplete nereid-aot lines in the PTX");
     } else {
         for (k = F.kernels; k; k = k->next)
             if (strcmp(k->ptx, body) == 0 && strcmp(k->name, name) == 0 && strcmp(k->signature, sig) == 0) break;
-        if (!k && (k = compile_kernel(file, name, sig, arch, warps, stages, err, errsize)) && strcmp(k->ptx, body) != 0) {
+        if (!k && (k = compile_kernel(file, name, sig, arch, warps, stages, err, errsize)) &&
+            strcmp(k->ptx, body) != 0) {
             snprintf(err, errsize, "fake driver: the PTX of %s (%s) is not what Nereid emits for it", name, sig);
             k = NULL;
         }
@@ -401,7 +403,9 @@ static int ptx_target(const char *ptx, int *a) {
 static const char FAKE_TAG[] = "NRFAKE";
 enum { FAKE_HEADER = 64 };
 
-static int is_fake_cubin(const unsigned char *b) { return memcmp(b, "\177ELF", 4) == 0 && memcmp(b + 9, FAKE_TAG, 6) == 0; }
+static int is_fake_cubin(const unsigned char *b) {
+    return memcmp(b, "\177ELF", 4) == 0 && memcmp(b + 9, FAKE_TAG, 6) == 0;
+}
 
 /* Load an image: ELF cubin, fake cubin (header + PTX) or PTX text. */
 static CUresult load_image(Module **out, const void *image, char *err, size_t errsize) {
@@ -485,12 +489,14 @@ static const struct {
     {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
     {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
     {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
-    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU", "no kernel image is available for execution on the device"},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device"},
     {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
-    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+     "too many resources requested for launch"},
     {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
     {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
     {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
@@ -986,10 +992,11 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
     if ((int)shared > f->max_dyn) return CUDA_ERROR_INVALID_VALUE;
     Kernel *k = f->m->k;
     if (k && (bx != (unsigned)k->threads || by != 1 || bz != 1)) return CUDA_ERROR_INVALID_VALUE;
-    FakeLaunch *l = (F.nlaunches == F.caplaunches)
-                        ? (F.launches = realloc(F.launches, sizeof(FakeLaunch) * (size_t)(F.caplaunches = F.caplaunches * 2 + 16)),
-                           &F.launches[F.nlaunches])
-                        : &F.launches[F.nlaunches];
+    FakeLaunch *l =
+        (F.nlaunches == F.caplaunches)
+            ? (F.launches = realloc(F.launches, sizeof(FakeLaunch) * (size_t)(F.caplaunches = F.caplaunches * 2 + 16)),
+               &F.launches[F.nlaunches])
+            : &F.launches[F.nlaunches];
     memset(l, 0, sizeof *l);
     l->function = f;
     l->grid[0] = gx, l->grid[1] = gy, l->grid[2] = gz;

@@ -128,7 +128,8 @@ static void test_load_failures(void) {
     /* Launches need a load. */
     fresh(100);
     EQ(aot_mix_launch(NULL, 0, 0, 16, 1, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0.0f, 0.0), CUDA_ERROR_NOT_INITIALIZED);
-    EQ(aot_mix_launch_grid(NULL, 1, 1, 1, 0, 0, 16, 1, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0.0f, 0.0), CUDA_ERROR_NOT_INITIALIZED);
+    EQ(aot_mix_launch_grid(NULL, 1, 1, 1, 0, 0, 16, 1, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0.0f, 0.0),
+       CUDA_ERROR_NOT_INITIALIZED);
     /* Shared memory beyond 48 KB is opted in at load; a refusal comes back. */
     fresh(86);
     EQ(aot_big_load(), CUDA_SUCCESS);
@@ -237,7 +238,10 @@ static void test_params(void) {
     for (i = 0; i < sizeof values / sizeof values[0] + 3; i++) {
         const FakeLaunch *l;
         uint16_t h16, b16;
-        float v = i < sizeof values / sizeof values[0] ? values[i] : i % 3 == 0 ? INFINITY : i % 3 == 1 ? -INFINITY : NAN;
+        float v = i < sizeof values / sizeof values[0] ? values[i]
+                  : i % 3 == 0                         ? INFINITY
+                  : i % 3 == 1                         ? -INFINITY
+                                                       : NAN;
         int64_t c;
         double d;
         m.h = m.bf = m.e4 = m.e5 = v;

@@ -163,7 +163,8 @@ int main(void) {
               strstr(nr_error_text(ctx), "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"),
           "launch failure: %s", nr_error_text(ctx));
     NrArg wrong[4] = {NR_DEVPTR(x), NR_INT(1), NR_DEVPTR(out), NR_INT(N)};
-    CHECK(nr_launch_gpu(ctx, k, &lc, wrong, 4) == NR_ERR_INVALID && strstr(nr_error_text(ctx), "must be a device buffer"),
+    CHECK(nr_launch_gpu(ctx, k, &lc, wrong, 4) == NR_ERR_INVALID &&
+              strstr(nr_error_text(ctx), "must be a device buffer"),
           "wrong argument: %s", nr_error_text(ctx));
 
     /* Resource use without a driver: ptxas, when installed. */

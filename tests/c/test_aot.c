@@ -60,15 +60,17 @@ static void test_expressions(void) {
         {"cdiv(n, 1024)", "p_cdiv(ok, (int64_t)n_, (int64_t)1024)"},
         {"triton.cdiv(n, B)", "p_cdiv(ok, (int64_t)n_, (int64_t)64)"},
         {"tl.cdiv(m,B)*2", "p_mul(ok, p_cdiv(ok, (int64_t)m, (int64_t)64), (int64_t)2)"},
-        {"n // 2 + m % 3 - -1", "p_sub(ok, p_add(ok, p_div(ok, (int64_t)n_, (int64_t)2), p_mod(ok, (int64_t)m, (int64_t)3)), "
-                                "p_sub(ok, 0, (int64_t)1))"},
+        {"n // 2 + m % 3 - -1",
+         "p_sub(ok, p_add(ok, p_div(ok, (int64_t)n_, (int64_t)2), p_mod(ok, (int64_t)m, (int64_t)3)), "
+         "p_sub(ok, 0, (int64_t)1))"},
         {"n / 2", "p_div(ok, (int64_t)n_, (int64_t)2)"},
         {"min(n, m, 7)", "p_min(p_min((int64_t)n_, (int64_t)m), (int64_t)7)"},
         {"max(n, 1)", "p_max((int64_t)n_, (int64_t)1)"},
         {"next_power_of_2(n)", "p_npow2(ok, (int64_t)n_)"},
         {"4294967296", "(int64_t)4294967296LL"},
         {"n <= 1024", "bool ((int64_t)n_ <= (int64_t)1024)"},
-        {"n > 1 and m != 2 or not n == 3", "bool ((((int64_t)n_ > (int64_t)1) && ((int64_t)m != (int64_t)2)) || !((int64_t)n_ == (int64_t)3))"},
+        {"n > 1 and m != 2 or not n == 3",
+         "bool ((((int64_t)n_ > (int64_t)1) && ((int64_t)m != (int64_t)2)) || !((int64_t)n_ == (int64_t)3))"},
         {"n>=1 && !(m<2) || True", "bool ((((int64_t)n_ >= (int64_t)1) && !((int64_t)m < (int64_t)2)) || 1)"},
         {"(n)", "(int64_t)n_"},
         /* errors, with the column of the offending token */
@@ -260,9 +262,11 @@ static void test_generate(void) {
         CHECK(strstr(res.header, "*     nereid aot * / and more"), "the command line must not end the comment");
         CHECK(strstr(res.source, "// nereid-aot-signature: *fp32:16, *fp32:16, *fp32:16, i32:16, 1024") == NULL,
               "the PTX is embedded as bytes, not text");
-        CHECK(strstr(res.source, "\"sm_90a PTX\", 90, 1, 1, 64u, 0u}") && strstr(res.source, "\"sm_80 PTX\", 80, 0, 1, 128u, 0u}"),
+        CHECK(strstr(res.source, "\"sm_90a PTX\", 90, 1, 1, 64u, 0u}") &&
+                  strstr(res.source, "\"sm_80 PTX\", 80, 0, 1, 128u, 0u}"),
               "binary table");
-        CHECK(strstr(res.source, "if (x_ptr % 16 == 0 && y_ptr % 16 == 0 && out_ptr % 16 == 0 && n_elements % 16 == 0) return 1;"),
+        CHECK(strstr(res.source,
+                     "if (x_ptr % 16 == 0 && y_ptr % 16 == 0 && out_ptr % 16 == 0 && n_elements % 16 == 0) return 1;"),
               "dispatcher");
         CHECK(strstr(res.source, "aot_g[0] = vadd_cdiv(ok, (int64_t)n_elements, (int64_t)256);") &&
                   strstr(res.source, "aot_g[0] = vadd_cdiv(ok, (int64_t)n_elements, (int64_t)1024);"),
@@ -281,7 +285,8 @@ static void test_generate(void) {
           "grid error: %s", res.messages);
     r.grid = NULL;
     r.key = "n_elements";
-    CHECK(nr_aot_generate(&a, &r, &res) && strstr(res.header, "CUresult vadd_set_config(int32_t n_elements, int config);"),
+    CHECK(nr_aot_generate(&a, &r, &res) &&
+              strstr(res.header, "CUresult vadd_set_config(int32_t n_elements, int config);"),
           "key: %s", res.messages);
     r.key = NULL;
     r.name = "2x";
