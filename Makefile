@@ -154,7 +154,7 @@ bench: all pyext
 # the generated C without a GPU: strict C99 builds, links against the
 # driver's stub library, and runs against a fake driver (tests/aot).
 EXAMPLES_MAKE = $(MAKE) -C examples/c NEREID=$(CURDIR)/$(BUILD)/nereid OUT=$(CURDIR)/$(BUILD)/examples \
-                NEREID_INC=$(CURDIR)/include NEREID_LIB=$(CURDIR)/$(BUILD)/libnereid.a
+                NEREID_INC=$(CURDIR)/include NEREID_LIB=$(CURDIR)/$(BUILD)/libnereid.a WERROR=$(WERROR)
 examples: all
 	$(EXAMPLES_MAKE)
 

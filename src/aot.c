@@ -1628,8 +1628,8 @@ static void emit_launchers(Out *o, Gen *g) {
     out_printf(
         o,
         "const char *%s_binary(int variant) {\n"
-        "    return variant >= 0 && variant < %d && %s_state.binary[variant] ? %s_state.binary[variant]->what\n"
-        "                                                                      : NULL;\n}\n\n",
+        "    if (variant < 0 || variant >= %d || !%s_state.binary[variant]) return NULL;\n"
+        "    return %s_state.binary[variant]->what;\n}\n\n",
         P, g->nvariants, P, P);
     out_printf(o, "CUfunction %s_function(int variant) {\n"
                   "    return variant >= 0 && variant < %d ? %s_state.function[variant] : NULL;\n}\n",
