@@ -62,6 +62,8 @@ typedef struct NrOptions {
     int debug;                /* keep device_assert checks (default 1 on the interpreter) */
     const char *arch;         /* NULL or "": block IR for the interpreter; "sm_80", "sm_90", "sm_90a":
                                  GPU IR and PTX for that target */
+    int maxnreg;              /* GPU kernels: registers per thread at most when the driver compiles
+                                 the PTX (0: no limit) */
 } NrOptions;
 
 void nr_options_default(NrOptions *o);
@@ -156,6 +158,21 @@ typedef struct NrGpuKernelInfo {
 
 /* Load k on `device` (if not yet) and report what the driver says of it. */
 NrStatus nr_kernel_gpu_info(NrContext *ctx, const NrKernel *k, int device, NrGpuKernelInfo *out);
+
+/* --- repeated launches (the Python extension's fast path) ---------------------------------------
+ * The kernel loaded on `device` (as nr_launch_gpu loads it) and what a launch
+ * needs, owned by the kernel and valid until nr_kernel_destroy.  Fails like
+ * nr_launch_gpu when the kernel cannot be loaded, and when its threads need
+ * more registers than the device has per block. */
+typedef struct NrGpuEntry NrGpuEntry;
+NrStatus nr_kernel_gpu_entry(NrContext *ctx, const NrKernel *k, int device, const NrGpuEntry **out);
+/* Launch on `stream` with the parameters packed by the caller (one pointer
+ * per runtime argument to its value at the kernel's parameter size, as
+ * cuLaunchKernel takes them), making the kernel's context current for the
+ * call when another one is.  No checks: grid dimensions must be within the
+ * device's limits (max_grid).  Returns 0, or the driver's CUresult. */
+int nr_gpu_entry_launch(const NrGpuEntry *e, const unsigned grid[3], void *stream, void **params);
+void nr_gpu_entry_max_grid(const NrGpuEntry *e, unsigned out[3]);
 
 /* A device address as a launch argument (a CUdeviceptr). */
 #define NR_DEVPTR(dptr) ((NrArg){NR_ARG_BUFFER, (void *)(uintptr_t)(dptr), 0, 0, 0.0})

@@ -35,11 +35,22 @@ struct NrContext {
     NrCuda *cuda[NR_MAX_DEVICES]; /* driver handles for launches, opened on first use */
 };
 
+/* What a repeated launch needs (nr_kernel_gpu_entry). */
+struct NrGpuEntry {
+    const NrCuDriver *drv;
+    NrCuContext cuctx;
+    NrCuFunction fn;
+    unsigned block[3];
+    unsigned shared_bytes;
+    unsigned max_grid[3];
+};
+
 /* A GPU kernel loaded on one device. */
 typedef struct NrLoaded {
     NrCuda *cu;                 /* the kernel's own handle: loads and unloads under the kernel's lock */
     NrCudaModule *mod;
     NrCudaFunction *fn;
+    NrGpuEntry entry;           /* set by nr_kernel_gpu_entry (entry.fn non-NULL) */
 } NrLoaded;
 
 struct NrKernel {
@@ -56,6 +67,7 @@ struct NrKernel {
     bool sm_a;
     const char *ptx;
     NrPtxInfo pinfo;
+    int maxnreg;                /* NrOptions.maxnreg: a JIT option of the cubin */
     pthread_mutex_t lock;       /* guards loaded[] */
     NrLoaded loaded[NR_MAX_DEVICES];
 };
@@ -238,6 +250,7 @@ NrStatus nr_compile(NrContext *ctx, const char *src, size_t len, const char *fil
         NrGpuOptions go = {o.num_warps, o.num_stages, sm, sm_a, o.stop_after, o.verify_each != 0, NULL};
         if (!nr_run_gpu_pipeline(k->mod, &go, &d) || nr_has_errors(&d)) goto fail;
         k->gpu = true;
+        k->maxnreg = o.maxnreg > 0 ? o.maxnreg : 0;
         k->sm = sm;
         k->sm_a = sm_a;
         if (!o.stop_after || strcmp(o.stop_after, "ptx") == 0) {
@@ -364,12 +377,17 @@ static NrLoaded *kernel_load(NrContext *ctx, NrKernel *k, int device) {
                                   k->name, k->sm, k->sm_a ? "a" : "", device, di->name, dev_sm));
         return NULL;
     }
-    char cc[32], drv[32];
+    char cc[32], drv[32], regs[32];
     snprintf(cc, sizeof cc, "sm_%d", dev_sm);
     snprintf(drv, sizeof drv, "%d", di->driver_version);
-    NrCachePart parts[5] = {NR_CACHE_STR("nereid-cubin"), NR_CACHE_STR(NEREID_VERSION), NR_CACHE_STR(k->ptx),
-                            NR_CACHE_STR(cc), NR_CACHE_STR(drv)};
-    NrCacheKey key = nr_cache_key(parts, 5);
+    snprintf(regs, sizeof regs, "maxnreg=%d", k->maxnreg);
+    NrCachePart parts[6] = {NR_CACHE_STR("nereid-cubin"), NR_CACHE_STR(NEREID_VERSION), NR_CACHE_STR(k->ptx),
+                            NR_CACHE_STR(cc), NR_CACHE_STR(drv), NR_CACHE_STR(regs)};
+    /* Without a register limit the key is the one it always was (five parts). */
+    NrCacheKey key = nr_cache_key(parts, k->maxnreg ? 6 : 5);
+    NrCudaJitOptions jo;
+    nr_cuda_jit_options_default(&jo);
+    jo.max_registers = k->maxnreg;
     NrCache *cache = NULL;
     nr_cache_open(NULL, &cache);
     NrArena tmp;
@@ -380,7 +398,7 @@ static NrLoaded *kernel_load(NrContext *ctx, NrKernel *k, int device) {
     if (cache && nr_cache_get(cache, &key, &tmp, &bin, &binlen) == 1)
         st = nr_cuda_module_load_cubin(ld->cu, bin, binlen, &ld->mod);
     if (st != NR_CUDA_OK) {
-        st = nr_cuda_module_load_ptx(ld->cu, k->ptx, strlen(k->ptx), NULL, &ld->mod);
+        st = nr_cuda_module_load_ptx(ld->cu, k->ptx, strlen(k->ptx), k->maxnreg ? &jo : NULL, &ld->mod);
         if (st == NR_CUDA_OK && cache) {
             size_t n = 0;
             const void *cub = nr_cuda_module_cubin(ld->mod, &n);
@@ -521,6 +539,74 @@ NrStatus nr_launch_gpu(NrContext *ctx, const NrKernel *kc, const NrLaunchConfig 
         return NR_ERR_LAUNCH;
     }
     return NR_OK;
+}
+
+/* --- repeated launches ----------------------------------------------------------------------------- */
+NrStatus nr_kernel_gpu_entry(NrContext *ctx, const NrKernel *kc, int device, const NrGpuEntry **out) {
+    if (!ctx || !kc || !out) return NR_ERR_INVALID;
+    *out = NULL;
+    ctx_reset(ctx);
+    NrKernel *k = (NrKernel *)kc; /* loading is the only mutation, under the lock */
+    if (!k->gpu || !k->ptx) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s' was not compiled for a GPU", k->name));
+        return NR_ERR_INVALID;
+    }
+    if (device < 0 || device >= NR_MAX_DEVICES) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "CUDA device %d is out of range", device));
+        return NR_ERR_INVALID;
+    }
+    NrStatus st = NR_OK;
+    pthread_mutex_lock(&k->lock);
+    NrLoaded *ld = kernel_load(ctx, k, device);
+    if (!ld) {
+        st = NR_ERR_LAUNCH;
+    } else if (!ld->entry.fn) {
+        const NrCudaFuncInfo *fi = nr_cuda_function_info(ld->fn);
+        const NrCudaDeviceInfo *di = nr_cuda_device_info(ld->cu);
+        if (fi->max_threads_per_block < k->pinfo.threads) {
+            ctx_error(ctx, nr_sprintf(&ctx->arena,
+                                      "kernel '%s' uses %d registers per thread: %d threads per program need %d "
+                                      "registers, over the %d per block of device %d (%s); use fewer warps",
+                                      k->name, fi->num_regs, k->pinfo.threads, fi->num_regs * k->pinfo.threads,
+                                      di->regs_per_block, device, di->name));
+            st = NR_ERR_LAUNCH;
+        } else {
+            NrGpuEntry *e = &ld->entry;
+            e->drv = nr_cuda_driver(ld->cu);
+            e->cuctx = nr_cuda_context(ld->cu);
+            e->block[0] = (unsigned)k->pinfo.threads;
+            e->block[1] = e->block[2] = 1;
+            e->shared_bytes = (unsigned)k->pinfo.shared_bytes;
+            for (int i = 0; i < 3; i++) e->max_grid[i] = (unsigned)di->max_grid_dim[i];
+            e->fn = nr_cuda_function_handle(ld->fn);
+        }
+    }
+    pthread_mutex_unlock(&k->lock);
+    if (st == NR_OK) *out = &ld->entry;
+    return st;
+}
+
+int nr_gpu_entry_launch(const NrGpuEntry *e, const unsigned grid[3], void *stream, void **params) {
+    NrCuContext cur = NULL;
+    bool pushed = false;
+    NrCuResult r = e->drv->CtxGetCurrent(&cur);
+    if (r != NR_CU_SUCCESS) return r;
+    if (cur != e->cuctx) {
+        r = e->drv->CtxPushCurrent(e->cuctx);
+        if (r != NR_CU_SUCCESS) return r;
+        pushed = true;
+    }
+    r = e->drv->LaunchKernel(e->fn, grid[0], grid[1], grid[2], e->block[0], e->block[1], e->block[2],
+                             e->shared_bytes, (NrCuStream)stream, params, NULL);
+    if (pushed) {
+        NrCuContext popped;
+        e->drv->CtxPopCurrent(&popped);
+    }
+    return r;
+}
+
+void nr_gpu_entry_max_grid(const NrGpuEntry *e, unsigned out[3]) {
+    for (int i = 0; i < 3; i++) out[i] = e->max_grid[i];
 }
 
 /* --- the device's target, the disk cache, ptxas ---------------------------------------------------- */
