@@ -7,6 +7,7 @@
  * of its compilation (module, IR text, argument table). */
 #include "nereid.h"
 
+#include "aot.h"
 #include "ast.h"
 #include "cache.h"
 #include "cuda_rt.h"
@@ -19,6 +20,7 @@
 #include "util.h"
 
 #include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -605,4 +607,90 @@ int nr_gpu_entry_launch(const NrGpuEntry *e, const unsigned grid[3], void *strea
 
 void nr_gpu_entry_max_grid(const NrGpuEntry *e, unsigned out[3]) {
     for (int i = 0; i < 3; i++) out[i] = e->max_grid[i];
+}
+
+/* --- the device's target, the disk cache, ptxas ---------------------------------------------------- */
+NrStatus nr_device_arch(NrContext *ctx, int device, char *buf, size_t size) {
+    if (!ctx || !buf || size == 0) return NR_ERR_INVALID;
+    ctx_reset(ctx);
+    const char *env = getenv("NEREID_ARCH");
+    int sm = 0;
+    if (env && *env) {
+        snprintf(buf, size, "%s", env);
+        return NR_OK;
+    }
+    NrCuda *cu = ctx_cuda(ctx, device);
+    if (!cu) return NR_ERR_LAUNCH;
+    const NrCudaDeviceInfo *di = nr_cuda_device_info(cu);
+    int cc = di->cc_major * 10 + di->cc_minor;
+    /* As the Python package chooses: the device's own target where Nereid has
+     * one, sm_80 for other Ampere-class devices, sm_90 PTX (compiled by the
+     * driver) for newer ones. */
+    if (cc == 80 || cc == 86 || cc == 89 || cc == 90) sm = cc;
+    else if (cc >= 90) sm = 90;
+    else if (cc >= 80) sm = 80;
+    else {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "device %d (%s) has compute capability %d.%d; Nereid needs 8.0 or newer",
+                                  device, di->name, di->cc_major, di->cc_minor));
+        return NR_ERR_INVALID;
+    }
+    if ((size_t)snprintf(buf, size, "sm_%d", sm) >= size) return NR_ERR_INVALID;
+    return NR_OK;
+}
+
+int nr_cache_directory(char *buf, size_t size) {
+    if (!buf || size == 0) return -1;
+    NrCache *c = NULL;
+    NrCacheMode mode = nr_cache_open(NULL, &c);
+    int rc = mode == NR_CACHE_DISABLED ? -1 : 0;
+    if (rc == 0 && (size_t)snprintf(buf, size, "%s", nr_cache_dir(c)) >= size) rc = -1;
+    if (rc != 0) buf[0] = 0;
+    nr_cache_close(c);
+    return rc;
+}
+
+NrStatus nr_kernel_assemble(NrContext *ctx, const NrKernel *k, const char *ptxas, void **cubin, size_t *size,
+                            NrAsmInfo *info) {
+    if (!ctx || !k) return NR_ERR_INVALID;
+    ctx_reset(ctx);
+    if (cubin) *cubin = NULL;
+    if (size) *size = 0;
+    if (!k->gpu || !k->ptx) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s' was not compiled for a GPU", k->name));
+        return NR_ERR_INVALID;
+    }
+    NrArena a;
+    nr_arena_init(&a);
+    if (!ptxas) ptxas = nr_tool_find(&a, "ptxas");
+    if (!ptxas || access(ptxas, X_OK) != 0) {
+        ctx_error(ctx, ptxas ? nr_sprintf(&ctx->arena, "ptxas '%s' cannot be run", ptxas)
+                             : "ptxas not found (looked " NR_TOOL_SEARCH_TEXT "); install the CUDA toolkit, or set "
+                               "CUDA_HOME");
+        nr_arena_free(&a);
+        return NR_ERR_UNAVAILABLE;
+    }
+    char arch[16];
+    snprintf(arch, sizeof arch, "sm_%d%s", k->sm, k->sm_a ? "a" : "");
+    const void *bin;
+    size_t n;
+    NrAsmInfo ai;
+    memset(&ai, 0, sizeof ai);
+    const char *err = nr_ptxas_assemble(&a, ptxas, k->ptx, arch, &bin, &n, &ai);
+    NrStatus st = NR_OK;
+    if (err) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s': %s", k->name, err));
+        st = NR_ERR_INTERNAL;
+    } else {
+        ai.threads = k->pinfo.threads;
+        ai.dynamic_shared_bytes = (int)k->pinfo.shared_bytes;
+        if (info) *info = ai;
+        if (size) *size = n;
+        if (cubin) {
+            *cubin = malloc(n);
+            if (!*cubin) nr_fatal_oom();
+            memcpy(*cubin, bin, n);
+        }
+    }
+    nr_arena_free(&a);
+    return st;
 }
