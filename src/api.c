@@ -180,7 +180,7 @@ static void build_arg_table(NrKernel *k) {
         else ai->kind = NR_ARG_INT;
         ai->name = f->params[i].name ? f->params[i].name : "";
         ai->dtype = dtype_sig_name(k->mod, t);
-        ai->param_index = i;
+        ai->param_index = f->params[i].index;
     }
 }
 

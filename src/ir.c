@@ -134,6 +134,7 @@ NrFunc *nr_func_new(NrModule *m, const char *name, int nargs, const NrTypeId *ar
     for (int i = 0; i < nargs; i++) {
         nr_block_add_arg(f, f->body, argtypes[i]);
         f->params[i].divisibility = 1;
+        f->params[i].index = i;
     }
     f->nrtypes = nres;
     f->rtypes = nr_alloc(m->arena, sizeof(NrTypeId) * (size_t)(nres > 0 ? nres : 1));

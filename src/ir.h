@@ -175,6 +175,7 @@ typedef struct NrParam {
     int32_t divisibility;   /* 16 if the value (or address) is divisible by 16, else 1 */
     bool equal_to_1;        /* specialized to the constant 1 */
     bool is_constexpr;      /* constexpr params are not function arguments */
+    int32_t index;          /* position among all the declared parameters, constexpr ones included */
 } NrParam;
 
 typedef struct NrFunc {

@@ -1018,6 +1018,7 @@ static bool parse_func(Parser *p) {
                                        params[i].name.end - params[i].name.start - 1);
         f->params[i] = params[i].facts;
         f->params[i].name = pname;
+        f->params[i].index = i;
         f->vals[v].name = pname;
         if (!bind(p, &params[i].name, v)) return false;
     }

@@ -1535,6 +1535,7 @@ NrFunc *nr_lower_kernel(NrModule *m, const NrAstModule *ast, const char *name, c
         } else {
             NrValId a = f_arg(f, k);
             f->params[k].name = p->name;
+            f->params[k].index = i;
             f->params[k].divisibility = g->divisibility == 16 ? 16 : 1;
             f->params[k].equal_to_1 = g->equal_to_1;
             f->vals[a].name = p->name;

