@@ -5,8 +5,8 @@
  * byte ranges of shared memory written and read since the last barrier, and
  * the ranges async copies are still filling.  A `barrier` goes before an op
  *   - that reads a range written since the last barrier (local_store or a
- *     completed async copy, then local_load: another thread may read what one
- *     wrote);
+ *     completed async copy, then local_load or warp_group_dot: another thread
+ *     may read what one wrote);
  *   - that writes (local_store, local_alloc with a value, async_copy) a range
  *     read or written since the last barrier (reuse of a buffer, or of bytes
  *     another buffer or an op's scratch used before);
@@ -172,6 +172,10 @@ static void walk_op(Bar *b, NrOpId op, State *st, int depth) {
         return;
     case NR_OP_LOCAL_STORE: on_write(b, op, st, range_of(b, o->opnds[1], 0), false); return;
     case NR_OP_LOCAL_LOAD: on_read(b, op, st, range_of(b, o->opnds[0], 0)); return;
+    case NR_OP_WARP_GROUP_DOT: /* reads its buffers, and is done with them when it ends (wait_group 0) */
+        for (int i = 0; i < 2; i++)
+            if (b->m->types[f->vals[o->opnds[i]].type].kind == NR_TK_MEMDESC) on_read(b, op, st, range_of(b, o->opnds[i], 0));
+        return;
     case NR_OP_ASYNC_COPY: on_write(b, op, st, range_of(b, o->opnds[1], 0), true); return;
     case NR_OP_ASYNC_WAIT:
         set_union(&st->writes, &st->async);

@@ -128,6 +128,24 @@ static bool is_zero_const(const NrFunc *f, NrValId v) {
     return (a->kind == NR_AK_INT && a->v.i == 0) || (a->kind == NR_AK_FLOAT && a->v.f == 0.0 && !signbit(a->v.f));
 }
 
+/* Buffer v (a local_alloc's result) is a single buffer with a shared
+ * layout that only ops of the loop body read, none of them a region op or
+ * a terminator: a view of this iteration's stage can replace it. */
+static bool staged_in_body(const Pipe *p, NrValId v) {
+    NrFunc *f = p->f;
+    const NrType *t = &p->m->types[f->vals[v].type];
+    if (t->kind != NR_TK_MEMDESC || t->rank != p->m->layouts[t->layout].rank) return false;
+    NrBlockId body = f->ops[p->loop].regions[0];
+    for (NrOpId u = 1; u < f->nops; u++) {
+        const NrOp *uo = &f->ops[u];
+        if (uo->dead || !uo->block) continue;
+        for (int i = 0; i < uo->nopnds; i++)
+            if (uo->opnds[i] == v && (uo->block != body || uo->nregions || (nr_op_info[uo->opc].flags & NR_OPF_TERM)))
+                return false;
+    }
+    return true;
+}
+
 /* Load `op` of the loop body qualifies (see above); fills c. */
 static bool candidate(Pipe *p, NrOpId op, Cand *c) {
     NrFunc *f = p->f;
@@ -138,20 +156,25 @@ static bool candidate(Pipe *p, NrOpId op, Cand *c) {
     if (o->opc != NR_OP_LOAD || o->block != body || !nr_gpu_layout_of(f, o->results[0])) return false;
     const NrType *rt = &m->types[f->vals[o->results[0]].type];
     if (rt->rank < 2 || rt->ptr) return false;
-    /* its only user converts it to a dot operand */
+    /* its only user converts it to a dot operand, or stages it in a buffer
+     * (for warp_group_dot) that only ops of the body read */
     NrOpId conv = NR_NONE;
     for (NrOpId u = 1; u < f->nops; u++) {
         const NrOp *uo = &f->ops[u];
         if (uo->dead || !uo->block) continue;
         for (int i = 0; i < uo->nopnds; i++) {
             if (uo->opnds[i] != o->results[0]) continue;
-            if (conv || uo->opc != NR_OP_CONVERT_LAYOUT) return false;
+            if (conv || (uo->opc != NR_OP_CONVERT_LAYOUT && uo->opc != NR_OP_LOCAL_ALLOC)) return false;
             conv = u;
         }
     }
-    if (!conv) return false;
-    int32_t cl = nr_gpu_layout_of(f, f->ops[conv].results[0]);
-    if (!cl || m->layouts[cl].kind != NR_LK_DOT_OP) return false;
+    if (!conv || f->ops[conv].block != body) return false;
+    if (f->ops[conv].opc == NR_OP_LOCAL_ALLOC) {
+        if (!staged_in_body(p, f->ops[conv].results[0])) return false;
+    } else {
+        int32_t cl = nr_gpu_layout_of(f, f->ops[conv].results[0]);
+        if (!cl || m->layouts[cl].kind != NR_LK_DOT_OP) return false;
+    }
     /* pointers: a carried argument advanced by an invariant step */
     NrValId ptr = o->opnds[0];
     int arg = -1;
@@ -306,7 +329,8 @@ static void pipeline_loop(Pipe *p) {
         const NrType *t = &m->types[f->vals[f->ops[c->load].results[0]].type];
         NrType bt = *t;
         bt.kind = NR_TK_MEMDESC;
-        bt.layout = staging_layout(m, t, nr_gpu_layout_of(f, f->ops[c->load].opnds[0]));
+        if (f->ops[c->conv].opc == NR_OP_LOCAL_ALLOC) bt.layout = m->types[f->vals[f->ops[c->conv].results[0]].type].layout;
+        else bt.layout = staging_layout(m, t, nr_gpu_layout_of(f, f->ops[c->load].opnds[0]));
         c->view = nr_type_intern(m, &bt);
         bt.rank = (uint8_t)(t->rank + 1);
         bt.shape[0] = S;
@@ -378,7 +402,9 @@ static void pipeline_loop(Pipe *p) {
         Cand *c = &cands[j];
         NrValId ops[2] = {c->buf, r};
         NrValId view = nr_build1(&top, NR_OP_MEMDESC_INDEX, c->view, 2, ops);
-        NrValId x = nr_build1(&top, NR_OP_LOCAL_LOAD, f->vals[f->ops[c->conv].results[0]].type, 1, &view);
+        NrValId x = view; /* a staged buffer is the view itself */
+        if (f->ops[c->conv].opc != NR_OP_LOCAL_ALLOC)
+            x = nr_build1(&top, NR_OP_LOCAL_LOAD, f->vals[f->ops[c->conv].results[0]].type, 1, &view);
         nr_replace_all_uses(f, f->ops[c->conv].results[0], x);
     }
     /* (only now: `top` inserts before the body's first op, which may be one of these) */
@@ -409,7 +435,7 @@ static void pipeline_loop(Pipe *p) {
 
 static bool has_dot(const NrFunc *f, NrBlockId b) {
     NR_FOR_OPS(f, b, o) {
-        if (f->ops[o].opc == NR_OP_DOT) return true;
+        if (f->ops[o].opc == NR_OP_DOT || f->ops[o].opc == NR_OP_WARP_GROUP_DOT) return true;
     }
     return false;
 }
@@ -502,6 +528,7 @@ bool nr_run_gpu_pipeline(NrModule *m, const NrGpuOptions *opt, NrDiags *d) {
     }
     m->num_warps = opt->num_warps;
     m->sm = opt->sm;
+    m->sm_a = opt->sm_a && opt->sm == 90;
     Run r = {m, opt, d, false, true};
     run(&r, "gpu-convert", nr_gpu_convert);
     run(&r, "gpu-coalesce", nr_gpu_coalesce);

@@ -1013,6 +1013,42 @@ static void rule_async_copy(V *v, NrOpId op) {
     get_choice(v, op, NR_A_CACHE, k_cache, false);
 }
 
+/* warp_group_dot a, b, acc: a dot on wgmma.  A is a buffer or a block in
+ * the dot_op layout (op_idx 0) of the result's mma version 3 layout; B a
+ * buffer; acc the result's type. */
+static void rule_warp_group_dot(V *v, NrOpId op) {
+    const NrType *a = oty(v, op, 0), *b = oty(v, op, 1), *c = oty(v, op, 2), *r = rty(v, op, 0);
+    get_choice(v, op, NR_A_PRECISION, k_precision, false);
+    get_attr(v, op, NR_A_MAX_IMPRECISE, NR_AK_INT, false);
+    expect_same(v, op, "result", rtype(v, op, 0), otype(v, op, 2));
+    const NrLayout *rl = layout_of(v, r);
+    if (!is_block_value(r) || r->rank != 2 || !rl || rl->kind != NR_LK_MMA || rl->version != 3) {
+        op_error(v, op, "result has type %s, expected a 2-D block with an mma version 3 layout", tstr(v, rtype(v, op, 0)));
+        return;
+    }
+    if (a->kind == NR_TK_MEMDESC) {
+        if (!single_buffer(v, op, "operand 0", a, otype(v, op, 0))) return;
+    } else {
+        const NrLayout *al = layout_of(v, a);
+        if (!is_block_value(a) || !al || al->kind != NR_LK_DOT_OP || al->op_idx != 0 || al->parent != r->layout) {
+            op_error(v, op, "operand 0 has type %s, expected a buffer or the dot_op layout (op_idx = 0, parent = #L%d) "
+                            "of the result", tstr(v, otype(v, op, 0)), r->layout);
+            return;
+        }
+    }
+    if (!single_buffer(v, op, "operand 1", b, otype(v, op, 1))) return;
+    if (a->rank != 2 || b->rank != 2 || a->ptr || b->ptr || a->shape[0] != r->shape[0] || b->shape[1] != r->shape[1] ||
+        a->shape[1] != b->shape[0]) {
+        op_error(v, op, "shapes %s, %s and %s do not form MxK @ KxN + MxN", dims_str(v, a), dims_str(v, b),
+                 dims_str(v, c));
+        return;
+    }
+    unsigned accs = dot_acc_dtypes((NrDtype)a->dtype, (NrDtype)b->dtype);
+    if (!accs || !(accs & (1u << c->dtype)))
+        op_error(v, op, "%s and %s operands cannot accumulate into %s", nr_dtype_info[a->dtype].ir,
+                 nr_dtype_info[b->dtype].ir, nr_dtype_info[c->dtype].ir);
+}
+
 static void rule_async_wait(V *v, NrOpId op) {
     int64_t num;
     get_int_in(v, op, NR_A_NUM, 0, 1 << 16, &num);
@@ -1123,6 +1159,7 @@ static void rule_gpu_op(V *v, NrOpId op) {
     case NR_OP_MEMDESC_INDEX: rule_memdesc_index(v, op); break;
     case NR_OP_ASYNC_COPY: rule_async_copy(v, op); break;
     case NR_OP_ASYNC_WAIT: rule_async_wait(v, op); break;
+    case NR_OP_WARP_GROUP_DOT: rule_warp_group_dot(v, op); break;
     default: break;
     }
 }
@@ -1174,7 +1211,8 @@ static void rule_custom(V *v, NrOpId op) {
     case NR_OP_MEMDESC_INDEX:
     case NR_OP_ASYNC_COPY:
     case NR_OP_ASYNC_COMMIT_GROUP:
-    case NR_OP_ASYNC_WAIT: rule_gpu_op(v, op); break;
+    case NR_OP_ASYNC_WAIT:
+    case NR_OP_WARP_GROUP_DOT: rule_gpu_op(v, op); break;
     default: NR_ICE("op %s has no verifier rule", nr_op_info[v->f->ops[op].opc].name);
     }
 }

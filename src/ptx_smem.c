@@ -41,8 +41,39 @@ struct NrPtxMma *nr_ptx_mma_state(NrPtx *p) {
         p->mma->words = nr_alloc(p->a, sizeof(NrPv *) * (size_t)(p->f ? p->f->nvals + 1 : 1));
         p->mma->nwords = nr_alloc(p->a, sizeof(int32_t) * (size_t)(p->f ? p->f->nvals + 1 : 1));
         p->mma->pending = nr_alloc(p->a, sizeof(struct NrPtxLdsmLoad *) * (size_t)(p->f ? p->f->nvals + 1 : 1));
+        p->mma->async_proxy = -1;
     }
     return p->mma;
+}
+
+/* Whether the function has a warp_group_dot, whose wgmma reads buffers
+ * through the async proxy. */
+static void find_wgmma(NrFunc *f, NrOpId op, void *ctx) {
+    if (f->ops[op].opc == NR_OP_WARP_GROUP_DOT) *(bool *)ctx = true;
+}
+
+bool nr_ptx_async_proxy(NrPtx *p) {
+    struct NrPtxMma *s = nr_ptx_mma_state(p);
+    if (s->async_proxy < 0) {
+        bool any = false;
+        nr_walk(p->f, find_wgmma, &any);
+        s->async_proxy = any;
+    }
+    return s->async_proxy > 0;
+}
+
+/* After generic-proxy writes to buffers (st.shared, completed cp.async):
+ * they become visible to the async proxy (wgmma) once a barrier follows. */
+static void fence_async(NrPtx *p) {
+    if (nr_ptx_async_proxy(p)) nr_ptx_emit(p, "fence.proxy.async.shared::cta;");
+}
+
+/* Buffers of nvmma layouts start on their swizzle pattern (8 x swizzle
+ * bytes): the dynamic shared memory must be aligned to it. */
+static void need_align(NrPtx *p, const NrModule *m, int32_t layout) {
+    const NrLayout *l = layout > 0 && layout < m->nlayouts ? &m->layouts[layout] : NULL;
+    if (l && l->kind == NR_LK_SHARED && l->nvmma && 8 * l->swizzle_bytes > p->smem_align)
+        p->smem_align = 8 * l->swizzle_bytes;
 }
 
 /* --- address maps ---------------------------------------------------------------------------------------- */
@@ -425,6 +456,7 @@ bool nr_ptx_op_local_alloc(NrPtx *p, NrOpId op) {
     }
     NrPv base = nr_ptx_inreg(p, nr_ptx_smem_addr(p, off->v.i));
     def_buffer(p, r, base);
+    need_align(p, p->m, nr_type(p->m, nr_val_type(p->f, r))->layout);
     if (o->nopnds == 0 || !o->opnds[0]) return true;
     NrSmemMap S;
     if (!buffer_map(p, r, &S)) return false;
@@ -434,6 +466,7 @@ bool nr_ptx_op_local_alloc(NrPtx *p, NrOpId op) {
         return false;
     }
     nr_smem_store(p, v->lay, &S, base, dt_of(nr_type(p->m, nr_val_type(p->f, o->opnds[0]))), v->e);
+    fence_async(p);
     return true;
 }
 
@@ -448,6 +481,7 @@ bool nr_ptx_op_local_store(NrPtx *p, NrOpId op) {
     }
     nr_smem_store(p, v->lay, &S, buffer_addr(p, o->opnds[1]), dt_of(nr_type(p->m, nr_val_type(p->f, o->opnds[0]))),
                   v->e);
+    fence_async(p);
     return true;
 }
 
@@ -594,5 +628,6 @@ bool nr_ptx_op_async_wait(NrPtx *p, NrOpId op) {
         return false;
     }
     nr_ptx_emit(p, "cp.async.wait_group %lld;", (long long)n);
+    fence_async(p);
     return true;
 }
