@@ -155,7 +155,8 @@ def _c_strides(shape, item):
 
 
 def _arch_for(device):
-    """The PTX target for a CUDA device: NEREID_ARCH if set, else from its compute capability."""
+    """The PTX target for a CUDA device: NEREID_ARCH if set, else from its compute capability
+    (sm_90a on Hopper, for wgmma; sm_90 with NEREID_DISABLE_HOPPER=1)."""
     env = os.environ.get("NEREID_ARCH")
     if env:
         return env
@@ -165,7 +166,7 @@ def _arch_for(device):
     except Exception:  # no torch: ask the driver through a tiny probe compile is overkill; default to sm_80
         return "sm_80"
     if major >= 9:
-        return "sm_90"
+        return "sm_90" if os.environ.get("NEREID_DISABLE_HOPPER", "") not in ("", "0") or major > 9 else "sm_90a"
     return f"sm_{major}{minor}" if (major, minor) in ((8, 0), (8, 6), (8, 9)) else "sm_80"
 
 
