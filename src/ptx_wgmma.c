@@ -24,6 +24,8 @@
  *
  * The dot is synchronous: it waits for its own group, so its buffers may be
  * reused as soon as it ends (gpu-barriers orders them like local_load's).
+ * f32 operands in buffers are first rounded to tf32 there (round_tf32), as
+ * the interpreter rounds them.
  * Buffers written by ordinary stores or cp.async are made visible to the
  * async proxy that wgmma reads through by fence.proxy.async after the
  * writes (ptx_smem.c), before the barrier that gpu-barriers placed. */
@@ -366,6 +368,36 @@ static char *reg_list(NrPtx *p, const NrPv *v, int n) {
     return s;
 }
 
+/* tf32 operands in a buffer are rounded there, in place, before wgmma
+ * reads them (it would drop their low mantissa bits; the interpreter
+ * rounds to nearest, ties away, as cvt.rna.tf32.f32): every thread rounds
+ * 16-byte chunks of the buffer's bytes, then fence.proxy.async and a
+ * barrier hand them to wgmma.  The buffer is complete and visible here:
+ * gpu-barriers put a barrier between its writers and this dot. */
+static void round_tf32(NrPtx *p, NrPv base, int64_t bytes) {
+    int threads = 32 * p->num_warps;
+    NrPv tid = {NR_PK_I32, p->tid, 0};
+    NrPv at = nr_ptx_inreg(p, nr_pb_bin(p, NR_PO_ADD, NR_PT_U32, base,
+                                        nr_pb_bin(p, NR_PO_SHL, NR_PT_B32, tid, nr_pv_i32(4))));
+    int64_t chunks = bytes / 16;
+    for (int64_t c = 0; c < chunks; c += threads) {
+        NrPv w[4];
+        for (int j = 0; j < 4; j++) w[j] = (NrPv){NR_PK_F32, nr_ptx_newreg(p, NR_PK_F32), 0};
+        int64_t off = c * 16;
+        NrPv pred = nr_pv_pred(true);
+        if (c + threads > chunks) /* a last partial round */
+            pred = nr_ptx_inreg(p, nr_pb_setp(p, NR_PC_LT, NR_PT_U32, tid, nr_pv_i32(chunks - c)));
+        char g[24] = "";
+        if (pred.r) snprintf(g, sizeof g, "@%s ", nr_ptx_reg(p, pred.r));
+        nr_ptx_emit(p, "%sld.shared.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", g, nr_ptx_reg(p, w[0].r), nr_ptx_reg(p, w[1].r),
+                    nr_ptx_reg(p, w[2].r), nr_ptx_reg(p, w[3].r), nr_ptx_reg(p, at.r), (long long)off);
+        NrPv r[4];
+        for (int j = 0; j < 4; j++) r[j] = nr_ptx_inreg(p, nr_pb_un(p, NR_PO_TF32, NR_PT_F32, w[j]));
+        nr_ptx_emit(p, "%sst.shared.v4.b32 [%s+%lld], {%s, %s, %s, %s};", g, nr_ptx_reg(p, at.r), (long long)off,
+                    nr_ptx_reg(p, r[0].r), nr_ptx_reg(p, r[1].r), nr_ptx_reg(p, r[2].r), nr_ptx_reg(p, r[3].r));
+    }
+}
+
 /* The accumulator may be updated in place: a loop-carried value (a for
  * body's argument) whose only use is this dot, every element its own
  * register. */
@@ -491,6 +523,12 @@ bool nr_ptx_op_warp_group_dot(NrPtx *p, NrOpId op) {
                 }
                 aw[i * 4 + w] = nr_ptx_inreg(p, nr_ptx_pack_word(p, adt, e));
             }
+    }
+    if (adt == NR_DT_F32) {
+        if (a_buf) round_tf32(p, nr_ptx_val(p, a)->e[0], Ab.map.bytes);
+        round_tf32(p, nr_ptx_val(p, b)->e[0], Bb.map.bytes);
+        nr_ptx_emit(p, "fence.proxy.async.shared::cta;");
+        nr_ptx_bar(p);
     }
     NrPv scale_d = nr_ptx_inreg(p, nr_pv_pred(true));
     DescGen ga, gb;
