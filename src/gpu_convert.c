@@ -92,6 +92,7 @@ int32_t nr_gpu_required(NrFunc *f, NrOpId op, int i) {
         if (!r0) return 0;
         if (i == 2) return r0;
         return nr_layout_dot_op(m, r0, i, nr_gpu_k_width(m, r0, nr_type_dtype(m, f->vals[o->opnds[i]].type)));
+    case NR_OP_WARP_GROUP_DOT_WAIT: return i < o->nresults ? nr_gpu_layout_of(f, o->results[i]) : 0;
     case NR_OP_WARP_GROUP_DOT: /* A in registers, and the accumulator; buffers have no distributed layout */
         if (!r0 || i == 1) return 0;
         if (i == 2) return r0;

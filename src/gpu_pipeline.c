@@ -47,7 +47,25 @@
  * one, and the reads after every thread's copies.  Copies past the end of the
  * loop are masked off (cp.async zero-fills).  Loads with another `other`
  * than 0, or whose pointers or masks depend on other loop-carried values,
- * stay as they are. */
+ * stay as they are.
+ *
+ * On sm_90a the tiles of a warp_group_dot are staged in the nvmma buffer
+ * gpu-convert gave them (load -> local_alloc -> warp_group_dot): the view
+ * buf[r] replaces the local_alloc.  When the dot may run asynchronously
+ * (async_dot: S >= 3, its accumulator carried in place), its group stays in
+ * flight into the next iteration:
+ *
+ *   for iv ...:
+ *     async_wait {num = D - 1}; barrier (gpu-barriers)
+ *     async_copy q, buf[w], ...; async_commit_group      w: the stage of iv - 2
+ *     acc' = warp_group_dot buf[r], ..., acc {is_async}
+ *     acc'' = warp_group_dot_wait acc' {num = 1}        the dot of iv - 1 is done
+ *     yield acc'', ...
+ *   acc = warp_group_dot_wait acc {num = 0}
+ *
+ * with the copies D = S - 2 iterations ahead instead of S - 1: the stage
+ * they overwrite was read by the dot two iterations back, which every
+ * warpgroup has waited for before the barrier. */
 enum { MAX_CLONE = 64 };
 
 typedef struct Cand {
@@ -307,6 +325,63 @@ static void drop_dead_pointers(Pipe *p, int arg) {
     nr_block_remove_arg(f, body, arg);
 }
 
+/* The loop's warp_group_dot, if it may run asynchronously, one group in
+ * flight across iterations: S >= 3; it is the body's only dot; both its
+ * operands are staged by the candidates; its accumulator is a carried
+ * value (a body argument used by it alone, 32-bit elements so that wgmma
+ * updates its registers in place) and its result is only yielded back
+ * into that argument. */
+static NrOpId async_dot(Pipe *p, const Cand *cands, int nc) {
+    NrFunc *f = p->f;
+    NrBlockId body = f->ops[p->loop].regions[0];
+    if (p->stages < 3) return NR_NONE;
+    NrOpId wg = NR_NONE;
+    NR_FOR_OPS(f, body, o) {
+        if (f->ops[o].opc == NR_OP_DOT || (f->ops[o].opc == NR_OP_WARP_GROUP_DOT && wg)) return NR_NONE;
+        if (f->ops[o].opc == NR_OP_WARP_GROUP_DOT) wg = o;
+    }
+    if (!wg) return NR_NONE;
+    const NrOp *w = &f->ops[wg];
+    for (int i = 0; i < 2; i++) {
+        bool staged = false;
+        for (int k = 0; k < nc; k++) staged |= f->ops[cands[k].conv].opc == NR_OP_LOCAL_ALLOC &&
+                                              f->ops[cands[k].conv].results[0] == w->opnds[i];
+        if (!staged) return NR_NONE;
+    }
+    NrValId acc = w->opnds[2], r = w->results[0];
+    if (f->vals[acc].def || f->vals[acc].block != body || uses_of(f, acc) != 1 || uses_of(f, r) != 1) return NR_NONE;
+    if (nr_dtype_info[p->m->types[f->vals[r].type].dtype].bytes != 4) return NR_NONE;
+    NrOpId y = nr_block_terminator(f, body);
+    int arg = f->vals[acc].index;
+    if (!y || arg < 1 || arg - 1 >= f->ops[y].nopnds || f->ops[y].opnds[arg - 1] != r) return NR_NONE;
+    return wg;
+}
+
+/* Dot wg (see async_dot) becomes asynchronous: a wait for all but its own
+ * group follows it in the body, and one for every group the loop's
+ * result. */
+static void make_async(Pipe *p, NrOpId wg, NrBuilder *after_loop) {
+    NrFunc *f = p->f;
+    nr_op_set_bool(f, wg, NR_A_IS_ASYNC, true);
+    NrValId r = f->ops[wg].results[0];
+    NrTypeId t = f->vals[r].type;
+    NrBuilder b = f->ops[wg].next ? nr_builder_before(f, f->ops[wg].next) : nr_builder_at_end(f, f->ops[wg].block);
+    b.loc = f->ops[wg].loc;
+    NrOpId w1 = nr_build(&b, NR_OP_WARP_GROUP_DOT_WAIT, 1, &r, 1, &t, 0);
+    nr_op_set_int(f, w1, NR_A_NUM, 1);
+    NrOpId y = nr_block_terminator(f, f->ops[wg].block);
+    int slot = -1;
+    for (int i = 0; i < f->ops[y].nopnds; i++)
+        if (f->ops[y].opnds[i] == r) f->ops[y].opnds[i] = f->ops[w1].results[0], slot = i;
+    NR_ASSERT(slot >= 0);
+    NrValId res = f->ops[p->loop].results[slot];
+    NrOpId w0 = nr_build(after_loop, NR_OP_WARP_GROUP_DOT_WAIT, 1, &res, 1, &t, 0);
+    nr_op_set_int(f, w0, NR_A_NUM, 0);
+    NrValId ready = f->ops[w0].results[0];
+    nr_replace_all_uses(f, res, ready);
+    f->ops[w0].opnds[0] = res;
+}
+
 static void pipeline_loop(Pipe *p) {
     NrFunc *f = p->f;
     NrModule *m = p->m;
@@ -318,6 +393,11 @@ static void pipeline_loop(Pipe *p) {
         if (nc < 8 && candidate(p, o, &cands[nc])) nc++;
     }
     if (!nc) return;
+    /* an async warp_group_dot reads its stage until the next iteration's
+     * wait: the copies then run one iteration less ahead (the stage they
+     * overwrite is the one two dots back) */
+    NrOpId wg = async_dot(p, cands, nc);
+    int D = wg ? S - 2 : S - 1;
     NrValId lb = f->ops[p->loop].opnds[0], ub = f->ops[p->loop].opnds[1], step = f->ops[p->loop].opnds[2];
     NrTypeId ivt = f->vals[lb].type, i1 = nr_type_scalar(m, NR_DT_I1);
     NrValId iv = f->blocks[body].args[0];
@@ -339,7 +419,7 @@ static void pipeline_loop(Pipe *p) {
         c->buf = nr_build1(&b, NR_OP_LOCAL_ALLOC, all, 0, NULL);
         ptr[k] = f->ops[p->loop].opnds[3 + c->arg - 1];
     }
-    for (int s = 0; s < S - 1; s++) {
+    for (int s = 0; s < D; s++) {
         p->nmap = 0;
         NrValId iv_s = lb;
         if (s) {
@@ -364,28 +444,28 @@ static void pipeline_loop(Pipe *p) {
         }
         nr_build(&b, NR_OP_ASYNC_COMMIT_GROUP, 0, NULL, 0, NULL, 0);
     }
-    /* the loop carries the pointers S-1 iterations ahead and both buffer indices */
+    /* the loop carries the pointers D iterations ahead and both buffer indices */
     NrValId inits[10];
     for (int k = 0; k < nc; k++) {
         NrValId ad[2] = {ptr[k], cands[k].inc};
         inits[k] = nr_build1(&b, NR_OP_ADDPTR, f->vals[ptr[k]].type, 2, ad);
     }
     inits[nc] = const_i32(&b, m, 0);
-    inits[nc + 1] = const_i32(&b, m, S - 1);
+    inits[nc + 1] = const_i32(&b, m, D);
     NrValId consts[3] = {const_i32(&b, m, 1), const_i32(&b, m, S), inits[nc]};
-    NrValId k_ahead = nr_build_const_int(&b, ivt, S - 1);
+    NrValId k_ahead = nr_build_const_int(&b, ivt, D);
     NrValId mk[2] = {step, k_ahead};
-    NrValId ahead = nr_build1(&b, NR_OP_MUL, ivt, 2, mk); /* (S-1) * step, loop-invariant */
+    NrValId ahead = nr_build1(&b, NR_OP_MUL, ivt, 2, mk); /* D * step, loop-invariant */
     NrOpId loop = widen_loop(p, nc + 2, inits);
     NrBlock *blk = &f->blocks[body];
     int base = blk->nargs - (nc + 2);
     for (int k = 0; k < nc; k++) cands[k].q = blk->args[base + k];
     NrValId r = blk->args[base + nc], w = blk->args[base + nc + 1];
-    /* the body: wait, issue the copies S-1 iterations ahead, read this iteration's buffers */
+    /* the body: wait, issue the copies D iterations ahead, read this iteration's buffers */
     NrBuilder top = nr_builder_before(f, f->blocks[body].first);
     top.loc = f->ops[loop].loc;
     NrOpId wait = nr_build(&top, NR_OP_ASYNC_WAIT, 0, NULL, 0, NULL, 0);
-    nr_op_set_int(f, wait, NR_A_NUM, S - 2);
+    nr_op_set_int(f, wait, NR_A_NUM, D - 1);
     p->nmap = 0;
     NrValId ad[2] = {iv, ahead};
     NrValId iv_ahead = nr_build1(&top, NR_OP_ADD, ivt, 2, ad);
@@ -431,6 +511,7 @@ static void pipeline_loop(Pipe *p) {
     NrBuilder tail = after ? nr_builder_before(f, after) : nr_builder_at_end(f, f->ops[loop].block);
     NrOpId drain = nr_build(&tail, NR_OP_ASYNC_WAIT, 0, NULL, 0, NULL, 0);
     nr_op_set_int(f, drain, NR_A_NUM, 0);
+    if (wg) make_async(p, wg, &tail);
 }
 
 static bool has_dot(const NrFunc *f, NrBlockId b) {

@@ -139,6 +139,7 @@ static void collect(NrFunc *f, NrOpId op, void *ctx) {
     case NR_OP_STORE:
     case NR_OP_ATOMIC_RMW:
     case NR_OP_ATOMIC_CAS: join_all(s, op); break;
+    case NR_OP_WARP_GROUP_DOT_WAIT: join_lists(s, o->results, o->nresults, o->opnds, o->nopnds); break;
     case NR_OP_ASYNC_COPY:
         join(s, o->opnds[0], o->opnds[2]);
         join(s, o->opnds[0], o->opnds[3]);

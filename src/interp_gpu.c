@@ -28,3 +28,7 @@ NrIStatus nr_iexec_ASYNC_COMMIT_GROUP(NrInterp *in, NrIFrame *fr, const NrOp *op
 }
 NrIStatus nr_iexec_ASYNC_WAIT(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
 NrIStatus nr_iexec_WARP_GROUP_DOT(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
+NrIStatus nr_iexec_WARP_GROUP_DOT_WAIT(NrInterp *in, NrIFrame *fr, const NrOp *op) {
+    (void)fr;
+    return gpu_only(in, op);
+}

@@ -1020,6 +1020,7 @@ static void rule_warp_group_dot(V *v, NrOpId op) {
     const NrType *a = oty(v, op, 0), *b = oty(v, op, 1), *c = oty(v, op, 2), *r = rty(v, op, 0);
     get_choice(v, op, NR_A_PRECISION, k_precision, false);
     get_attr(v, op, NR_A_MAX_IMPRECISE, NR_AK_INT, false);
+    get_attr(v, op, NR_A_IS_ASYNC, NR_AK_BOOL, false);
     expect_same(v, op, "result", rtype(v, op, 0), otype(v, op, 2));
     const NrLayout *rl = layout_of(v, r);
     if (!is_block_value(r) || r->rank != 2 || !rl || rl->kind != NR_LK_MMA || rl->version != 3) {
@@ -1047,6 +1048,18 @@ static void rule_warp_group_dot(V *v, NrOpId op) {
     if (!accs || !(accs & (1u << c->dtype)))
         op_error(v, op, "%s and %s operands cannot accumulate into %s", nr_dtype_info[a->dtype].ir,
                  nr_dtype_info[b->dtype].ir, nr_dtype_info[c->dtype].ir);
+}
+
+/* warp_group_dot_wait a... : the results are the operands' types. */
+static void rule_warp_group_dot_wait(V *v, NrOpId op) {
+    const NrOp *o = &v->f->ops[op];
+    int64_t num;
+    get_int_in(v, op, NR_A_NUM, 0, 1 << 16, &num);
+    if (o->nresults != o->nopnds) {
+        op_error(v, op, "expected as many results as operands, got %d and %d", o->nresults, o->nopnds);
+        return;
+    }
+    for (int i = 0; i < o->nopnds; i++) expect_same(v, op, "result", rtype(v, op, i), otype(v, op, i));
 }
 
 static void rule_async_wait(V *v, NrOpId op) {
@@ -1160,6 +1173,7 @@ static void rule_gpu_op(V *v, NrOpId op) {
     case NR_OP_ASYNC_COPY: rule_async_copy(v, op); break;
     case NR_OP_ASYNC_WAIT: rule_async_wait(v, op); break;
     case NR_OP_WARP_GROUP_DOT: rule_warp_group_dot(v, op); break;
+    case NR_OP_WARP_GROUP_DOT_WAIT: rule_warp_group_dot_wait(v, op); break;
     default: break;
     }
 }
@@ -1212,7 +1226,8 @@ static void rule_custom(V *v, NrOpId op) {
     case NR_OP_ASYNC_COPY:
     case NR_OP_ASYNC_COMMIT_GROUP:
     case NR_OP_ASYNC_WAIT:
-    case NR_OP_WARP_GROUP_DOT: rule_gpu_op(v, op); break;
+    case NR_OP_WARP_GROUP_DOT:
+    case NR_OP_WARP_GROUP_DOT_WAIT: rule_gpu_op(v, op); break;
     default: NR_ICE("op %s has no verifier rule", nr_op_info[v->f->ops[op].opc].name);
     }
 }

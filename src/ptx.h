@@ -536,5 +536,6 @@ bool nr_wgmma_plan(const NrLayout *cl, const NrPtxLay *C, const NrPtxLay *Ar, in
 int64_t nr_wgmma_canonical(const NrWgmmaDesc *d, int r, int k);
 uint32_t nr_wgmma_swizzle(int swizzle, uint32_t addr);
 bool nr_ptx_op_warp_group_dot(NrPtx *p, NrOpId op);
+bool nr_ptx_op_warp_group_dot_wait(NrPtx *p, NrOpId op);
 
 #endif

@@ -839,6 +839,7 @@ static const OpFn op_table[NR_OP_COUNT] = {
     [NR_OP_ASYNC_COMMIT_GROUP] = nr_ptx_op_async_commit,
     [NR_OP_ASYNC_WAIT] = nr_ptx_op_async_wait,
     [NR_OP_WARP_GROUP_DOT] = nr_ptx_op_warp_group_dot,
+    [NR_OP_WARP_GROUP_DOT_WAIT] = nr_ptx_op_warp_group_dot_wait,
 };
 
 /* Emits the ops of block b; returns its yield/condition (not emitted), or

@@ -22,8 +22,12 @@
  * the plan fail with a reason instead of emitting wrong code;
  * tests/c/test_wgmma.c runs the plans on its own model of the hardware.
  *
- * The dot is synchronous: it waits for its own group, so its buffers may be
- * reused as soon as it ends (gpu-barriers orders them like local_load's).
+ * The dot is synchronous unless it is marked is_async: it waits for its own
+ * group, so its buffers may be reused as soon as it ends (gpu-barriers
+ * orders them like local_load's).  An async dot (gpu-pipeline's, in a loop
+ * that carries its accumulator) leaves its group in flight: the
+ * warp_group_dot_wait that follows (wgmma.wait_group N) makes it ready, and
+ * its accumulator, updated in place, is never copied meanwhile.
  * f32 operands in buffers are first rounded to tf32 there (round_tf32), as
  * the interpreter rounds them.
  * Buffers written by ordinary stores or cp.async are made visible to the
@@ -489,7 +493,13 @@ bool nr_ptx_op_warp_group_dot(NrPtx *p, NrOpId op) {
         return false;
     }
     int R = 1 << p->lays[cl].nreg;
-    bool h16 = rdt == NR_DT_F16;
+    bool h16 = rdt == NR_DT_F16, async = nr_op_int(p->f, op, NR_A_IS_ASYNC, 0) != 0;
+    if (async && (h16 || !a_buf || !in_place(p, c, cv))) {
+        /* its accumulator may still be written by the previous dot: it cannot be copied */
+        nr_ptx_error(p, "warp_group_dot: an async dot needs A in a buffer and a 32-bit loop-carried accumulator "
+                        "that it alone uses (internal inconsistency of gpu-pipeline)");
+        return false;
+    }
     /* D registers: the accumulator's own, or fresh copies; f16 pairs packed in words */
     NrPv *d = nr_alloc(p->a, sizeof(NrPv) * (size_t)R);
     if (!h16 && in_place(p, c, cv)) {
@@ -553,7 +563,7 @@ bool nr_ptx_op_warp_group_dot(NrPtx *p, NrOpId op) {
         nr_ptx_emit(p, "%s %s, %s, %s, %s%s;", ins, dlist, da, db, nr_ptx_reg(p, scale_d.r), tail);
     }
     nr_ptx_emit(p, "wgmma.commit_group.sync.aligned;");
-    nr_ptx_emit(p, "wgmma.wait_group.sync.aligned 0;");
+    if (!async) nr_ptx_emit(p, "wgmma.wait_group.sync.aligned 0;");
     NrPv *res = nr_alloc(p->a, sizeof(NrPv) * (size_t)R);
     if (!h16) {
         memcpy(res, d, sizeof(NrPv) * (size_t)R);
@@ -565,5 +575,20 @@ bool nr_ptx_op_warp_group_dot(NrPtx *p, NrOpId op) {
         }
     }
     nr_ptx_set(p, r, res, R);
+    return true;
+}
+
+bool nr_ptx_op_warp_group_dot_wait(NrPtx *p, NrOpId op) {
+    const NrOp *o = &p->f->ops[op];
+    int64_t n = nr_op_int(p->f, op, NR_A_NUM, 0);
+    if (n < 0 || n > 1000 || o->nresults != o->nopnds) {
+        nr_ptx_error(p, "malformed 'warp_group_dot_wait'");
+        return false;
+    }
+    nr_ptx_emit(p, "wgmma.wait_group.sync.aligned %lld;", (long long)n);
+    for (int i = 0; i < o->nopnds; i++) {
+        NrPtxVal *v = nr_ptx_val(p, o->opnds[i]);
+        nr_ptx_set(p, o->results[i], v->e, v->n);
+    }
     return true;
 }

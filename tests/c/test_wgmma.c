@@ -718,10 +718,17 @@ static void test_kernels(void) {
                     int want = (bm / (16 * wm)) * (bn / (ni * wn)) * (bk / kin);
                     CHECK(count_of(ptx, shape) == want, "%s: %d x %s, got %d (%d wgmma)", what, want, shape,
                           count_of(ptx, shape), count_of(ptx, "wgmma.mma_async"));
+                    /* from 3 stages on, the dot runs asynchronously: one group in flight in the loop,
+                     * all waited for after it */
                     CHECK(count_of(ptx, "wgmma.fence.sync.aligned") == 1 &&
                               count_of(ptx, "wgmma.commit_group.sync.aligned") == 1 &&
-                              count_of(ptx, "wgmma.wait_group.sync.aligned 0") == 1,
-                          "%s: one fence, commit and wait", what);
+                              count_of(ptx, "wgmma.wait_group.sync.aligned 0") == 1 &&
+                              count_of(ptx, "wgmma.wait_group.sync.aligned 1") == (stages >= 3),
+                          "%s: one fence, commit and wait (and a wait for one group in flight)", what);
+                    if (stages >= 3)
+                        CHECK(count_of(ptx, "cp.async.commit_group") == stages - 2 + 1,
+                              "%s: copies %d stages ahead, got %d prologue commits", what, stages - 2,
+                              count_of(ptx, "cp.async.commit_group") - 1);
                     CHECK(count_of(ptx, "mma.sync") == 0 && count_of(ptx, "ldmatrix") == 0, "%s: no mma.sync", what);
                     if (mms[i].trans) CHECK(all_end_with(ptx, order ? ", 1, 1, 0, 0;" : ", 1, 1, 0, 1;"),
                                             "%s: transpose flags", what);

@@ -11,7 +11,8 @@
 # RUN: nereid ir %s -k mmt -s '*fp8e4nv:16, *fp8e4nv:16, *fp32:16, i32:16, 128, 128, 128' --arch sm_90a --after gpu-convert | filecheck %s --check-prefix=KMAJOR
 # RUN: nereid ir %s -k mm -s '*fp8e4nv:16, *fp8e4nv:16, *fp32:16, i32:16, 128, 128, 128' --arch sm_90a --after gpu-convert | filecheck %s --check-prefix=ROWS8
 # RUN: nereid ir %s -k areg -s '*fp16:16, *fp16:16, *fp32:16, i32:16, 64, 64, 32' --arch sm_90a --after gpu-convert | filecheck %s --check-prefix=AREG
-# RUN: nereid ir %s -k mmp -s '*fp16:16, *fp16:16, *fp32:16, i32:16, 128, 128, 64' --arch sm_90a --num-stages 3 --after gpu-barriers | filecheck %s --check-prefix=PIPE
+# RUN: nereid ir %s -k mmp -s '*fp16:16, *fp16:16, *fp32:16, i32:16, 128, 128, 64' --arch sm_90a --num-stages 4 --after gpu-barriers | filecheck %s --check-prefix=PIPE
+# RUN: nereid ir %s -k mmp -s '*fp16:16, *fp16:16, *fp32:16, i32:16, 128, 128, 64' --arch sm_90a --num-stages 2 --after gpu-barriers | filecheck %s --check-prefix=SYNC
 # RUN: nereid ir %s -k mm -s '*fp16:16, *fp16:16, *fp32:16, i32:16, 128, 128, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=STORE
 import triton
 import triton.language as tl
@@ -120,10 +121,13 @@ def mmp(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.const
 # STORE-NEXT: barrier
 # STORE-NEXT: warp_group_dot
 
-# The pipelined loop: one wait, the barrier, the copies S-1 ahead, then
-# the views of this iteration's stage go straight into warp_group_dot.
-# PIPE: local_alloc {smem_offset = {{[0-9]+}}} : !smem<3x128x64xf16, #[[SA:L[0-9]+]]>
-# PIPE: local_alloc {smem_offset = {{[0-9]+}}} : !smem<3x64x128xf16, #[[SB:L[0-9]+]]>
+# The pipelined loop, 4 stages: the copies run 2 iterations ahead (2
+# stages in the prologue), the dot is asynchronous with one group in
+# flight, all waited for after the loop.
+# PIPE: local_alloc {smem_offset = {{[0-9]+}}} : !smem<4x128x64xf16, #[[SA:L[0-9]+]]>
+# PIPE: local_alloc {smem_offset = {{[0-9]+}}} : !smem<4x64x128xf16, #[[SB:L[0-9]+]]>
+# PIPE-COUNT-2: async_commit_group
+# PIPE-NOT: async_commit_group
 # PIPE: for
 # PIPE: async_wait {num = 1}
 # PIPE: barrier
@@ -131,7 +135,17 @@ def mmp(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.const
 # PIPE: async_commit_group
 # PIPE-NEXT: [[VA:%[0-9]+]] = memdesc_index %{{[0-9]+}}, %{{[0-9]+}} : !smem<128x64xf16, #[[SA]]>
 # PIPE-NEXT: [[VB:%[0-9]+]] = memdesc_index %{{[0-9]+}}, %{{[0-9]+}} : !smem<64x128xf16, #[[SB]]>
-# PIPE-NEXT: warp_group_dot [[VA]], [[VB]], %{{[0-9]+}}
+# PIPE-NEXT: [[D:%[0-9]+]] = warp_group_dot [[VA]], [[VB]], %{{[0-9]+}} {is_async = true}
+# PIPE-NEXT: [[W:%[0-9]+]] = warp_group_dot_wait [[D]] {num = 1}
 # PIPE-NOT: local_load
-# PIPE: yield
+# PIPE: yield [[W]],
 # PIPE: async_wait {num = 0}
+# PIPE-NEXT: [[R:%[0-9]+]] = warp_group_dot_wait %{{[0-9]+}} {num = 0}
+# PIPE: store %{{[0-9]+}}, [[R]]
+
+# 2 stages: the dot stays synchronous, the copies 1 iteration ahead.
+# SYNC: for
+# SYNC: async_wait {num = 0}
+# SYNC: warp_group_dot
+# SYNC-NOT: is_async
+# SYNC-NOT: warp_group_dot_wait
