@@ -415,6 +415,28 @@ bool nr_ptx_op_memdesc_index(NrPtx *p, NrOpId op);
 bool nr_ptx_op_async_copy(NrPtx *p, NrOpId op);
 bool nr_ptx_op_async_commit(NrPtx *p, NrOpId op);
 bool nr_ptx_op_async_wait(NrPtx *p, NrOpId op);
+/* mbarriers and TMA copies (sm_90): thread 0 initializes, arrives and
+ * issues; cp.async.bulk.tensor copies a tile from the tensor map at a
+ * 64-bit generic address into an nvmma buffer, completing on an mbarrier
+ * (mbarrier.try_wait.parity). */
+bool nr_ptx_op_mbarrier_init(NrPtx *p, NrOpId op);
+bool nr_ptx_op_mbarrier_expect(NrPtx *p, NrOpId op);
+bool nr_ptx_op_mbarrier_wait(NrPtx *p, NrOpId op);
+bool nr_ptx_op_tma_load(NrPtx *p, NrOpId op);
+/* How tma_load fills a buffer of `shape` with shared layout l (nvmma):
+ * the tensor map's dimension k (fastest first) is the buffer's dim[k]; a
+ * box holds box[k] elements along it; `nbox` copies, copy j at byte
+ * `j * stride` of the buffer and at coordinate + j * box[0] along the
+ * fastest dimension.  The host's tensor map must have these box sizes and
+ * the layout's swizzle.  false if TMA cannot fill the buffer. */
+typedef struct NrTmaPlan {
+    int rank;
+    int dim[5];
+    int64_t box[5];
+    int64_t nbox, stride;
+    int swizzle;
+} NrTmaPlan;
+bool nr_tma_plan(const NrLayout *l, int rank, const int32_t *shape, int es, NrTmaPlan *out);
 
 /* --- ptx_mma.c: tensor cores (mma.sync), ldmatrix, conversions to and from their layouts ------------------ */
 /* ldmatrix for a dot operand: each instruction loads nmat 8x8 matrices of

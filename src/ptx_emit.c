@@ -840,6 +840,10 @@ static const OpFn op_table[NR_OP_COUNT] = {
     [NR_OP_ASYNC_WAIT] = nr_ptx_op_async_wait,
     [NR_OP_WARP_GROUP_DOT] = nr_ptx_op_warp_group_dot,
     [NR_OP_WARP_GROUP_DOT_WAIT] = nr_ptx_op_warp_group_dot_wait,
+    [NR_OP_MBARRIER_INIT] = nr_ptx_op_mbarrier_init,
+    [NR_OP_MBARRIER_EXPECT] = nr_ptx_op_mbarrier_expect,
+    [NR_OP_MBARRIER_WAIT] = nr_ptx_op_mbarrier_wait,
+    [NR_OP_TMA_LOAD] = nr_ptx_op_tma_load,
 };
 
 /* Emits the ops of block b; returns its yield/condition (not emitted), or

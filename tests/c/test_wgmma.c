@@ -20,6 +20,11 @@
  *   descriptors the encoding of every field, and plans that must fail
  *               (unswizzled or misdirected buffers, transposed 8-bit
  *               operands, layouts without whole warpgroups).
+ *   TMA         every element of every box of a tma_load lands where the
+ *               buffer's nvmma layout puts it (the box rows written in
+ *               order, 16-byte chunks swizzled by address), for every
+ *               swizzle, element size and order; a kernel with mbarriers and
+ *               TMA copies feeding a warp_group_dot through ptxas.
  *   kernels     matmuls from source through the whole pipeline for sm_90a,
  *               assembled with ptxas -arch=sm_90a when it exists: every
  *               dtype, accumulator, storage order, stage count and warp
@@ -534,6 +539,61 @@ static void test_descriptors(void) {
     nr_arena_free(&a);
 }
 
+/* --- TMA boxes ---------------------------------------------------------------------------------------------- */
+/* A tiled TMA copy writes its box with the first tensor-map dimension
+ * fastest, box rows one after another, and swizzles the 16-byte chunks of
+ * each row by the shared address as wgmma reads them (the CUtensorMap's
+ * swizzle mode).  Every element of every box nr_tma_plan asks for must land
+ * where the buffer's layout puts it, and every element exactly once. */
+static void test_tma_boxes(void) {
+    NrArena a;
+    nr_arena_init(&a);
+    NrModule *m = nr_module_new(&a);
+    int runs = 0;
+    for (int es = 1; es <= 4; es *= 2)
+        for (int swz = 0; swz <= 128; swz = swz ? swz * 2 : 32)
+            for (int fast = 0; fast < 2; fast++)
+                for (int r0 = 8; r0 <= 128; r0 *= 4)
+                    for (int c0 = 16; c0 <= 256; c0 *= 2) {
+                        int32_t shape[2], order[2] = {fast, 1 - fast};
+                        shape[fast] = c0 / es * 4 > 256 ? 256 : c0 / es * 4, shape[1 - fast] = r0;
+                        if (shape[fast] * es < (swz ? swz : 16)) continue;
+                        int32_t l = nr_layout_nvmma(m, 2, swz, order);
+                        NrTmaPlan pl;
+                        bool ok = nr_tma_plan(&m->layouts[l], 2, shape, es, &pl);
+                        bool want = swz ? true : shape[fast] <= 256;
+                        CHECK(ok == want, "tma plan %dx%d es %d swizzle %d order [%d, %d]", shape[0], shape[1], es, swz,
+                              order[0], order[1]);
+                        if (!ok) continue;
+                        int64_t n = (int64_t)shape[0] * shape[1];
+                        uint8_t *seen = calloc((size_t)n, 1);
+                        int bad = 0;
+                        for (int64_t j = 0; j < pl.nbox; j++)
+                            for (int64_t e1 = 0; e1 < pl.box[1]; e1++)
+                                for (int64_t e0 = 0; e0 < pl.box[0]; e0++) {
+                                    uint32_t lin = (uint32_t)(j * pl.stride + (e1 * pl.box[0] + e0) * es), addr = lin;
+                                    if (swz) {
+                                        uint32_t chunks = (uint32_t)swz / 16, row = (lin >> 7) % chunks;
+                                        uint32_t chunk = (lin >> 4) % chunks;
+                                        addr = lin - chunk * 16 + (chunk ^ row) * 16;
+                                    }
+                                    int32_t co[2];
+                                    co[pl.dim[0]] = (int32_t)(j * pl.box[0] + e0);
+                                    co[pl.dim[1]] = (int32_t)e1;
+                                    int64_t off = nr_shared_offset(m, l, 2, shape, es, co);
+                                    if ((int64_t)addr != off * es) bad++;
+                                    else if (off >= 0 && off < n) seen[off]++;
+                                }
+                        for (int64_t i = 0; i < n; i++) bad += seen[i] != 1;
+                        CHECK(bad == 0, "tma boxes of %dx%d es %d swizzle %d order [%d, %d]: %d elements misplaced", shape[0],
+                              shape[1], es, swz, order[0], order[1], bad);
+                        free(seen);
+                        runs++;
+                    }
+    printf("test_wgmma: %d TMA tilings\n", runs);
+    nr_arena_free(&a);
+}
+
 /* --- kernels through ptxas ---------------------------------------------------------------------------------- */
 static const char *const PTXAS = "/usr/local/cuda/bin/ptxas";
 static bool have_ptxas;
@@ -663,6 +723,77 @@ static bool all_end_with(const char *ptx, const char *tail) {
     return true;
 }
 
+/* TMA into swizzled buffers (A K-major, 128-byte; B K-major, 64-byte)
+ * completing on an mbarrier, then a
+ * wgmma dot: the mbarrier is initialized by one thread (and fenced), a
+ * barrier at each iteration's start orders the previous dot's reads before
+ * the next copies; one thread arrives expecting the tiles' bytes and issues
+ * one copy per 64-column box; everyone waits on the phase's parity. */
+static const char IR_TMA[] =
+    "module attributes {num_warps = 4, sm = 90a} {\n"
+    "  #L1 = mma<version = 3, wpc = [4, 1], instr = [16, 128, 16]>\n"
+    "  #L2 = nvmma_shared<swizzle = 128, order = [1, 0]>\n"
+    "  #L3 = shared<vec = 1, per_phase = 1, max_phase = 1, order = [0]>\n"
+    "  #L4 = nvmma_shared<swizzle = 64, order = [0, 1]>\n"
+    "\n"
+    "  func @k(%ta: ptr<i8> {divisibility = 16}, %tb: ptr<i8> {divisibility = 16}, %K: i32) kernel {\n"
+    "    %bar = local_alloc : !smem<1xi64, #L3>\n"
+    "    mbarrier_init %bar {count = 1}\n"
+    "    %a = local_alloc : !smem<128x128xf16, #L2>\n"
+    "    %b = local_alloc : !smem<128x128xf16, #L4>\n"
+    "    %z = const {value = 0.0} : tensor<128x128xf32, #L1>\n"
+    "    %c0 = const {value = 0} : i32\n"
+    "    %c1 = const {value = 1} : i32\n"
+    "    %c128 = const {value = 128} : i32\n"
+    "    %t = const {value = 1} : i1\n"
+    "    %r, %ph = for %c0, %K, %c128, %z, %c0 : tensor<128x128xf32, #L1>, i32 {\n"
+    "    ^(%k: i32, %acc: tensor<128x128xf32, #L1>, %phase: i32):\n"
+    "      mbarrier_expect %bar, %t {bytes = 65536}\n"
+    "      tma_load %ta, %a, %bar, _, %c0, %k\n"
+    "      tma_load %tb, %b, %bar, %t, %k, %c0\n"
+    "      mbarrier_wait %bar, %phase\n"
+    "      %d = warp_group_dot %a, %b, %acc : tensor<128x128xf32, #L1>\n"
+    "      %p2 = xor %phase, %c1 : i32\n"
+    "      yield %d, %p2\n"
+    "    }\n"
+    "    return\n"
+    "  }\n"
+    "}\n";
+
+static void test_tma_kernel(void) {
+    NrArena a;
+    nr_arena_init(&a);
+    NrSources src;
+    nr_sources_init(&src, &a);
+    NrDiags d;
+    nr_diags_init(&d, &a, &src);
+    NrModule *m = nr_module_parse(&a, IR_TMA, strlen(IR_TMA), "tma.ir", &d);
+    CHECK(m != NULL, "tma kernel: does not parse:\n%s", nr_diags_render(&a, &d));
+    if (m) {
+        d.sources = &m->sources;
+        bool ok = nr_gpu_alloc_smem(m, &d) && nr_gpu_barriers(m, &d);
+        NrGpuOptions o;
+        memset(&o, 0, sizeof o);
+        o.sm = 90, o.sm_a = true;
+        char *ptx = ok ? nr_emit_ptx(m->funcs[0], &o, &d) : NULL;
+        CHECK(ptx != NULL, "tma kernel: %s", nr_diags_render(&a, &d));
+        if (ptx) {
+            CHECK(ptxas_ok(ptx, "sm_90a", "tma"), "tma kernel: ptxas");
+            CHECK(count_of(ptx, "mbarrier.init.shared::cta.b64") == 1 && count_of(ptx, "fence.mbarrier_init.release.cluster;") == 1,
+                  "tma: one mbarrier init, fenced");
+            CHECK(count_of(ptx, "mbarrier.arrive.expect_tx.shared::cta.b64") == 1 &&
+                      strstr(ptx, "], 65536;") != NULL, "tma: arrive expecting 65536 bytes");
+            CHECK(count_of(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") == 2 + 4,
+                  "tma: two 64-column boxes of A, four 32-row (K-major, 64-byte) boxes of B");
+            CHECK(strstr(ptx, "+16384], [%rd") != NULL && strstr(ptx, "+24576], [%rd") != NULL,
+                  "tma: A's second box 128 rows x 128 bytes further, B's fourth 3 x 128 x 64 bytes");
+            CHECK(count_of(ptx, "mbarrier.try_wait.parity.shared::cta.b64") == 1 && count_of(ptx, "bar.sync 0;") == 1,
+                  "tma: one wait loop, one barrier per iteration");
+        }
+    }
+    nr_arena_free(&a);
+}
+
 static void test_kernels(void) {
     NrContext *ctx = nr_context_create();
     static const struct {
@@ -788,7 +919,9 @@ int main(void) {
     have_ptxas = access(PTXAS, X_OK) == 0;
     if (!have_ptxas) printf("test_wgmma: %s not found; PTX is emitted but not assembled\n", PTXAS);
     test_descriptors();
+    test_tma_boxes();
     test_model();
+    test_tma_kernel();
     test_kernels();
     printf("test_wgmma: %d checks, %d failures, %d ptxas runs\n", checks, failures, assembled);
     return failures ? 1 : 0;
