@@ -905,7 +905,7 @@ static void test_kernels(void) {
     ptx = compile(ctx, "mm", "*fp32:16, *fp32:16, *fp32:16, i32:16, i32:16, i32:16, i32:16, 1, 1, i32:16, i32:16, 128, 128, 32, \"tf32x3\", 3", "sm_90a", 4, 3, "tf32x3");
     if (ptx) CHECK(count_of(ptx, "wgmma") == 0 && count_of(ptx, "mma.sync") > 0, "tf32x3 keeps mma.sync");
     free(ptx);
-    ptx = compile(ctx, "mm", "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, 1, i32:16, 1, i32:16, 128, 128, 64, \"tf32\", 3", "sm_90a", 2, 3, "2 warps");
+    ptx = compile(ctx, "mm", "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, 1, i32:16, 1, i32:16, 128, 128, 64, \"tf32\", 3", "sm_90a", 2, 3, "two_warps");
     if (ptx) CHECK(count_of(ptx, "wgmma") == 0 && count_of(ptx, "mma.sync") > 0, "2 warps keep mma.sync");
     free(ptx);
     nr_context_destroy(ctx);
