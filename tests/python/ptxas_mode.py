@@ -25,8 +25,8 @@ def install():
     ptxas = ptxas_path()
     orig_compile = _jit.JITFunction.compile
 
-    def compile(self, signature, num_warps=4, num_stages=3, stop_after=None, arch=None):
-        k = orig_compile(self, signature, num_warps, num_stages, stop_after, arch)
+    def compile(self, signature, num_warps=4, num_stages=3, stop_after=None, arch=None, **kw):
+        k = orig_compile(self, signature, num_warps, num_stages, stop_after, arch, **kw)
         key = (self.__name__, signature, num_warps, num_stages)
         if arch is None and stop_after is None and key not in _seen:
             _seen.add(key)
