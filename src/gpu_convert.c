@@ -11,6 +11,9 @@
  *   - dot results: an mma (tensor-core) layout, operands converted to its
  *     dot_op layouts; where tensor cores cannot run the dot, a blocked
  *     accumulator with dot_op operands of it (the FMA fallback, docs/gpu.md);
+ *     on sm_90a, dots wgmma can run become warp_group_dot with an mma
+ *     version 3 accumulator and operands in nvmma buffers (A may stay in
+ *     registers);
  *   - loop-carried values and if results: the default of their shape.
  * Then every operand whose layout differs from what its op requires is
  * converted (convert_layout); gpu-remove-converts removes what it can. */

@@ -23,7 +23,13 @@
  * zeros without reading the source.  Anything narrower, or a non-zero
  * `other`, is copied synchronously (ld.global, st.shared): async_copy
  * only promises the data by the matching async_wait, and the barriers
- * gpu-barriers placed around the buffer order the plain stores as well. */
+ * gpu-barriers placed around the buffer order the plain stores as well.
+ *
+ * In a function with a warp_group_dot (wgmma reads through the async
+ * proxy), buffer stores and cp.async waits are followed by
+ * fence.proxy.async.  mbarriers and TMA copies (sm_90): thread 0
+ * initializes, arrives and issues cp.async.bulk.tensor boxes; every
+ * reader waits on the mbarrier's phase (see nr_tma_plan). */
 #include "ptx.h"
 
 #include <stdio.h>
