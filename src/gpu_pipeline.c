@@ -63,9 +63,10 @@
  *     yield acc'', ...
  *   acc = warp_group_dot_wait acc {num = 0}
  *
- * with the copies D = S - 2 iterations ahead instead of S - 1: the stage
+ * with the copies D = NB - 2 iterations ahead in NB buffers: the stage
  * they overwrite was read by the dot two iterations back, which every
- * warpgroup has waited for before the barrier. */
+ * warpgroup has waited for before the barrier.  NB is S + 1 where shared
+ * memory has room (the copies stay S - 1 ahead), else S. */
 enum { MAX_CLONE = 64 };
 
 typedef struct Cand {
@@ -357,6 +358,20 @@ static NrOpId async_dot(Pipe *p, const Cand *cands, int nc) {
     return wg;
 }
 
+/* Shared memory an extra stage of an async dot's loop may take: sm_90's
+ * 227 KiB less room for other buffers and the epilogue's scratch. */
+enum { ASYNC_SMEM_BUDGET = 227 * 1024 - 16 * 1024 };
+
+/* Bytes of one stage: every candidate's tile. */
+static int64_t stage_bytes(const Pipe *p, const Cand *cands, int nc) {
+    int64_t n = 0;
+    for (int k = 0; k < nc; k++) {
+        NrTypeId t = p->f->vals[p->f->ops[cands[k].load].results[0]].type;
+        n += nr_type_numel(p->m, t) * nr_dtype_info[p->m->types[t].dtype].bytes;
+    }
+    return n;
+}
+
 /* Dot wg (see async_dot) becomes asynchronous: a wait for all but its own
  * group follows it in the body, and one for every group the loop's
  * result. */
@@ -394,10 +409,14 @@ static void pipeline_loop(Pipe *p) {
     }
     if (!nc) return;
     /* an async warp_group_dot reads its stage until the next iteration's
-     * wait: the copies then run one iteration less ahead (the stage they
-     * overwrite is the one two dots back) */
+     * wait: the stage the copies overwrite must be the one two dots back.
+     * With NB buffers the copies run NB - 2 iterations ahead: one more
+     * buffer than stages keeps them S - 1 ahead where shared memory allows,
+     * else they run S - 2 ahead in S buffers. */
     NrOpId wg = async_dot(p, cands, nc);
-    int D = wg ? S - 2 : S - 1;
+    int NB = S;
+    if (wg && (int64_t)(S + 1) * stage_bytes(p, cands, nc) <= ASYNC_SMEM_BUDGET) NB = S + 1;
+    int D = wg ? NB - 2 : S - 1;
     NrValId lb = f->ops[p->loop].opnds[0], ub = f->ops[p->loop].opnds[1], step = f->ops[p->loop].opnds[2];
     NrTypeId ivt = f->vals[lb].type, i1 = nr_type_scalar(m, NR_DT_I1);
     NrValId iv = f->blocks[body].args[0];
@@ -413,7 +432,7 @@ static void pipeline_loop(Pipe *p) {
         else bt.layout = staging_layout(m, t, nr_gpu_layout_of(f, f->ops[c->load].opnds[0]));
         c->view = nr_type_intern(m, &bt);
         bt.rank = (uint8_t)(t->rank + 1);
-        bt.shape[0] = S;
+        bt.shape[0] = NB;
         for (int i = 0; i < t->rank; i++) bt.shape[i + 1] = t->shape[i];
         NrTypeId all = nr_type_intern(m, &bt);
         c->buf = nr_build1(&b, NR_OP_LOCAL_ALLOC, all, 0, NULL);
@@ -452,7 +471,7 @@ static void pipeline_loop(Pipe *p) {
     }
     inits[nc] = const_i32(&b, m, 0);
     inits[nc + 1] = const_i32(&b, m, D);
-    NrValId consts[3] = {const_i32(&b, m, 1), const_i32(&b, m, S), inits[nc]};
+    NrValId consts[3] = {const_i32(&b, m, 1), const_i32(&b, m, NB), inits[nc]};
     NrValId k_ahead = nr_build_const_int(&b, ivt, D);
     NrValId mk[2] = {step, k_ahead};
     NrValId ahead = nr_build1(&b, NR_OP_MUL, ivt, 2, mk); /* D * step, loop-invariant */

@@ -13,6 +13,7 @@
 # RUN: nereid ir %s -k areg -s '*fp16:16, *fp16:16, *fp32:16, i32:16, 64, 64, 32' --arch sm_90a --after gpu-convert | filecheck %s --check-prefix=AREG
 # RUN: nereid ir %s -k mmp -s '*fp16:16, *fp16:16, *fp32:16, i32:16, 128, 128, 64' --arch sm_90a --num-stages 4 --after gpu-barriers | filecheck %s --check-prefix=PIPE
 # RUN: nereid ir %s -k mmp -s '*fp16:16, *fp16:16, *fp32:16, i32:16, 128, 128, 64' --arch sm_90a --num-stages 2 --after gpu-barriers | filecheck %s --check-prefix=SYNC
+# RUN: nereid ir %s -k mmp -s '*fp16:16, *fp16:16, *fp32:16, i32:16, 128, 256, 64' --arch sm_90a --num-warps 8 --num-stages 4 --after gpu-barriers | filecheck %s --check-prefix=FULL
 # RUN: nereid ir %s -k mm -s '*fp16:16, *fp16:16, *fp32:16, i32:16, 128, 128, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=STORE
 import triton
 import triton.language as tl
@@ -121,15 +122,16 @@ def mmp(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.const
 # STORE-NEXT: barrier
 # STORE-NEXT: warp_group_dot
 
-# The pipelined loop, 4 stages: the copies run 2 iterations ahead (2
-# stages in the prologue), the dot is asynchronous with one group in
-# flight, all waited for after the loop.
-# PIPE: local_alloc {smem_offset = {{[0-9]+}}} : !smem<4x128x64xf16, #[[SA:L[0-9]+]]>
-# PIPE: local_alloc {smem_offset = {{[0-9]+}}} : !smem<4x64x128xf16, #[[SB:L[0-9]+]]>
-# PIPE-COUNT-2: async_commit_group
+# The pipelined loop, 4 stages: the dot is asynchronous with one group in
+# flight, all waited for after the loop; with room for a fifth buffer (the
+# stage two dots back is the one the copies overwrite) they still run 3
+# iterations ahead (3 stages in the prologue).
+# PIPE: local_alloc {smem_offset = {{[0-9]+}}} : !smem<5x128x64xf16, #[[SA:L[0-9]+]]>
+# PIPE: local_alloc {smem_offset = {{[0-9]+}}} : !smem<5x64x128xf16, #[[SB:L[0-9]+]]>
+# PIPE-COUNT-3: async_commit_group
 # PIPE-NOT: async_commit_group
 # PIPE: for
-# PIPE: async_wait {num = 1}
+# PIPE: async_wait {num = 2}
 # PIPE: barrier
 # PIPE: async_copy
 # PIPE: async_commit_group
@@ -149,3 +151,13 @@ def mmp(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.const
 # SYNC: warp_group_dot
 # SYNC-NOT: is_async
 # SYNC-NOT: warp_group_dot_wait
+
+# 128 x 256 x 64 in 4 stages: no room for a fifth 48 KiB buffer; the copies
+# run 2 iterations ahead in 4.
+# FULL: local_alloc {smem_offset = {{[0-9]+}}} : !smem<4x128x64xf16
+# FULL: local_alloc {smem_offset = {{[0-9]+}}} : !smem<4x64x256xf16
+# FULL-COUNT-2: async_commit_group
+# FULL-NOT: async_commit_group
+# FULL: for
+# FULL: async_wait {num = 1}
+# FULL: warp_group_dot {{.*}} {is_async = true}

@@ -5,7 +5,7 @@
 # orders them, and each warpgroup issues wgmma.mma_async m64n128k16 with
 # matrix descriptors for A (K-major) and B (N-major: transposed), fenced,
 # committed and left in flight (waited for by the next iteration, and all
-# after the loop) while the copies run 2 iterations ahead.  The descriptors' high words: SBO 1024 >> 4 =
+# after the loop) while the copies run 3 iterations ahead (5 buffers).  The descriptors' high words: SBO 1024 >> 4 =
 # 64 and the 128-byte swizzle (mode 1 in bits 62-63); the low words' LBO:
 # 1 for K-major A, rows x 128 = 8192 >> 4 = 512 for N-major B.  sm_90
 # without 'a' keeps mma.sync.
@@ -19,7 +19,7 @@
 # CHECK: cp.async.cg.shared.global
 # CHECK: cp.async.commit_group;
 # The loop.
-# CHECK: cp.async.wait_group 1;
+# CHECK: cp.async.wait_group 2;
 # CHECK-NEXT: fence.proxy.async.shared::cta;
 # CHECK-NOT: wgmma
 # CHECK: bar.sync 0;
