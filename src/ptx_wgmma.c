@@ -448,6 +448,100 @@ static bool wg_types(NrPtx *p, NrOpId op, NrDtype adt, NrDtype bdt, NrDtype rdt,
     return true;
 }
 
+/* One warp_group_dot being emitted. */
+typedef struct Wg {
+    NrWgmmaPlan pl;
+    NrDtype adt;
+    int R;                     /* accumulator registers */
+    bool a_buf, h16, ints, trans_ok;
+    NrPtxVal *av, *cv;
+    char ins[128];             /* wgmma.mma_async...m64nNkK.D.A.B */
+} Wg;
+
+/* D registers, by accumulator register: its own (in place), fresh copies,
+ * or for f16 accumulators f16x2 words keyed by the first of each pair. */
+static NrPv *acc_regs(NrPtx *p, Wg *w, NrValId c) {
+    NrPv *d = nr_alloc(p->a, sizeof(NrPv) * (size_t)w->R);
+    const NrPv *e = w->cv->e;
+    if (!w->h16 && in_place(p, c, w->cv)) {
+        memcpy(d, e, sizeof(NrPv) * (size_t)w->R);
+    } else if (!w->h16) {
+        for (int i = 0; i < w->R; i++) {
+            d[i] = (NrPv){e[i].k, nr_ptx_newreg(p, (NrPk)e[i].k), 0};
+            nr_pb_mov_to(p, d[i], e[i]);
+        }
+    } else {
+        for (int i = 0; i < w->pl.ninstr; i++) {
+            if (!w->pl.ins[i].first) continue;
+            for (int j = 0; j < w->pl.nd; j += 2) {
+                int r0 = w->pl.ins[i].d[j], r1 = w->pl.ins[i].d[j + 1];
+                d[r0] = nr_pb_mov(p, nr_ptx_inreg(p, nr_pb_pack(p, e[r0], e[r1])));
+            }
+        }
+    }
+    return d;
+}
+
+/* A in registers: the four 32-bit words of each instruction's slots (tf32
+ * rounded as the interpreter rounds). */
+static NrPv *a_words(NrPtx *p, const Wg *w) {
+    int epw = 4 / nr_ptx_smem_es(w->adt);
+    NrPv *aw = nr_alloc(p->a, sizeof(NrPv) * (size_t)w->pl.ninstr * 4);
+    for (int i = 0; i < w->pl.ninstr; i++)
+        for (int k = 0; k < 4; k++) {
+            NrPv e[4];
+            for (int j = 0; j < epw; j++) {
+                e[j] = w->av->e[w->pl.ins[i].a[k * epw + j]];
+                if (w->adt == NR_DT_F32) e[j] = nr_pb_un(p, NR_PO_TF32, NR_PT_F32, e[j]);
+            }
+            aw[i * 4 + k] = nr_ptx_inreg(p, nr_ptx_pack_word(p, w->adt, e));
+        }
+    return aw;
+}
+
+/* wgmma.fence, then every instruction of the plan. */
+static void issue(NrPtx *p, const Wg *w, NrPv *d, const NrPv *aw, NrPv abase, NrPv bbase) {
+    const NrWgmmaPlan *pl = &w->pl;
+    NrPv scale_d = nr_ptx_inreg(p, nr_pv_pred(true));
+    DescGen ga, gb;
+    memset(&ga, 0, sizeof ga);
+    descgen_init(p, &gb, &pl->B, bbase);
+    if (w->a_buf) descgen_init(p, &ga, &pl->A, abase);
+    nr_ptx_emit(p, "wgmma.fence.sync.aligned;");
+    int nwords = w->h16 ? pl->nd / 2 : pl->nd;
+    NrPv *dl = nr_alloc(p->a, sizeof(NrPv) * (size_t)nwords);
+    char tail[48];
+    if (w->ints) snprintf(tail, sizeof tail, "%s", "");
+    else if (!w->trans_ok) snprintf(tail, sizeof tail, ", 1, 1");
+    else if (w->a_buf) snprintf(tail, sizeof tail, ", 1, 1, %d, %d", pl->A.trans, pl->B.trans);
+    else snprintf(tail, sizeof tail, ", 1, 1, %d", pl->B.trans);
+    for (int i = 0; i < pl->ninstr; i++) {
+        const NrWgmmaInstr *in = &pl->ins[i];
+        for (int j = 0; j < nwords; j++) dl[j] = d[in->d[w->h16 ? 2 * j : j]];
+        /* (register names live in a short ring: format them last) */
+        int32_t dra = w->a_buf ? desc_of(p, &ga, in->aoff) : 0, drb = desc_of(p, &gb, in->boff);
+        const char *dlist = reg_list(p, dl, nwords);
+        const char *da = w->a_buf ? nr_strdup(p->a, nr_ptx_reg(p, dra)) : reg_list(p, aw + i * 4, 4);
+        const char *db = nr_strdup(p->a, nr_ptx_reg(p, drb));
+        nr_ptx_emit(p, "%s %s, %s, %s, %s%s;", w->ins, dlist, da, db, nr_ptx_reg(p, scale_d.r), tail);
+    }
+}
+
+/* The result's elements: D itself, or the f16 words unpacked. */
+static NrPv *result_of(NrPtx *p, const Wg *w, const NrPv *d) {
+    NrPv *res = nr_alloc(p->a, sizeof(NrPv) * (size_t)w->R);
+    if (!w->h16) {
+        memcpy(res, d, sizeof(NrPv) * (size_t)w->R);
+        return res;
+    }
+    for (int i = 0; i < w->pl.ninstr; i++) {
+        if (!w->pl.ins[i].first) continue;
+        for (int j = 0; j < w->pl.nd; j += 2)
+            nr_pb_unpack(p, d[w->pl.ins[i].d[j]], &res[w->pl.ins[i].d[j]], &res[w->pl.ins[i].d[j + 1]]);
+    }
+    return res;
+}
+
 bool nr_ptx_op_warp_group_dot(NrPtx *p, NrOpId op) {
     const NrOp *o = &p->f->ops[op];
     NrValId a = o->opnds[0], b = o->opnds[1], c = o->opnds[2], r = o->results[0];
@@ -457,9 +551,11 @@ bool nr_ptx_op_warp_group_dot(NrPtx *p, NrOpId op) {
     }
     const NrType *rt = nr_type(p->m, nr_val_type(p->f, r)), *at = nr_type(p->m, nr_val_type(p->f, a));
     const NrType *bt = nr_type(p->m, nr_val_type(p->f, b));
+    Wg w;
+    memset(&w, 0, sizeof w);
     int cl = nr_ptx_lay(p, nr_val_type(p->f, r));
-    NrPtxVal *cv = nr_ptx_val(p, c);
-    if (cl < 0 || cv->lay != cl || rt->layout <= 0) {
+    w.cv = nr_ptx_val(p, c);
+    if (cl < 0 || w.cv->lay != cl || rt->layout <= 0) {
         nr_ptx_error(p, "malformed 'warp_group_dot'");
         return false;
     }
@@ -467,114 +563,52 @@ bool nr_ptx_op_warp_group_dot(NrPtx *p, NrOpId op) {
     NrWgmmaBuf Ab, Bb;
     const NrPtxLay *Ar = NULL;
     int kw = nr_dtype_info[type_dt(bt)].bytes >= 4 ? 1 : 4 / nr_dtype_info[type_dt(bt)].bytes;
-    bool a_buf = at->kind == NR_TK_MEMDESC;
-    if (!buffer_of(p, b, &Bb) || (a_buf && !buffer_of(p, a, &Ab))) {
+    w.a_buf = at->kind == NR_TK_MEMDESC;
+    if (!buffer_of(p, b, &Bb) || (w.a_buf && !buffer_of(p, a, &Ab))) {
         nr_ptx_error(p, "warp_group_dot: an operand buffer has no linear shared-memory layout");
         return false;
     }
-    NrPtxVal *av = NULL;
-    if (!a_buf) {
-        av = nr_ptx_val(p, a);
-        if (av->lay < 0 || at->layout <= 0) {
+    if (!w.a_buf) {
+        w.av = nr_ptx_val(p, a);
+        if (w.av->lay < 0 || at->layout <= 0) {
             nr_ptx_error(p, "malformed 'warp_group_dot'");
             return false;
         }
-        Ar = &p->lays[av->lay];
+        Ar = &p->lays[w.av->lay];
         kw = p->m->layouts[at->layout].k_width;
     }
-    NrDtype adt = type_dt(at), bdt = type_dt(bt), rdt = type_dt(rt);
-    char ins[128];
-    bool ints, trans_ok;
-    if (!wg_types(p, op, adt, bdt, rdt, ins, sizeof ins, rl->instr[1], rl->instr[2], &ints, &trans_ok)) return false;
-    NrWgmmaPlan pl;
+    w.adt = type_dt(at);
+    NrDtype rdt = type_dt(rt);
+    if (!wg_types(p, op, w.adt, type_dt(bt), rdt, w.ins, sizeof w.ins, rl->instr[1], rl->instr[2], &w.ints,
+                  &w.trans_ok))
+        return false;
     char why[160];
-    if (!nr_wgmma_plan(rl, &p->lays[cl], Ar, kw, a_buf ? &Ab : NULL, &Bb, p->a, &pl, why, sizeof why)) {
+    if (!nr_wgmma_plan(rl, &p->lays[cl], Ar, kw, w.a_buf ? &Ab : NULL, &Bb, p->a, &w.pl, why, sizeof why)) {
         nr_ptx_error(p, "warp_group_dot: the layouts do not fit wgmma: %s", why);
         return false;
     }
-    int R = 1 << p->lays[cl].nreg;
-    bool h16 = rdt == NR_DT_F16, async = nr_op_int(p->f, op, NR_A_IS_ASYNC, 0) != 0;
-    if (async && (h16 || !a_buf || !in_place(p, c, cv))) {
+    w.R = 1 << p->lays[cl].nreg;
+    w.h16 = rdt == NR_DT_F16;
+    bool async = nr_op_int(p->f, op, NR_A_IS_ASYNC, 0) != 0;
+    if (async && (w.h16 || !w.a_buf || !in_place(p, c, w.cv))) {
         /* its accumulator may still be written by the previous dot: it cannot be copied */
         nr_ptx_error(p, "warp_group_dot: an async dot needs A in a buffer and a 32-bit loop-carried accumulator "
                         "that it alone uses (internal inconsistency of gpu-pipeline)");
         return false;
     }
-    /* D registers: the accumulator's own, or fresh copies; f16 pairs packed in words */
-    NrPv *d = nr_alloc(p->a, sizeof(NrPv) * (size_t)R);
-    if (!h16 && in_place(p, c, cv)) {
-        memcpy(d, cv->e, sizeof(NrPv) * (size_t)R);
-    } else if (!h16) {
-        for (int i = 0; i < R; i++) {
-            d[i] = (NrPv){cv->e[i].k, nr_ptx_newreg(p, (NrPk)cv->e[i].k), 0};
-            nr_pb_mov_to(p, d[i], cv->e[i]);
-        }
-    } else {
-        for (int i = 0; i < pl.ninstr; i++) {
-            if (!pl.ins[i].first) continue;
-            for (int j = 0; j < pl.nd; j += 2) {
-                int r0 = pl.ins[i].d[j], r1 = pl.ins[i].d[j + 1];
-                d[r0] = nr_ptx_inreg(p, nr_pb_pack(p, cv->e[r0], cv->e[r1]));
-                d[r0] = nr_pb_mov(p, d[r0]);
-            }
-        }
-    }
-    /* A in registers: 32-bit words of its slots */
-    NrPv *aw = NULL;
-    int epw = 4 / nr_ptx_smem_es(adt);
-    if (!a_buf) {
-        aw = nr_alloc(p->a, sizeof(NrPv) * (size_t)pl.ninstr * 4);
-        for (int i = 0; i < pl.ninstr; i++)
-            for (int w = 0; w < 4; w++) {
-                NrPv e[4];
-                for (int j = 0; j < epw; j++) {
-                    e[j] = av->e[pl.ins[i].a[w * epw + j]];
-                    if (adt == NR_DT_F32) e[j] = nr_pb_un(p, NR_PO_TF32, NR_PT_F32, e[j]); /* as the interpreter rounds */
-                }
-                aw[i * 4 + w] = nr_ptx_inreg(p, nr_ptx_pack_word(p, adt, e));
-            }
-    }
-    if (adt == NR_DT_F32) {
-        if (a_buf) round_tf32(p, nr_ptx_val(p, a)->e[0], Ab.map.bytes);
-        round_tf32(p, nr_ptx_val(p, b)->e[0], Bb.map.bytes);
+    NrPv *d = acc_regs(p, &w, c);
+    NrPv *aw = w.a_buf ? NULL : a_words(p, &w);
+    NrPv abase = w.a_buf ? nr_ptx_val(p, a)->e[0] : nr_pv_i32(0), bbase = nr_ptx_val(p, b)->e[0];
+    if (w.adt == NR_DT_F32) {
+        if (w.a_buf) round_tf32(p, abase, Ab.map.bytes);
+        round_tf32(p, bbase, Bb.map.bytes);
         nr_ptx_emit(p, "fence.proxy.async.shared::cta;");
         nr_ptx_bar(p);
     }
-    NrPv scale_d = nr_ptx_inreg(p, nr_pv_pred(true));
-    DescGen ga, gb;
-    descgen_init(p, &gb, &pl.B, nr_ptx_val(p, b)->e[0]);
-    if (a_buf) descgen_init(p, &ga, &pl.A, nr_ptx_val(p, a)->e[0]);
-    nr_ptx_emit(p, "wgmma.fence.sync.aligned;");
-    int nwords = h16 ? pl.nd / 2 : pl.nd;
-    NrPv *dl = nr_alloc(p->a, sizeof(NrPv) * (size_t)nwords);
-    for (int i = 0; i < pl.ninstr; i++) {
-        const NrWgmmaInstr *in = &pl.ins[i];
-        for (int j = 0; j < nwords; j++) dl[j] = d[in->d[h16 ? 2 * j : j]];
-        /* (register names live in a short ring: format them last) */
-        int32_t dra = a_buf ? desc_of(p, &ga, in->aoff) : 0, drb = desc_of(p, &gb, in->boff);
-        const char *dlist = reg_list(p, dl, nwords);
-        const char *da = a_buf ? nr_strdup(p->a, nr_ptx_reg(p, dra)) : reg_list(p, aw + i * 4, 4);
-        const char *db = nr_strdup(p->a, nr_ptx_reg(p, drb));
-        char tail[48];
-        if (ints) snprintf(tail, sizeof tail, "%s", "");
-        else if (!trans_ok) snprintf(tail, sizeof tail, ", 1, 1");
-        else if (a_buf) snprintf(tail, sizeof tail, ", 1, 1, %d, %d", pl.A.trans, pl.B.trans);
-        else snprintf(tail, sizeof tail, ", 1, 1, %d", pl.B.trans);
-        nr_ptx_emit(p, "%s %s, %s, %s, %s%s;", ins, dlist, da, db, nr_ptx_reg(p, scale_d.r), tail);
-    }
+    issue(p, &w, d, aw, abase, bbase);
     nr_ptx_emit(p, "wgmma.commit_group.sync.aligned;");
     if (!async) nr_ptx_emit(p, "wgmma.wait_group.sync.aligned 0;");
-    NrPv *res = nr_alloc(p->a, sizeof(NrPv) * (size_t)R);
-    if (!h16) {
-        memcpy(res, d, sizeof(NrPv) * (size_t)R);
-    } else {
-        for (int i = 0; i < pl.ninstr; i++) {
-            if (!pl.ins[i].first) continue;
-            for (int j = 0; j < pl.nd; j += 2)
-                nr_pb_unpack(p, d[pl.ins[i].d[j]], &res[pl.ins[i].d[j]], &res[pl.ins[i].d[j + 1]]);
-        }
-    }
-    nr_ptx_set(p, r, res, R);
+    nr_ptx_set(p, r, result_of(p, &w, d), w.R);
     return true;
 }
 
