@@ -7,7 +7,9 @@
 #   1. the driver smoke test (build/tests/rt_smoke);
 #   2. the end-to-end corpus on the GPU (make gpu-test: every launch runs on
 #      the interpreter and on the GPU, results compared);
-#   3. the memory-bound benchmarks against Triton and torch (bench/run.py).
+#   3. the SASS of the Hopper kernels (tools/hopper_sass.sh: HGMMA, QGMMA,
+#      IGMMA, UTMALDG), where the CUDA toolkit's cuobjdump is installed;
+#   4. the memory-bound benchmarks against Triton and torch (bench/run.py).
 # and prints one summary table.  Logs and results go to DIR (default
 # build/gpu_check).  Exit status: 0 when every step passed.
 set -u
@@ -41,9 +43,12 @@ step() { # name, command...
     return $rc
 }
 
-step build make -j"$JOBS" all pyext build/tests/rt_smoke PYTHON="$PY" WERROR= || { cat "$OUT/build.log" | tail -30; }
+step build make -j"$JOBS" all pyext build/tests/rt_smoke build/tests/test_wgmma PYTHON="$PY" WERROR= || { cat "$OUT/build.log" | tail -30; }
 step rt_smoke build/tests/rt_smoke
 step gpu_e2e make gpu-test GPU_PYTHON="$PY" WERROR=
+if command -v cuobjdump >/dev/null || [ -x /usr/local/cuda/bin/cuobjdump ]; then
+    step hopper_sass tools/hopper_sass.sh "$OUT/hopper_sass"
+fi
 [ -n "$BENCH" ] && step bench "$PY" bench/run.py --no-build $QUICK --only "$BENCH" --out "$OUT/bench" --json --time-limit 280
 
 echo
@@ -57,5 +62,6 @@ done
 echo
 grep -E "passed|failed" "$OUT/gpu_e2e.log" | tail -1
 grep -E "^(FAILED|ERROR) " "$OUT/gpu_e2e.log" | head -40
+[ -f "$OUT/hopper_sass.log" ] && cat "$OUT/hopper_sass.log"
 [ -f "$OUT/bench.log" ] && tail -40 "$OUT/bench.log"
 exit $status

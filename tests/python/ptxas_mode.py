@@ -1,6 +1,6 @@
 """PTX check of the end-to-end suite (NEREID_TEST_PTXAS=1, part of `make test`).
 
-Every kernel a test launches is also compiled for sm_80 and sm_90 with the
+Every kernel a test launches is also compiled for sm_80, sm_90 and sm_90a (wgmma) with the
 same specialization, and its PTX is assembled with ptxas, which must accept
 it without errors.  Needs no GPU: only ptxas (CUDA toolkit)."""
 import importlib
@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 
 _jit = importlib.import_module("nereid.runtime.jit")
-ARCHS = ("sm_80", "sm_90")
+ARCHS = ("sm_80", "sm_90", "sm_90a")
 _seen = set()
 
 

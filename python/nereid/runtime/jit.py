@@ -191,7 +191,8 @@ def _buffer_of(fn_name, name, v):
 
 
 def _arch_for(device):
-    """The PTX target for a CUDA device: NEREID_ARCH if set, else from its compute capability."""
+    """The PTX target for a CUDA device: NEREID_ARCH if set, else from its compute capability
+    (sm_90a on Hopper, for wgmma; sm_90 with NEREID_DISABLE_HOPPER=1)."""
     env = os.environ.get("NEREID_ARCH")
     if env:
         return env
@@ -201,7 +202,7 @@ def _arch_for(device):
     except Exception:  # no driver: the oldest target Nereid supports
         return "sm_80"
     if major >= 9:
-        return "sm_90"
+        return "sm_90" if os.environ.get("NEREID_DISABLE_HOPPER", "") not in ("", "0") or major > 9 else "sm_90a"
     return f"sm_{major}{minor}" if (major, minor) in ((8, 0), (8, 6), (8, 9)) else "sm_80"
 
 
