@@ -25,7 +25,7 @@ def _tol(dtype):
     return 1e-2  # bf16 / fp8 via ml_dtypes
 
 
-def _compare(name, gpu, ref):
+def _compare(name, gpu, ref, tol=None):
     if gpu.dtype.kind in "biu":
         bad = np.count_nonzero(gpu != ref)
         if bad:
@@ -38,7 +38,7 @@ def _compare(name, gpu, ref):
     m = ~np.isnan(r)
     den = np.linalg.norm(r[m])
     err = np.linalg.norm(g[m] - r[m]) / (den if den > 0 else 1.0)
-    if err > _tol(gpu.dtype):
+    if err > max(_tol(gpu.dtype), tol or 0.0):
         return f"{name}: relative error {err:.2e} against the interpreter"
     return None
 
@@ -78,6 +78,9 @@ def install():
             dev[("k", k)] = _as_tensor(torch, a)
             gkw[k] = dev[("k", k)]
         compiled = orig_run(self, *gargs, grid=grid, **gkw)
+        # Hopper's fp8 tensor cores add products with about 14 bits: the fp32
+        # results of launches with fp8 inputs are held to 1e-3
+        fp8 = any(a.dtype.itemsize == 1 and a.dtype.name.startswith("float8") for _, a in arrays + karrays)
         torch.cuda.synchronize()
         # 3. compare and copy back
         for (kind, key), t in dev.items():
@@ -89,7 +92,7 @@ def install():
             got = host.numpy().reshape(a.shape)
             if got.dtype != a.dtype:
                 got = got.view(a.dtype)
-            msg = _compare(f"{self.__name__} argument {key}", got, ref)
+            msg = _compare(f"{self.__name__} argument {key}", got, ref, 1e-3 if fp8 else None)
             if msg:
                 _mismatches.append(msg)
                 raise AssertionError(msg)

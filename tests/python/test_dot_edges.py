@@ -96,8 +96,11 @@ def run_dot(rng, name, M, N, K, a_col, b_col, BM, BN, BK, warps, stages):
         a64, b64 = _tf32(a.astype(np.float32)).astype(np.float64), _tf32(b.astype(np.float32)).astype(np.float64)
     ref = a64 @ b64
     # The operands are exact in the reference (tf32 rounded the same way), so
-    # only the fp32 accumulation differs: its error grows with K.
-    assert rel_err(c, ref) < 2e-6 * max(1.0, np.sqrt(K) / 4)
+    # only the fp32 accumulation differs: its error grows with K.  Hopper's fp8
+    # tensor cores (wgmma) add their products with about 14 bits, as they do for
+    # cuBLAS and Triton: fp8 dots are held to 1e-3.
+    tol = 1e-3 if name.startswith("f8") else 2e-6 * max(1.0, np.sqrt(K) / 4)
+    assert rel_err(c, ref) < tol
 
 
 DTYPES = ["f16", "bf16", "tf32", "ieee", "i8", "f8e4m3", "f8e5m2"]

@@ -142,7 +142,8 @@ def run_matmul(rng, name, M, N, K, b_col, BM, BN, BK, warps, stages, out_f16=Fal
     if name == "tf32":
         a64, b64 = _tf32(a).astype(np.float64), _tf32(b).astype(np.float64)
     ref = a64 @ b64
-    tol = 2e-3 if out_f16 else 2e-6 * max(1.0, np.sqrt(K) / 4)
+    # fp8 wgmma adds its products with about 14 bits (as for cuBLAS and Triton)
+    tol = 2e-3 if out_f16 else 1e-3 if name.startswith("f8") else 2e-6 * max(1.0, np.sqrt(K) / 4)
     assert rel_err(c, ref) < tol
 
 
