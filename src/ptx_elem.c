@@ -546,14 +546,61 @@ NrPv nr_pe_math(NrPtx *p, const char *fn, NrDtype dt, int n, const NrPv *x) {
     if (!fn) fn = "";
     if (strncmp(fn, "__nv_", 5) == 0) fn += 5;
     if (dt != NR_DT_F32 && dt != NR_DT_F64) {
-        NrPv y[3];
-        for (int i = 0; i < n && i < 3; i++) y[i] = nr_pe_to_f32(p, dt, x[i]);
+        NrPv y[4];
+        for (int i = 0; i < n && i < 4; i++) y[i] = nr_pe_to_f32(p, dt, x[i]);
         if (strcmp(fn, "fma") == 0 && n == 3) return nr_pe_fma(p, dt, x[0], x[1], x[2]);
         return nr_pe_from_f32(p, dt, nr_pe_math(p, fn, NR_DT_F32, n, y));
     }
     NrPv out;
     if (nr_pm_call(p, fn, dt == NR_DT_F64 ? NR_PK_F64 : NR_PK_F32, n, x, &out)) return out;
     nr_ptx_error(p, "math function '%s' of %d operand%s is not supported", fn, n, n == 1 ? "" : "s");
+    return x[0];
+}
+
+/* --- libdevice's integer functions (the imath op) ----------------------------------------------------- */
+/* Operands and result of dtype dt (8- and 16-bit ones normalized in .b32). */
+NrPv nr_pe_imath(NrPtx *p, const char *fn, NrDtype dt, const NrPv *x) {
+    NrPt it = int_pt(dt), bt = bit_pt(dt);
+    bool w64 = dt_bits(dt) == 64, sg = nr_dt_is_signed(dt);
+    NrPv r;
+    if (!fn) fn = "";
+    if (strcmp(fn, "clz") == 0 || strcmp(fn, "popc") == 0 || strcmp(fn, "ffs") == 0) {
+        NrPv v = x[0];
+        if (!w64 && dt_bits(dt) < 32) v = nr_pb_bin(p, NR_PO_AND, NR_PT_B32, v, nr_pv_i32(dt_bits(dt) == 8 ? 0xff : 0xffff));
+        NrPv c;
+        if (strcmp(fn, "ffs") == 0) {
+            NrPv z = nr_pb_setp(p, NR_PC_EQ, bt, v, imm_for(dt, 0));
+            c = nr_pb_un(p, NR_PO_CLZ, bt, nr_pb_un(p, NR_PO_BREV, bt, v));
+            c = nr_pb_selp(p, z, nr_pv_i32(0), nr_pb_bin(p, NR_PO_ADD, NR_PT_U32, c, nr_pv_i32(1)));
+        } else {
+            c = nr_pb_un(p, fn[0] == 'c' ? NR_PO_CLZ : NR_PO_POPC, bt, v);
+            if (fn[0] == 'c' && dt_bits(dt) < 32) c = nr_pb_bin(p, NR_PO_SUB, NR_PT_U32, c, nr_pv_i32(32 - dt_bits(dt)));
+        }
+        return w64 ? nr_pb_cvt(p, NR_PR_NONE, NR_PT_U64, NR_PT_U32, c) : c;
+    }
+    if (strcmp(fn, "brev") == 0) {
+        r = nr_pb_un(p, NR_PO_BREV, bt, x[0]);
+        if (dt_bits(dt) < 32) r = nr_pb_bin(p, NR_PO_SHR, NR_PT_U32, r, nr_pv_i32(32 - dt_bits(dt)));
+        return norm(p, dt, r);
+    }
+    if (strcmp(fn, "mulhi") == 0) return nr_pb_bin(p, NR_PO_MULHI, it, x[0], x[1]);
+    if (strcmp(fn, "mul24") == 0) {
+        NrPv a = sg ? nr_pb_bin(p, NR_PO_SHR, NR_PT_S32, nr_pb_bin(p, NR_PO_SHL, NR_PT_B32, x[0], nr_pv_i32(8)), nr_pv_i32(8))
+                    : nr_pb_bin(p, NR_PO_AND, NR_PT_B32, x[0], nr_pv_i32(0xffffff));
+        NrPv b = sg ? nr_pb_bin(p, NR_PO_SHR, NR_PT_S32, nr_pb_bin(p, NR_PO_SHL, NR_PT_B32, x[1], nr_pv_i32(8)), nr_pv_i32(8))
+                    : nr_pb_bin(p, NR_PO_AND, NR_PT_B32, x[1], nr_pv_i32(0xffffff));
+        return nr_pb_bin(p, NR_PO_MUL, NR_PT_S32, a, b);
+    }
+    if (strcmp(fn, "hadd") == 0 || strcmp(fn, "rhadd") == 0) { /* (a & b) + ((a ^ b) >> 1), (a | b) - (...) */
+        bool up = fn[0] == 'r';
+        NrPv h = nr_pb_bin(p, NR_PO_SHR, it, nr_pb_bin(p, NR_PO_XOR, bt, x[0], x[1]), nr_pv_i32(1));
+        NrPv c = nr_pb_bin(p, up ? NR_PO_OR : NR_PO_AND, bt, x[0], x[1]);
+        return nr_pb_bin(p, up ? NR_PO_SUB : NR_PO_ADD, it, c, h);
+    }
+    if (strcmp(fn, "sad") == 0) return nr_pb_op3(p, "sad", it, x[0], x[1], x[2]);
+    if (strcmp(fn, "byte_perm") == 0)
+        return nr_pb_op3(p, "prmt", NR_PT_B32, x[0], x[1], nr_pb_bin(p, NR_PO_AND, NR_PT_B32, x[2], nr_pv_i32(0x7777)));
+    nr_ptx_error(p, "integer function '%s' is not supported", fn);
     return x[0];
 }
 
@@ -651,6 +698,7 @@ static NrPv elem(NrPtx *p, NrOpId op, const NrPv *x) {
     case NR_OP_ERF: return nr_pe_unary(p, opc, rdt, x[0]);
     case NR_OP_FMA: return nr_pe_fma(p, rdt, x[0], x[1], x[2]);
     case NR_OP_MATH: return nr_pe_math(p, nr_op_str(p->f, op, NR_A_FN, NULL), rdt, o->nopnds, x);
+    case NR_OP_IMATH: return nr_pe_imath(p, nr_op_str(p->f, op, NR_A_FN, NULL), rdt, x);
     case NR_OP_CMP: return nr_pe_cmp(p, pred_index(nr_op_str(p->f, op, NR_A_PRED, "eq")), adt, x[0], x[1]);
     case NR_OP_SELECT: return nr_pb_selp(p, x[0], x[1], x[2]);
     case NR_OP_CAST: return nr_pe_cast(p, adt, rdt, attr_is(p, op, NR_A_ROUNDING, "rtz"), x[0]);
@@ -717,16 +765,16 @@ bool nr_ptx_op_elem(NrPtx *p, NrOpId op) {
     if (rl == -2) return false;
     int n = rl >= 0 ? 1 << p->lays[rl].nreg : 1;
     int nx = o->nopnds;
-    if (nx > 3) {
+    if (nx > 4) {
         nr_ptx_error(p, "'%s' with %d operands", nr_op_info[o->opc].name, nx);
         return false;
     }
-    NrPv *x[3];
+    NrPv *x[4];
     for (int i = 0; i < nx; i++) x[i] = opnd_in(p, op, i, rl, n);
     NrPv *e = nr_alloc(p->a, sizeof(NrPv) * (size_t)n);
     NrDtype dt = val_dt(p, r);
     if (uniform(x, nx, n)) { /* splats and constants: compute once */
-        NrPv xs[3];
+        NrPv xs[4];
         for (int i = 0; i < nx; i++) xs[i] = x[i][0];
         NrPv v = elem(p, op, xs);
         for (int j = 0; j < n; j++) e[j] = v;
@@ -738,7 +786,7 @@ bool nr_ptx_op_elem(NrPtx *p, NrOpId op) {
                 j++;
                 continue;
             }
-            NrPv xs[3];
+            NrPv xs[4];
             for (int i = 0; i < nx; i++) xs[i] = x[i][j];
             e[j] = elem(p, op, xs);
         }

@@ -653,11 +653,11 @@ static void kern_math(void) {
             NrArena ea;
             nr_arena_init(&ea);
             NrPtx *p = nr_ptx_eval_new(&ea, 80);
-            NrPv in[3] = {nr_pv_f32(0.5f), nr_pv_f32(0.5f), nr_pv_f32(0.5f)}, out;
+            NrPv in[4] = {nr_pv_f32(0.5f), nr_pv_f32(0.5f), nr_pv_f32(0.5f), nr_pv_f32(0.5f)}, out;
             int nin = 1;
-            while (nin <= 3 && !nr_pm_call(p, nr_pm_names[i], NR_PK_F32, nin, in, &out)) nin++;
+            while (nin <= 4 && !nr_pm_call(p, nr_pm_names[i], NR_PK_F32, nin, in, &out)) nin++;
             nr_arena_free(&ea);
-            if (nin > 3) continue;
+            if (nin > 4) continue;
             tx(&t, "    %%m%d = math %%x", id);
             for (int j = 1; j < nin; j++) tx(&t, ", %%x");
             tx(&t, " {fn = \"%s\"} : tensor<128x%s, #L1>\n    store %%q, %%m%d, _\n", nr_pm_names[i], dts[d], id);
