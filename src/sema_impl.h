@@ -250,6 +250,8 @@ enum {
 };
 
 const Builtin *nr_sm_find_builtin(const char *name, unsigned where);
+/* libdevice.<name> (sema_libdevice.c); NULL if there is none. */
+const Builtin *nr_sm_find_libdevice(const char *name);
 /* Bind arguments to the parameters of bi's spec (self first for methods). */
 void nr_sm_bind_args(Sema *s, NrLoc loc, const Builtin *bi, const Val *self, int nargs, const Val *args,
                      const NrLoc *arglocs, int nkw, const char *const *kwnames, const Val *kwargs, const NrLoc *kwlocs,
