@@ -171,6 +171,13 @@ static Val h_abs(Sema *s, const SmCall *c) {
 static Val h_pow(Sema *s, const SmCall *c) {
     const Val *a = args_n(s, c, 2);
     NrValId x = nr_sm_to_ir(s, c->argloc[0], a[0], "argument 0 of libdevice.pow");
+    if (a[1].k == V_CONST && (a[1].c.kind == NR_CV_INT || a[1].c.kind == NR_CV_BOOL) && !is_ptr(s, x) &&
+        (dt_of(s, x) == NR_DT_F32 || dt_of(s, x) == NR_DT_F64)) { /* a constant exponent: a float of x's type */
+        NrCVal e = nr_cv_float(a[1].c.kind == NR_CV_BOOL ? a[1].c.b : a[1].c.is_unsigned ? (double)(uint64_t)a[1].c.i
+                                                                                         : (double)a[1].c.i);
+        NrValId y = nr_sm_const(s, c->loc, nr_sm_tid(s, x), &e);
+        return v_ir(fnop(s, c->loc, NR_OP_MATH, "pow", 2, (NrValId[]){x, y}));
+    }
     NrValId y = nr_sm_to_ir(s, c->argloc[0], a[1], "argument 1 of libdevice.pow");
     if (!is_ptr(s, y) && nr_dt_is_int(dt_of(s, y)) && !is_ptr(s, x) && nr_dt_is_float(dt_of(s, x))) {
         NrDtype d = dt_of(s, x);
