@@ -2059,6 +2059,16 @@ static Val h_constexpr(Sema *s, const SmCall *c) {
     return c->arg[0];
 }
 
+/* tl.tuple(values): the tuple of the values of a list or tuple. */
+static Val h_tuple(Sema *s, const SmCall *c) {
+    Val v = c->arg[0];
+    if (v.k != V_TUPLE || v.tup.desc)
+        nr_sm_fail(s, c->argloc[0], "tl.tuple takes a list or tuple of values, got %s", nr_sm_val_kind(s, v));
+    Val t = nr_sm_tuple(s, v.tup.n);
+    for (int i = 0; i < v.tup.n; i++) t.tup.v[i] = v.tup.v[i];
+    return t;
+}
+
 static Val h_pointer_type(Sema *s, const SmCall *c) {
     NrCVal dt = arg_dtype(s, c, 0);
     return v_const(nr_cv_dtype(dt.dt, dt.ptr + 1));
@@ -2348,6 +2358,7 @@ static const Builtin builtins[] = {
     {"static_assert", TL, "cond, msg=''", h_static_assert, 0, NULL},
     {"device_assert", TL, "cond, msg='', mask=None", h_device_assert, 0, NULL},
     {"constexpr", TL, "value", h_constexpr, 0, NULL},
+    {"tuple", TL, "args, type=None", h_tuple, 0, NULL},
     {"pointer_type", TL, "element_ty, address_space=1, const=False", h_pointer_type, 0, NULL},
     {"range", TL, "arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None, "
                   "disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, disable_licm=False",
@@ -2382,14 +2393,18 @@ static const Builtin builtins[] = {
 /* Triton functions Nereid does not implement (a precise error instead of "not a function"). */
 static const char *const unsupported_tl[] = {
     "map_elementwise", "inline_asm_elementwise", "make_block_ptr", "advance",
-    "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "dot_scaled", "extern_elementwise", "condition", "tensor_descriptor",
-    "float8e4b15", "float8e4b8", "float8e5b16", "tensor", "dtype", "block_type", "tuple", "tuple_type", "slice",
+    "dot_scaled", "extern_elementwise", "condition", "tensor_descriptor",
+    "float8e4b15", "float8e4b8", "float8e5b16", "tensor", "dtype", "block_type", "tuple_type", "slice",
     "void", "const", "constexpr_type", "pi32_t", "target_info",
 };
 
 const Builtin *nr_sm_find_builtin(const char *name, unsigned where) {
     if (where & SM_IN_LIBDEVICE) {
         const Builtin *bi = nr_sm_find_libdevice(name);
+        if (bi) return bi;
+    }
+    if (where & SM_IN_TL) {
+        const Builtin *bi = nr_sm_find_desc_builtin(name);
         if (bi) return bi;
     }
     for (size_t i = 0; i < NR_COUNTOF(builtins); i++)
@@ -2499,11 +2514,11 @@ Val nr_sm_module_attr(Sema *s, NrLoc loc, SmModule mod, const char *name) {
     const Builtin *bi = where ? nr_sm_find_builtin(name, where) : NULL;
     if (bi) return builtin_val(bi, NULL);
     const char *mn = nr_sm_module_name(mod);
-    static const char *const block_ptr_fns[] = {"make_block_ptr", "advance", "make_tensor_descriptor",
-                                                "load_tensor_descriptor", "store_tensor_descriptor",
-                                                "tensor_descriptor"};
+    static const char *const block_ptr_fns[] = {"make_block_ptr", "advance"};
     if (mod == SM_MOD_TL && name_in(name, block_ptr_fns, NR_COUNTOF(block_ptr_fns)))
-        nr_sm_fail(s, loc, "block pointers and tensor descriptors are not supported yet (tl.%s)", name);
+        nr_sm_fail(s, loc, "block pointers are not supported yet (tl.%s); tensor descriptors "
+                           "(tl.make_tensor_descriptor) are",
+                   name);
     if (mod == SM_MOD_TL && name_in(name, unsupported_tl, NR_COUNTOF(unsupported_tl)))
         nr_sm_fail(s, loc, "tl.%s is not supported by Nereid yet", name);
     static const char *const full[] = {[SM_MOD_TRITON] = "triton", [SM_MOD_TL] = "triton.language",

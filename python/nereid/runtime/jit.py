@@ -256,7 +256,10 @@ class JITFunction:
         return bound.arguments
 
     def _signature_entry(self, i, name, v):
-        """(signature text, runtime value or None)."""
+        """(signature text, runtime value or None; for tuples and tensor descriptors a dict of them)."""
+        from ..tools import tensor_descriptor as _agg
+        if _agg.is_aggregate(v):
+            return _agg.signature_entry(lambda n, x: self._signature_entry(i, n, x), name, v)
         if i in self.constexprs:
             return _constexpr_literal(name, v), None
         if v is None or isinstance(v, (_core.constexpr, str, _core.dtype)):
@@ -312,7 +315,9 @@ class JITFunction:
         for i, (name, v) in enumerate(bound.items()):
             text, rt = self._signature_entry(i, name, v)
             entries.append(text)
-            if rt is not None:
+            if isinstance(rt, dict):
+                values.update(rt)
+            elif rt is not None:
                 values[name] = rt
         signature = ", ".join(entries)
         devices = {b.device for b in values.values() if isinstance(b, _Buf)}
