@@ -423,3 +423,10 @@ NrIStatus nr_iexec_IMATH(NrInterp *in, NrIFrame *fr, const NrOp *op) {
     }
     return NR_IST_OK;
 }
+
+/* --- inline assembly -------------------------------------------------------------------------------------- */
+NrIStatus nr_iexec_INLINE_ASM(NrInterp *in, NrIFrame *fr, const NrOp *op) {
+    (void)fr;
+    return nr_ifail(in, op, "tl.inline_asm_elementwise cannot run on the interpreter: its PTX assembly runs only on "
+                            "the GPU");
+}

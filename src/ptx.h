@@ -287,6 +287,8 @@ extern const char *const nr_pm_names[];
 
 /* The elementwise op driver (every ELEM op, addptr, casts, select). */
 bool nr_ptx_op_elem(NrPtx *p, NrOpId op);
+/* inline_asm: the assembly pasted per `pack` elements, $N naming registers. */
+bool nr_ptx_op_inline_asm(NrPtx *p, NrOpId op);
 /* A context that evaluates scalar instructions on the host (tests). */
 NrPtx *nr_ptx_eval_new(NrArena *a, int sm);
 

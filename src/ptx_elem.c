@@ -26,6 +26,8 @@
 #include "fp.h"
 #include "ptx.h"
 
+#include <ctype.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -792,5 +794,168 @@ bool nr_ptx_op_elem(NrPtx *p, NrOpId op) {
         }
     }
     nr_ptx_set(p, r, e, n);
+    return true;
+}
+
+/* --- inline assembly ------------------------------------------------------------------------------------ */
+/* How an element type travels through an asm operand: elements per
+ * register (narrow types pack into 32-bit words when pack > 1), and the
+ * register kind of a single element. */
+static int asm_epr(NrDtype dt, int pack) {
+    int bw = nr_dt_bits(dt);
+    if (bw >= 32 || pack <= 1) return 1;
+    int epr = 32 / bw;
+    return epr < pack ? epr : pack;
+}
+
+/* An operand's registers for elements e[0..pack) (e holds pack entries). */
+static int asm_in_regs(NrPtx *p, NrDtype dt, int pack, const NrPv *e, NrPv *out) {
+    int epr = asm_epr(dt, pack), nreg = (pack + epr - 1) / epr;
+    for (int r = 0; r < nreg; r++) {
+        if (epr == 1) {
+            out[r] = nr_ptx_inreg(p, e[r]);
+            continue;
+        }
+        NrPv w[4];
+        int per = 32 / nr_dt_bits(dt);
+        for (int j = 0; j < per; j++) w[j] = j < epr && r * epr + j < pack ? e[r * epr + j] : nr_pv_imm(nr_ptx_kind(dt), 0);
+        out[r] = nr_ptx_inreg(p, nr_ptx_pack_word(p, dt, w));
+    }
+    return nreg;
+}
+
+static int asm_out_regs(NrPtx *p, NrDtype dt, int pack, NrPv *out) {
+    int epr = asm_epr(dt, pack), nreg = (pack + epr - 1) / epr;
+    NrPk k = epr > 1 ? NR_PK_I32 : nr_ptx_kind(dt);
+    for (int r = 0; r < nreg; r++) out[r] = (NrPv){(uint8_t)k, nr_ptx_newreg(p, k), 0};
+    return nreg;
+}
+
+/* Elements e[0..pack) of result dtype dt from its registers, in the emitter's form. */
+static void asm_unpack(NrPtx *p, NrDtype dt, int pack, const NrPv *regs, NrPv *e) {
+    int epr = asm_epr(dt, pack), nreg = (pack + epr - 1) / epr;
+    for (int r = 0; r < nreg; r++) {
+        if (epr == 1) {
+            NrPv v = regs[r];
+            int bw = nr_dt_bits(dt);
+            if (nr_ptx_kind(dt) == NR_PK_I32 && bw < 32) v = norm(p, dt, v); /* the asm may leave any upper bits */
+            else if (nr_dt_is_fp8(dt)) v = nr_pb_bin(p, NR_PO_AND, NR_PT_B16, v, nr_pv_imm(NR_PK_H, 0xff));
+            e[r] = v;
+            continue;
+        }
+        NrPv w[4];
+        nr_ptx_unpack_word(p, dt, regs[r], w);
+        for (int j = 0; j < epr && r * epr + j < pack; j++) e[r * epr + j] = w[j];
+    }
+}
+
+/* The asm text with $N / ${N} replaced by operand N's register and $$ by $. */
+static char *asm_subst(NrPtx *p, const char *text, char **names, int n, bool *ok) {
+    size_t len = strlen(text), cap = len * 2 + 64, o = 0;
+    char *out = nr_alloc(p->a, cap);
+    for (size_t i = 0; i < len; i++) {
+        const char *rep = NULL;
+        char one[2] = {text[i], 0};
+        if (text[i] == '$' && i + 1 < len && text[i + 1] == '$') {
+            rep = "$";
+            i++;
+        } else if (text[i] == '$' && i + 1 < len && (isdigit((unsigned char)text[i + 1]) || text[i + 1] == '{')) {
+            size_t j = i + 1;
+            bool brace = text[j] == '{';
+            if (brace) j++;
+            long v = 0;
+            size_t d0 = j;
+            while (j < len && isdigit((unsigned char)text[j]) && v < 100000) v = v * 10 + (text[j++] - '0');
+            if (j == d0 || (brace && (j >= len || text[j] != '}')) || v >= n) {
+                nr_ptx_error(p, "inline assembly names operand $%.*s, but it has %d operands ($0 to $%d)",
+                             (int)(j - i - 1 + (brace && j < len)), text + i + 1, n, n - 1);
+                *ok = false;
+                return out;
+            }
+            if (brace) j++;
+            rep = names[v];
+            i = j - 1;
+        } else {
+            rep = one;
+        }
+        size_t rl = strlen(rep);
+        if (o + rl + 1 > cap) {
+            size_t nc = (o + rl + 1) * 2;
+            out = nr_arena_grow(p->a, out, cap, nc);
+            cap = nc;
+        }
+        memcpy(out + o, rep, rl);
+        o += rl;
+        out[o] = 0;
+    }
+    return out;
+}
+
+bool nr_ptx_op_inline_asm(NrPtx *p, NrOpId op) {
+    const NrOp *o = &p->f->ops[op];
+    int nres = o->nresults, nin = o->nopnds;
+    int rl = nr_ptx_lay(p, nr_val_type(p->f, o->results[0]));
+    if (rl == -2) return false;
+    int n = rl >= 0 ? 1 << p->lays[rl].nreg : 1;
+    int pack = (int)nr_op_int(p->f, op, NR_A_PACK, 1);
+    if (pack < 1 || pack > 64) {
+        nr_ptx_error(p, "inline assembly with pack %d", pack);
+        return false;
+    }
+    const char *text = nr_op_str(p->f, op, NR_A_ASM, "");
+    const char *cons = nr_op_str(p->f, op, NR_A_CONSTRAINTS, "");
+    NrPv **in = nr_alloc(p->a, sizeof(NrPv *) * (size_t)(nin + 1));
+    for (int i = 0; i < nin; i++) in[i] = opnd_in(p, op, i, rl, n);
+    NrPv **out = nr_alloc(p->a, sizeof(NrPv *) * (size_t)nres);
+    for (int r = 0; r < nres; r++) out[r] = nr_alloc(p->a, sizeof(NrPv) * (size_t)(n + pack));
+    /* operands per instance: the results' registers, then the inputs' */
+    int nops = 0;
+    for (int r = 0; r < nres; r++) {
+        int epr = asm_epr(val_dt(p, o->results[r]), pack);
+        nops += (pack + epr - 1) / epr;
+    }
+    for (int i = 0; i < nin; i++) {
+        int epr = asm_epr(val_dt(p, o->opnds[i]), pack);
+        nops += (pack + epr - 1) / epr;
+    }
+    int ncons = 0;
+    for (const char *c = cons; *c;) {
+        while (*c == ' ') c++;
+        if (!*c) break;
+        if (*c != '~') ncons++;
+        while (*c && *c != ',') c++;
+        if (*c == ',') c++;
+    }
+    if (ncons != nops) {
+        nr_ptx_error(p, "inline assembly: %d constraints for %d operands (%d results and %d inputs, pack %d)", ncons,
+                     nops, nres, nin, pack);
+        return false;
+    }
+    char **names = nr_alloc(p->a, sizeof(char *) * (size_t)nops);
+    NrPv *regs = nr_alloc(p->a, sizeof(NrPv) * (size_t)nops);
+    NrPv *el = nr_alloc(p->a, sizeof(NrPv) * (size_t)pack);
+    for (int base = 0; base < n; base += pack) {
+        int k = 0;
+        for (int r = 0; r < nres; r++) k += asm_out_regs(p, val_dt(p, o->results[r]), pack, regs + k);
+        for (int i = 0; i < nin; i++) {
+            for (int j = 0; j < pack; j++) el[j] = in[i][(base + j) % n]; /* a short tail repeats elements */
+            k += asm_in_regs(p, val_dt(p, o->opnds[i]), pack, el, regs + k);
+        }
+        for (int q = 0; q < nops; q++) names[q] = nr_strdup(p->a, nr_ptx_reg(p, regs[q].r));
+        bool ok = true;
+        char *body = asm_subst(p, text, names, nops, &ok);
+        if (!ok) return false;
+        nr_ptx_emit(p, "{");
+        nr_ptx_emit(p, "%s", body);
+        nr_ptx_emit(p, "}");
+        k = 0;
+        for (int r = 0; r < nres; r++) {
+            NrDtype dt = val_dt(p, o->results[r]);
+            int epr = asm_epr(dt, pack);
+            asm_unpack(p, dt, pack, regs + k, out[r] + base);
+            k += (pack + epr - 1) / epr;
+        }
+    }
+    for (int r = 0; r < nres; r++) nr_ptx_set(p, o->results[r], out[r], n);
     return true;
 }

@@ -807,6 +807,7 @@ static const OpFn op_table[NR_OP_COUNT] = {
     [NR_OP_ERF] = nr_ptx_op_elem,
     [NR_OP_MATH] = nr_ptx_op_elem,
     [NR_OP_IMATH] = nr_ptx_op_elem,
+    [NR_OP_INLINE_ASM] = nr_ptx_op_inline_asm,
     [NR_OP_CMP] = nr_ptx_op_elem,
     [NR_OP_SELECT] = nr_ptx_op_elem,
     [NR_OP_CAST] = nr_ptx_op_elem,

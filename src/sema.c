@@ -44,6 +44,11 @@ void nr_sm_enter(Sema *s, NrLoc loc) {
 
 void nr_sm_leave(Sema *s) { s->depth--; }
 
+void nr_sm_no_effects(Sema *s, NrLoc loc, const char *what) {
+    if (s->elementwise > 0)
+        nr_sm_fail(s, loc, "%s cannot be used in a function applied by tl.map_elementwise (it must be pure)", what);
+}
+
 /* --- values --------------------------------------------------------------------------------------- */
 Val nr_sm_tuple(Sema *s, int n) {
     Val v;
@@ -509,7 +514,28 @@ static Val if_condition(Sema *s, const NrExpr *e, const char *what) {
         return c;
     }
     if (c.k != V_IR) nr_sm_fail(s, e->loc, "%s cannot be %s", what, nr_sm_val_kind(s, c));
+    /* in a function applied elementwise, a block condition chooses element by element */
+    if (s->elementwise > 0 && nr_sm_type(s, c.ir)->rank > 0 && nr_type_numel(s->m, nr_sm_tid(s, c.ir)) > 1) {
+        const NrType *t = nr_sm_type(s, c.ir);
+        if (t->ptr || t->dtype != NR_DT_I1) return v_ir(nr_sm_cast(s, e->loc, c.ir, NR_DT_I1, 0, NULL));
+        return c;
+    }
     return v_ir(nr_sm_to_i1(s, e->loc, c.ir, what));
+}
+
+static bool is_block_cond(Sema *s, Val c) { return c.k == V_IR && nr_sm_type(s, c.ir)->rank > 0; }
+
+/* c ? a : b for leaves of one type, c broadcast to their shape. */
+static NrValId select_leaf(Sema *s, NrLoc loc, NrValId c, NrValId a, NrValId b, const char *name) {
+    if (a == b) return a;
+    const NrType *t = nr_sm_type(s, a);
+    const NrType *ct = nr_sm_type(s, c);
+    if (t->rank < ct->rank)
+        nr_sm_fail(s, loc, "'%s' is %s but the if's condition differs between elements of %s; in tl.map_elementwise "
+                           "a value chosen by such an if must be a tensor of the condition's shape",
+                   name, nr_sm_val_kind(s, v_ir(a)), nr_sm_type_str(s, nr_sm_tid(s, c)));
+    NrValId cb = nr_sm_broadcast_to(s, loc, c, t->rank, t->shape, false);
+    return nr_sm_emit(s, loc, NR_OP_SELECT, nr_sm_tid(s, a), 3, (NrValId[]){cb, a, b});
 }
 
 /* --- if ------------------------------------------------------------------------------------------- */
@@ -602,11 +628,36 @@ static NrOpId finish_if(Sema *s, NrLoc loc, NrBuilder parent, NrOpId tmp, NrValI
     return op;
 }
 
+/* An if on a condition that differs between elements (in tl.map_elementwise):
+ * both branches are lowered in line and each variable they change becomes
+ * a select. */
+static void lower_if_select(Sema *s, const NrStmt *st, NrValId c) {
+    SmFn *fn = s->fn;
+    Scope s0 = scope_copy(s, &fn->sc);
+    lower_seq(s, &st->if_.body, 0, NULL);
+    Scope sthen = fn->sc;
+    fn->sc = scope_copy(s, &s0);
+    lower_seq(s, &st->if_.orelse, 0, NULL);
+    Scope selse = fn->sc;
+    int nm;
+    Merge *m = merge_branches(s, st->loc, &s0, &sthen, &selse, &nm);
+    for (int i = 0; i < nm; i++) {
+        NrValId *leaves = nr_alloc(s->a, sizeof(NrValId) * (size_t)(m[i].n + 1));
+        for (int k = 0; k < m[i].n; k++) leaves[k] = select_leaf(s, st->loc, c, m[i].t[k], m[i].e[k], m[i].name);
+        int q = 0;
+        scope_set(s, &fn->sc, m[i].name, refill(s, m[i].tmpl, leaves, &q), st->loc);
+    }
+}
+
 static void lower_if(Sema *s, const NrStmt *st) {
     Val c = if_condition(s, st->if_.cond, "the condition of an if");
     if (c.k == V_CONST) {
         const NrStmtList *taken = nr_cv_truthy(&c.c) ? &st->if_.body : &st->if_.orelse;
         lower_seq(s, taken, 0, NULL);
+        return;
+    }
+    if (is_block_cond(s, c)) {
+        lower_if_select(s, st, c.ir);
         return;
     }
     SmFn *fn = s->fn;
@@ -686,6 +737,26 @@ static bool lower_if_return(Sema *s, const NrStmt *st, const Cont *next) {
     SmFn *fn = s->fn;
     NrFunc *f = fn->f;
     if (fn->loops > 0) nr_sm_fail(s, find_return(st)->loc, "'return' inside a loop is not supported");
+    if (is_block_cond(s, c)) { /* elementwise: both ways lowered in line, the results selected */
+        Scope s0 = scope_copy(s, &fn->sc);
+        Val rets[2];
+        for (int r = 0; r < 2; r++) {
+            fn->sc = scope_copy(s, &s0);
+            bool returned = lower_seq(s, r == 0 ? &st->if_.body : &st->if_.orelse, 0, next);
+            rets[r] = decay_ret(s, st->loc, returned ? fn->ret : nr_sm_none());
+        }
+        check_same_ret(s, st->loc, rets[0], rets[1]);
+        NrValId *tv = NULL, *ev = NULL;
+        int nt = 0, ne = 0, ct = 0, ce = 0;
+        flatten_ir(s, rets[0], &tv, &nt, &ct);
+        flatten_ir(s, rets[1], &ev, &ne, &ce);
+        NR_ASSERT(nt == ne);
+        for (int i = 0; i < nt; i++) tv[i] = select_leaf(s, st->loc, c.ir, tv[i], ev[i], "the returned value");
+        int k = 0;
+        fn->ret = refill(s, rets[0], tv, &k);
+        fn->sc = s0;
+        return true;
+    }
     NrBuilder parent = fn->b;
     NrOpId tmp = nr_op_new(f, NR_OP_IF, 1, &c.ir, 0, NULL, 2, st->loc);
     Scope s0 = scope_copy(s, &fn->sc);
@@ -1116,6 +1187,10 @@ static void lower_while(Sema *s, const NrStmt *st) {
     }
     if (cv.k != V_IR) nr_sm_fail(s, st->while_.cond->loc, "the condition of a while loop cannot be %s",
                                  nr_sm_val_kind(s, cv));
+    if (s->elementwise > 0 && nr_sm_type(s, cv.ir)->rank > 0 && nr_type_numel(s->m, nr_sm_tid(s, cv.ir)) > 1)
+        nr_sm_fail(s, st->while_.cond->loc, "a while loop whose condition differs between elements is not supported in "
+                                            "a function applied by tl.map_elementwise; loop a fixed number of times and "
+                                            "select with tl.where");
     NrValId cond = nr_sm_to_i1(s, st->while_.cond->loc, cv.ir, "the condition of a while loop");
     NrOpId condop = nr_op_new(f, NR_OP_CONDITION, 1, &cond, 0, NULL, 0, st->loc);
     nr_op_append(f, r0, condop);
@@ -1216,6 +1291,11 @@ static void lower_stmt(Sema *s, const NrStmt *st) {
 Val nr_sm_lower_ifexp(Sema *s, const NrExpr *e) {
     Val c = if_condition(s, e->ifexp.cond, "the condition of a conditional expression");
     if (c.k == V_CONST) return nr_sm_lower_expr(s, nr_cv_truthy(&c.c) ? e->ifexp.then : e->ifexp.els);
+    if (is_block_cond(s, c)) { /* elementwise: tl.where */
+        Val a = nr_sm_lower_expr(s, e->ifexp.then), b = nr_sm_lower_expr(s, e->ifexp.els);
+        const Builtin *where = nr_sm_find_builtin("where", SM_IN_TL);
+        return nr_sm_call_builtin(s, e->loc, where, NULL, 3, (Val[]){c, a, b}, NULL, 0, NULL, NULL, NULL);
+    }
     SmFn *fn = s->fn;
     NrFunc *f = fn->f;
     NrBuilder parent = fn->b;
@@ -1442,6 +1522,7 @@ Val nr_sm_call_jit(Sema *s, NrLoc loc, const NrFuncDecl *fn, int nargs, const Va
         buf_str(&kb, i ? "_" : "__");
         mangle_val(s, &kb, pv[i]);
     }
+    if (s->elementwise > 0) buf_str(&kb, "__elementwise");
     const char *key = kb.p;
     for (int i = 0; i < s->ncalls; i++)
         if (s->calls[i] == fn) nr_sm_fail(s, loc, "recursive call of '%s': @jit functions cannot call themselves", fn->name);

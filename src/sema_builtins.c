@@ -466,6 +466,7 @@ static Val h_load(Sema *s, const SmCall *c) {
 }
 
 static Val h_store(Sema *s, const SmCall *c) {
+    nr_sm_no_effects(s, c->loc, "tl.store");
     NrValId p = arg_pointer(s, c, 0);
     if (boundary_given(c, 3)) nr_sm_fail(s, c->loc, "block pointers are not supported yet (boundary_check applies to them)");
     const char *cache = arg_str(s, c, 4), *evict = arg_str(s, c, 5);
@@ -537,6 +538,7 @@ static NrValId atomic_operand(Sema *s, const SmCall *c, int i, NrValId p, NrDtyp
 }
 
 static Val h_atomic(Sema *s, const SmCall *c) {
+    nr_sm_no_effects(s, c->loc, BN(c));
     const char *kind = atomic_kinds[c->bi->arg];
     NrValId p = arg_pointer(s, c, 0);
     const NrType *pt = nr_sm_type(s, p);
@@ -567,6 +569,7 @@ static Val h_atomic(Sema *s, const SmCall *c) {
 }
 
 static Val h_atomic_cas(Sema *s, const SmCall *c) {
+    nr_sm_no_effects(s, c->loc, BN(c));
     NrValId p = arg_pointer(s, c, 0);
     const NrType *pt = nr_sm_type(s, p);
     if (pt->ptr > 1) nr_sm_fail(s, c->loc, "%s operates on integers and floats, not on pointers", BN(c));
@@ -1955,11 +1958,13 @@ static Val h_assume(Sema *s, const SmCall *c) {
 }
 
 static Val h_barrier(Sema *s, const SmCall *c) {
+    nr_sm_no_effects(s, c->loc, "tl.debug_barrier");
     nr_sm_emit_op(s, c->loc, NR_OP_BARRIER, 0, NULL, 0, NULL, 0);
     return none_val();
 }
 
 static Val h_device_print(Sema *s, const SmCall *c) {
+    nr_sm_no_effects(s, c->loc, "tl.device_print");
     Val pv = c->arg[0];
     if (pv.k != V_CONST || pv.c.kind != NR_CV_STR)
         nr_sm_fail(s, c->argloc[0], "the prefix of %s must be a string, got %s", BN(c), nr_sm_val_kind(s, pv));
@@ -2031,6 +2036,7 @@ static Val h_static_assert(Sema *s, const SmCall *c) {
 }
 
 static Val h_device_assert(Sema *s, const SmCall *c) {
+    nr_sm_no_effects(s, c->loc, "tl.device_assert");
     const char *msg = c->arg[1].k == V_CONST ? nr_cv_str_of(s->a, &c->arg[1].c) : "";
     if (c->arg[0].k == V_CONST && nr_cv_truthy(&c->arg[0].c)) return none_val();
     NrValId cond = arg_ir(s, c, 0);
@@ -2392,7 +2398,7 @@ static const Builtin builtins[] = {
 
 /* Triton functions Nereid does not implement (a precise error instead of "not a function"). */
 static const char *const unsupported_tl[] = {
-    "map_elementwise", "inline_asm_elementwise", "make_block_ptr", "advance",
+    "make_block_ptr", "advance",
     "dot_scaled", "extern_elementwise", "condition", "tensor_descriptor",
     "float8e4b15", "float8e4b8", "float8e5b16", "tensor", "dtype", "block_type", "tuple_type", "slice",
     "void", "const", "constexpr_type", "pi32_t", "target_info",
@@ -2405,6 +2411,7 @@ const Builtin *nr_sm_find_builtin(const char *name, unsigned where) {
     }
     if (where & SM_IN_TL) {
         const Builtin *bi = nr_sm_find_desc_builtin(name);
+        if (!bi) bi = nr_sm_find_escape_builtin(name);
         if (bi) return bi;
     }
     for (size_t i = 0; i < NR_COUNTOF(builtins); i++)

@@ -133,12 +133,16 @@ typedef struct Sema {
     int ncalls;
     SmSpec *specs; int nspecs, capspecs;
     SmGlobal *globals;          /* one per ast->globals entry */
+    int elementwise;            /* > 0 while lowering a function applied by tl.map_elementwise: ifs on block
+                                 * conditions select element by element, and nothing may have effects */
 } Sema;
 
 /* --- errors (sema.c) ---------------------------------------------------------------------------- */
 _Noreturn void nr_sm_fail(Sema *s, NrLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void nr_sm_enter(Sema *s, NrLoc loc);   /* count one level of nesting and one unit of work */
 void nr_sm_leave(Sema *s);
+/* Fails when called inside a function applied by tl.map_elementwise (whose branches all run). */
+void nr_sm_no_effects(Sema *s, NrLoc loc, const char *what);
 
 /* --- values ------------------------------------------------------------------------------------- */
 static inline Val v_const(NrCVal c) { Val v; v.k = V_CONST; v.c = c; return v; }
@@ -233,6 +237,10 @@ bool nr_sm_is_constexpr_annotation(Sema *s, const NrExpr *ann);
 Val nr_sm_desc_new(Sema *s, NrLoc loc, const SmDesc *d, Val base, const Val *shape, const Val *strides);
 /* desc.NAME: load, store, atomic_* (bound methods), block_shape, dtype, shape, strides. */
 Val nr_sm_desc_attr(Sema *s, NrLoc loc, Val desc, const char *name);
+
+/* --- elementwise escapes (sema_escape.c) ---------------------------------------------------------- */
+/* tl.inline_asm_elementwise and tl.map_elementwise. */
+const Builtin *nr_sm_find_escape_builtin(const char *name);
 
 /* --- the library (sema_builtins.c) --------------------------------------------------------------- */
 /* A call of a builtin with its arguments bound to the parameters of its spec. */
