@@ -167,6 +167,9 @@ typedef struct NrPtx {
     char names[48][32];        /* ring of formatted operand names */
     int name_next;
     int ptx_version;           /* PTX ISA version x10 the kernel needs (0: the default, 8.0) */
+    bool is_func;              /* emitting a noinline function (.func) rather than the kernel */
+    int64_t smem_base;         /* where this function's shared memory starts in the kernel's buffer */
+    int64_t *smem_bases;       /* per module function index: its shared memory's start (calls need it) */
     struct NrPtxMma *mma;      /* ptx_mma.c's state (packed operand words), NULL until needed */
 } NrPtx;
 
