@@ -18,7 +18,8 @@ except ImportError:  # pragma: no cover
 
 
 @triton.jit
-def atomic_scatter(dst, idx_ptr, val_ptr, old_ptr, n, KIND: tl.constexpr, BLOCK: tl.constexpr):
+def atomic_scatter(dst, idx_ptr, val_ptr, old_ptr, n, KIND: tl.constexpr, BLOCK: tl.constexpr,
+                   STORE_OLD: tl.constexpr = True):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
     idx = tl.load(idx_ptr + offs, mask=m, other=0)
@@ -38,7 +39,8 @@ def atomic_scatter(dst, idx_ptr, val_ptr, old_ptr, n, KIND: tl.constexpr, BLOCK:
         old = tl.atomic_xor(p, v, mask=m)
     else:
         old = tl.atomic_xchg(p, v, mask=m)
-    tl.store(old_ptr + offs, old, mask=m)
+    if STORE_OLD:  # (with colliding addresses the old values depend on the order of the updates)
+        tl.store(old_ptr + offs, old, mask=m)
 
 
 @triton.jit
@@ -51,9 +53,12 @@ def atomic_sem_scope(dst, val_ptr, old_ptr, n, SEM: tl.constexpr, SCOPE: tl.cons
     old3 = tl.atomic_cas(dst + 2 * n + offs, tl.zeros_like(v), v, sem=SEM, scope=SCOPE)
     old4 = tl.atomic_xchg(dst + 3 * n + offs, v, mask=m, sem=SEM, scope=SCOPE)
     tl.store(old_ptr + offs, old + old2 + old3 + old4, mask=m)
-    # a scalar atomic: done once per program, its old value seen by every thread
+    # a scalar atomic: done once per program, its old value seen by every thread; the
+    # old values summed (whatever the order of the programs): 0 + 1 + ... + (grid - 1)
     s = tl.atomic_add(dst + 4 * n, 1, sem=SEM, scope=SCOPE)
-    tl.store(old_ptr + n + tl.program_id(0), s)
+    tl.atomic_add(dst + 4 * n + 1, s, sem=SEM, scope=SCOPE)
+    # every one of the BLOCK lanes adds the value it holds: BLOCK * (0 + 1 + ... + (grid - 1)) in all
+    tl.atomic_add(dst + 4 * n + 2 + offs * 0, s, sem=SEM, scope=SCOPE)
 
 
 _KINDS = ["add", "max", "min", "and", "or", "xor", "xchg"]
@@ -117,7 +122,7 @@ def test_atomic_kinds(rng, kind, dtname, collide):
     want = _ref(kind, dst, idx, v)
     init = dst.copy()
     old = poisoned(n, dt)
-    atomic_scatter[(triton.cdiv(n, BLOCK),)](dst, idx, v, old, n, KIND=kind, BLOCK=BLOCK)
+    atomic_scatter[(triton.cdiv(n, BLOCK),)](dst, idx, v, old, n, KIND=kind, BLOCK=BLOCK, STORE_OLD=not collide)
     if flt:
         tol = {"float16": 1e-2, "bfloat16": 5e-2, "float32": 1e-5, "float64": 1e-12}[dtname]
         got = dst.astype(np.float64)
@@ -135,11 +140,11 @@ def test_sem_scope_matrix(rng, sem, scope):
     n, BLOCK = 200, 64
     grid = triton.cdiv(n, BLOCK)
     v = rng.integers(-1000, 1000, n).astype(np.int32)
-    dst = rng.integers(-1000, 1000, 4 * n + 1).astype(np.int32)
+    dst = rng.integers(-1000, 1000, 4 * n + 3).astype(np.int32)
     dst[2 * n:3 * n] = np.where(rng.random(n) < 0.5, 0, 5)  # cas hits where the value is 0
-    dst[4 * n] = 0
+    dst[4 * n:] = 0
     init = dst.copy()
-    old = poisoned(n + grid, np.int32)
+    old = poisoned(n, np.int32)
     atomic_sem_scope[(grid,)](dst, v, old, n, SEM=sem, SCOPE=scope, BLOCK=BLOCK)
     a, b, c, d = (init[k * n:(k + 1) * n] for k in range(4))
     assert np.array_equal(dst[:n], a + v)
@@ -148,7 +153,8 @@ def test_sem_scope_matrix(rng, sem, scope):
     assert np.array_equal(dst[3 * n:4 * n], v)
     assert np.array_equal(old[:n], a + b + c + d)
     assert dst[4 * n] == grid
-    assert sorted(old[n:].tolist()) == list(range(grid))
+    assert dst[4 * n + 1] == grid * (grid - 1) // 2
+    assert dst[4 * n + 2] == BLOCK * grid * (grid - 1) // 2
 
 
 def test_atomic_old_values_distinct(rng):
