@@ -198,11 +198,14 @@ D2(fmod, fmod(x[0], x[1]))
 D2(remainder, remainder(x[0], x[1]))
 D2(copysign, copysign(x[0], x[1]))
 D2(fdim, fdim(x[0], x[1]))
-D2(fmax, fmax(x[0], x[1]))
-D2(fmin, fmin(x[0], x[1]))
+/* a NaN operand, signalling or quiet, yields the other one (as PTX's max/min) */
+D2(fmax, isnan(x[0]) ? x[1] : isnan(x[1]) ? x[0] : fmax(x[0], x[1]))
+D2(fmin, isnan(x[0]) ? x[1] : isnan(x[1]) ? x[0] : fmin(x[0], x[1]))
 D2(nextafter, nextafter(x[0], x[1]))
-/* ldexp's exponent arrives as a float of the operand's dtype (libdevice's int32) */
-D2(ldexp, ldexp(x[0], (int)fmin(fmax(x[1], -3000.0), 3000.0)))
+/* ldexp's exponent arrives as a float of the operand's dtype (libdevice's int32);
+ * a NaN exponent counts as a large negative one, as PTX's max/min clamp
+ * (which ignore a NaN operand, signalling or quiet) makes it. */
+D2(ldexp, ldexp(x[0], isnan(x[1]) ? -3000 : (int)fmin(fmax(x[1], -3000.0), 3000.0)))
 D2(fma, fma(x[0], x[1], x[2]))
 D2(norm3d, (double)norm_l(x, 3))
 D2(rnorm3d, (double)(1.0L / norm_l(x, 3)))
