@@ -1,7 +1,8 @@
 /* gpu_convert.c - block IR to GPU IR (pass gpu-convert), and the layout
  * rules every GPU pass shares (gpu_impl.h).
  *
- * Requires: block IR without calls (the block pipeline inlines them).
+ * Requires: block IR whose calls are to noinline functions (the block
+ * pipeline inlines the rest).
  * Gives every block value a layout:
  *   - Triton's default blocked layout for its shape, the same for every
  *     value of one shape (so elementwise chains need no conversion);
@@ -14,7 +15,9 @@
  *     on sm_90a, dots wgmma can run become warp_group_dot with an mma
  *     version 3 accumulator and operands in nvmma buffers (A may stay in
  *     registers);
- *   - loop-carried values and if results: the default of their shape.
+ *   - loop-carried values and if results: the default of their shape;
+ *   - a function's block parameters and results, and so the operands and
+ *     results of its calls: the default of their shape.
  * Then every operand whose layout differs from what its op requires is
  * converted (convert_layout); gpu-remove-converts removes what it can. */
 #include "gpu_impl.h"
@@ -110,6 +113,10 @@ int32_t nr_gpu_required(NrFunc *f, NrOpId op, int i) {
     }
     case NR_OP_YIELD:
     case NR_OP_CONDITION: return required_by_parent(f, op, i);
+    case NR_OP_CALL: { /* a function's block parameters (and results) have the default layout of their shape */
+        const NrType *t = &m->types[f->vals[o->opnds[i]].type];
+        return nr_layout_default_blocked(m, t->rank, t->shape, nr_gpu_num_warps(m));
+    }
     case NR_OP_RETURN: {
         const NrType *t = i < f->nrtypes ? &m->types[f->rtypes[i]] : NULL;
         return t && t->rank > 0 && t->layout > 0 ? t->layout : 0;
@@ -350,10 +357,6 @@ static void convert_op(Conv *c, NrOpId op, int depth) {
     const NrOp *o = &f->ops[op];
     NrValId r = o->nresults ? o->results[0] : NR_NONE;
     switch ((NrOpcode)o->opc) {
-    case NR_OP_CALL:
-        nr_error(c->d, o->loc, "calls to noinline functions are not supported on the GPU yet");
-        c->ok = false;
-        return;
     case NR_OP_REDUCE:
     case NR_OP_ARGREDUCE: {
         int32_t src = nr_gpu_layout_of(f, o->opnds[0]);

@@ -435,6 +435,13 @@ static void forced_results(NrFunc *f, NrOpId op, void *ctx) {
     case NR_OP_LOCAL_LOAD:
         if (s->anchor[op]) nr_gpu_set_layout(f, o->results[0], s->anchor[op]);
         break;
+    case NR_OP_CALL: /* the callee's results: the default layout of their shape */
+        for (int i = 0; i < o->nresults; i++)
+            if (is_block(f, o->results[i])) {
+                const NrType *t = &m->types[f->vals[o->results[i]].type];
+                nr_gpu_set_layout(f, o->results[i], nr_layout_default_blocked(m, t->rank, t->shape, s->nw));
+            }
+        break;
     default:
         if (s->own[op] && o->nresults && is_block(f, o->results[0])) nr_gpu_set_layout(f, o->results[0], s->own[op]);
         break;
@@ -604,6 +611,13 @@ static void solve(NrModule *m, NrFunc *f) {
     decide_all(&s);
     detach_memory_ops(&s);
     assign_values(&s);
+    /* a function's block parameters keep the layout its calls pass them in */
+    const NrBlock *body = &f->blocks[f->body];
+    for (int i = 0; i < body->nargs; i++)
+        if (is_block(f, body->args[i])) {
+            const NrType *t = &m->types[f->vals[body->args[i]].type];
+            nr_gpu_set_layout(f, body->args[i], nr_layout_default_blocked(m, t->rank, t->shape, s.nw));
+        }
     nr_walk(f, forced_results, &s);
     nr_walk(f, fix_uses, &s);
     erase_dead(&s);

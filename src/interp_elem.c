@@ -317,69 +317,20 @@ static float neg_f(float x) { return -x; }
 static double neg_d(double x) { return -x; }
 static float rsqrt_f(float x) { return 1.0f / sqrtf(x); }
 static double rsqrt_d(double x) { return 1.0 / sqrt(x); }
-static float rcp_f(float x) { return 1.0f / x; }
-static double rcp_d(double x) { return 1.0 / x; }
 
 typedef struct MathFn {
     const char *name;
-    int nargs;
     float (*f1)(float);
     double (*d1)(double);
-    float (*f2)(float, float);
-    double (*d2)(double, double);
 } MathFn;
 
-/* The functions `math {fn = ...}` accepts (libdevice names without __nv_). */
+/* The functions of the unary float ops (the `math` op is interp_math.c's). */
 static const MathFn math_fns[] = {
-    {"exp", 1, expf, exp, 0, 0},
-    {"exp2", 1, exp2f, exp2, 0, 0},
-    {"exp10", 1, exp10f, exp10, 0, 0},
-    {"expm1", 1, expm1f, expm1, 0, 0},
-    {"log", 1, logf, log, 0, 0},
-    {"log2", 1, log2f, log2, 0, 0},
-    {"log10", 1, log10f, log10, 0, 0},
-    {"log1p", 1, log1pf, log1p, 0, 0},
-    {"sqrt", 1, sqrtf, sqrt, 0, 0},
-    {"sqrt_rn", 1, sqrtf, sqrt, 0, 0},
-    {"rsqrt", 1, rsqrt_f, rsqrt_d, 0, 0},
-    {"cbrt", 1, cbrtf, cbrt, 0, 0},
-    {"rcp", 1, rcp_f, rcp_d, 0, 0},
-    {"sin", 1, sinf, sin, 0, 0},
-    {"cos", 1, cosf, cos, 0, 0},
-    {"tan", 1, tanf, tan, 0, 0},
-    {"asin", 1, asinf, asin, 0, 0},
-    {"acos", 1, acosf, acos, 0, 0},
-    {"atan", 1, atanf, atan, 0, 0},
-    {"sinh", 1, sinhf, sinh, 0, 0},
-    {"cosh", 1, coshf, cosh, 0, 0},
-    {"tanh", 1, tanhf, tanh, 0, 0},
-    {"asinh", 1, asinhf, asinh, 0, 0},
-    {"acosh", 1, acoshf, acosh, 0, 0},
-    {"atanh", 1, atanhf, atanh, 0, 0},
-    {"erf", 1, erff, erf, 0, 0},
-    {"erfc", 1, erfcf, erfc, 0, 0},
-    {"lgamma", 1, lgammaf, lgamma, 0, 0},
-    {"tgamma", 1, tgammaf, tgamma, 0, 0},
-    {"floor", 1, floorf, floor, 0, 0},
-    {"ceil", 1, ceilf, ceil, 0, 0},
-    {"trunc", 1, truncf, trunc, 0, 0},
-    {"round", 1, roundf, round, 0, 0},
-    {"rint", 1, rintf, rint, 0, 0},
-    {"nearbyint", 1, nearbyintf, nearbyint, 0, 0},
-    {"abs", 1, fabsf, fabs, 0, 0},
-    {"fabs", 1, fabsf, fabs, 0, 0},
-    {"neg", 1, neg_f, neg_d, 0, 0},
-    {"atan2", 2, 0, 0, atan2f, atan2},
-    {"pow", 2, 0, 0, powf, pow},
-    {"hypot", 2, 0, 0, hypotf, hypot},
-    {"fmod", 2, 0, 0, fmodf, fmod},
-    {"remainder", 2, 0, 0, remainderf, remainder},
-    {"copysign", 2, 0, 0, copysignf, copysign},
-    {"fdim", 2, 0, 0, fdimf, fdim},
-    {"fmax", 2, 0, 0, fmaxf, fmax},
-    {"fmin", 2, 0, 0, fminf, fmin},
-    {"nextafter", 2, 0, 0, nextafterf, nextafter},
-    {"fma", 3, 0, 0, 0, 0},
+    {"exp", expf, exp},     {"exp2", exp2f, exp2},   {"log", logf, log},
+    {"log2", log2f, log2},  {"sqrt", sqrtf, sqrt},   {"rsqrt", rsqrt_f, rsqrt_d},
+    {"sin", sinf, sin},     {"cos", cosf, cos},      {"erf", erff, erf},
+    {"floor", floorf, floor}, {"ceil", ceilf, ceil}, {"abs", fabsf, fabs},
+    {"neg", neg_f, neg_d},
 };
 
 static const MathFn *math_find(const char *name) {
@@ -468,37 +419,28 @@ NrIStatus nr_iexec_MAX(NrInterp *in, NrIFrame *fr, const NrOp *op) { return exec
 NrIStatus nr_iexec_MIN(NrInterp *in, NrIFrame *fr, const NrOp *op) { return exec_binary(in, fr, op); }
 NrIStatus nr_iexec_UMULHI(NrInterp *in, NrIFrame *fr, const NrOp *op) { return exec_binary(in, fr, op); }
 
-/* Applies a libm function of 1 or 2 arguments: f32 functions for f32 and the
- * narrow floats (whose results are then rounded), double ones for f64. */
-static NrIStatus apply_math(NrInterp *in, const NrOp *op, const MathFn *fn, NrIVal **x, NrIVal *r) {
+/* Applies a unary libm function: the f32 one for f32 and the narrow floats
+ * (whose results are then rounded), the double one for f64. */
+static NrIStatus apply_math(NrInterp *in, const NrOp *op, const MathFn *fn, NrIVal *x, NrIVal *r) {
     int k = r->kind;
     int64_t n = r->n;
-    for (int j = 0; j < fn->nargs; j++)
-        if (x[j]->n != n || x[j]->kind != k) return shape_fail(in, op);
+    if (x->n != n || x->kind != k) return shape_fail(in, op);
     if (!nr_ik_float(k)) return type_fail(in, op, k);
     if (k == NR_DT_F64) {
-        const double *a = x[0]->p, *b = fn->nargs > 1 ? x[1]->p : x[0]->p;
+        const double *a = x->p;
         double *d = r->p;
-        if (fn->nargs == 1)
-            for (int64_t i = 0; i < n; i++) d[i] = fn->d1(a[i]);
-        else
-            for (int64_t i = 0; i < n; i++) d[i] = fn->d2(a[i], b[i]);
+        for (int64_t i = 0; i < n; i++) d[i] = fn->d1(a[i]);
         return NR_IST_OK;
     }
-    const float *a = x[0]->p, *b = fn->nargs > 1 ? x[1]->p : x[0]->p;
+    const float *a = x->p;
     float *d = r->p;
     if (k != NR_DT_F32) {
-        float *sa = scratch_f32(in, 0), *sb = scratch_f32(in, 1);
-        nr_idecode_f32(k, x[0]->p, sa, n);
-        if (fn->nargs > 1) nr_idecode_f32(k, x[1]->p, sb, n);
+        float *sa = scratch_f32(in, 0);
+        nr_idecode_f32(k, x->p, sa, n);
         a = sa;
-        b = sb;
         d = scratch_f32(in, 2);
     }
-    if (fn->nargs == 1)
-        for (int64_t i = 0; i < n; i++) d[i] = fn->f1(a[i]);
-    else
-        for (int64_t i = 0; i < n; i++) d[i] = fn->f2(a[i], b[i]);
+    for (int64_t i = 0; i < n; i++) d[i] = fn->f1(a[i]);
     if (k != NR_DT_F32) nr_iencode_f32(k, d, r->p, n);
     return NR_IST_OK;
 }
@@ -513,7 +455,7 @@ static NrIStatus exec_unary(NrInterp *in, NrIFrame *fr, const NrOp *op) {
         ibin(r->kind, opc, a->p, a->p, r->p, r->n);
         return NR_IST_OK;
     }
-    return apply_math(in, op, unary_fn(opc), &a, r);
+    return apply_math(in, op, unary_fn(opc), a, r);
 }
 
 NrIStatus nr_iexec_NEG(NrInterp *in, NrIFrame *fr, const NrOp *op) { return exec_unary(in, fr, op); }
@@ -561,18 +503,6 @@ static NrIStatus exec_fma(NrInterp *in, const NrOp *op, NrIVal **x, NrIVal *r) {
 NrIStatus nr_iexec_FMA(NrInterp *in, NrIFrame *fr, const NrOp *op) {
     NrIVal *x[3] = {nr_iopnd(fr, op, 0), nr_iopnd(fr, op, 1), nr_iopnd(fr, op, 2)};
     return exec_fma(in, op, x, nr_ires(fr, op, 0));
-}
-
-NrIStatus nr_iexec_MATH(NrInterp *in, NrIFrame *fr, const NrOp *op) {
-    const char *name = nr_iattr_str(op, NR_A_FN, NULL);
-    const MathFn *fn = math_find(name);
-    if (!fn) return nr_ifail(in, op, "math function '%s' is not supported", name ? name : "");
-    if (op->nopnds != fn->nargs)
-        return nr_ifail(in, op, "math function '%s' takes %d operands, got %d", fn->name, fn->nargs, op->nopnds);
-    NrIVal *x[3];
-    for (int j = 0; j < fn->nargs; j++) x[j] = nr_iopnd(fr, op, j);
-    if (fn->nargs == 3) return exec_fma(in, op, x, nr_ires(fr, op, 0));
-    return apply_math(in, op, fn, x, nr_ires(fr, op, 0));
 }
 
 /* --- comparison and selection --------------------------------------------------------------------- */

@@ -871,6 +871,21 @@ static void rule_while(V *v, NrOpId op) {
     if (y) check_term_operands(v, y, 0, inits, o->nopnds, "the carried values of while");
 }
 
+/* inline_asm: at least one result; operands and results of one shape; the asm, constraints and pack. */
+static void rule_inline_asm(V *v, NrOpId op) {
+    const NrOp *o = &v->f->ops[op];
+    if (o->nresults < 1) op_error(v, op, "expected at least 1 result");
+    get_attr(v, op, NR_A_ASM, NR_AK_STR, true);
+    get_attr(v, op, NR_A_CONSTRAINTS, NR_AK_STR, true);
+    get_attr(v, op, NR_A_PURE, NR_AK_BOOL, false);
+    const NrAttr *pk = get_attr(v, op, NR_A_PACK, NR_AK_INT, false);
+    if (pk && (pk->v.i < 1 || pk->v.i > 64)) op_error(v, op, "pack must be 1 to 64, got %lld", (long long)pk->v.i);
+    for (int i = 0; i < o->nresults; i++)
+        if (!same_shape(rty(v, op, i), rty(v, op, 0))) op_error(v, op, "results have different shapes");
+    for (int i = 0; i < o->nopnds; i++)
+        if (!same_shape(oty(v, op, i), rty(v, op, 0))) op_error(v, op, "operand %d has another shape than the results", i);
+}
+
 static void rule_call(V *v, NrOpId op) {
     const NrOp *o = &v->f->ops[op];
     const NrAttr *at = get_attr(v, op, NR_A_CALLEE, NR_AK_STR, true);
@@ -1268,6 +1283,7 @@ static void rule_custom(V *v, NrOpId op) {
     case NR_OP_IF: rule_if(v, op); break;
     case NR_OP_WHILE: rule_while(v, op); break;
     case NR_OP_CALL: rule_call(v, op); break;
+    case NR_OP_INLINE_ASM: rule_inline_asm(v, op); break;
     case NR_OP_PRINT:
         get_attr(v, op, NR_A_PREFIX, NR_AK_STR, false);
         get_attr(v, op, NR_A_HEX, NR_AK_BOOL, false);

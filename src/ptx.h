@@ -86,6 +86,7 @@ typedef enum NrPo {
     NR_PO_EX2_APPROX, NR_PO_LG2_APPROX,                 /* f32: .approx.ftz */
     NR_PO_RINT, NR_PO_TRUNC, NR_PO_FLOOR, NR_PO_CEIL,   /* cvt.rni/rzi/rmi/rpi to the same float type */
     NR_PO_CLZ, NR_PO_POPC,             /* result .u32 */
+    NR_PO_BREV,                        /* brev.b32 / .b64: bit reversal */
     NR_PO_TF32,                        /* cvt.rna.tf32.f32: 10 mantissa bits, ties away */
     NR_PO_COUNT
 } NrPo;
@@ -168,6 +169,9 @@ typedef struct NrPtx {
     char names[48][32];        /* ring of formatted operand names */
     int name_next;
     int ptx_version;           /* PTX ISA version x10 the kernel needs (0: the default, 8.0) */
+    bool is_func;              /* emitting a noinline function (.func) rather than the kernel */
+    int64_t smem_base;         /* where this function's shared memory starts in the kernel's buffer */
+    int64_t *smem_bases;       /* per module function index: its shared memory's start (calls need it) */
     int smem_align;            /* alignment of the dynamic shared memory (0: 16 bytes) */
     struct NrPtxMma *mma;      /* ptx_mma.c's state (packed operand words), NULL until needed */
 } NrPtx;
@@ -240,6 +244,12 @@ NrPv nr_pb_pand(NrPtx *p, NrPv a, NrPv b);
 NrPv nr_pb_por(NrPtx *p, NrPv a, NrPv b);
 NrPv nr_pb_pxor(NrPtx *p, NrPv a, NrPv b);
 NrPv nr_pb_pnot(NrPtx *p, NrPv a);
+/* Float arithmetic in a directed rounding mode: op is "add" "sub" "mul"
+ * "div" (2 operands), "fma" (3), "sqrt" "rcp" (1); mode 0..3 = rn rz rm rp. */
+NrPv nr_pb_rounded(NrPtx *p, const char *op, int mode, NrPt t, const NrPv *x);
+/* Three-operand integer instructions: "sad" (|a - b| + c, by t's
+ * signedness) and "prmt" (.b32 byte permute, default mode). */
+NrPv nr_pb_op3(NrPtx *p, const char *op, NrPt t, NrPv a, NrPv b, NrPv c);
 /* Reinterpret the bits as kind k (same width): mov.bNN. */
 NrPv nr_pb_bits(NrPtx *p, NrPk k, NrPv a);
 /* {lo, hi} halves: two .b16 into a .b32, two .b32 into a .b64, and back. */
@@ -271,6 +281,8 @@ NrPv nr_pe_to_f32(NrPtx *p, NrDtype dt, NrPv a);
 NrPv nr_pe_from_f32(NrPtx *p, NrDtype dt, NrPv a);
 /* The `math` family by name; NULL fn name or unknown: error. */
 NrPv nr_pe_math(NrPtx *p, const char *fn, NrDtype dt, int n, const NrPv *x);
+/* The `imath` family (clz popc brev ffs mulhi mul24 hadd rhadd sad byte_perm) on dtype dt. */
+NrPv nr_pe_imath(NrPtx *p, const char *fn, NrDtype dt, const NrPv *x);
 
 /* --- ptx_math.c: the math library (f32 and f64) ------------------------------------------------------------- */
 /* Function `name` (libdevice name without __nv_) of n operands in kind k
@@ -281,6 +293,8 @@ extern const char *const nr_pm_names[];
 
 /* The elementwise op driver (every ELEM op, addptr, casts, select). */
 bool nr_ptx_op_elem(NrPtx *p, NrOpId op);
+/* inline_asm: the assembly pasted per `pack` elements, $N naming registers. */
+bool nr_ptx_op_inline_asm(NrPtx *p, NrOpId op);
 /* A context that evaluates scalar instructions on the host (tests). */
 NrPtx *nr_ptx_eval_new(NrArena *a, int sm);
 

@@ -26,6 +26,8 @@
 #include "fp.h"
 #include "ptx.h"
 
+#include <ctype.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -546,14 +548,61 @@ NrPv nr_pe_math(NrPtx *p, const char *fn, NrDtype dt, int n, const NrPv *x) {
     if (!fn) fn = "";
     if (strncmp(fn, "__nv_", 5) == 0) fn += 5;
     if (dt != NR_DT_F32 && dt != NR_DT_F64) {
-        NrPv y[3];
-        for (int i = 0; i < n && i < 3; i++) y[i] = nr_pe_to_f32(p, dt, x[i]);
+        NrPv y[4];
+        for (int i = 0; i < n && i < 4; i++) y[i] = nr_pe_to_f32(p, dt, x[i]);
         if (strcmp(fn, "fma") == 0 && n == 3) return nr_pe_fma(p, dt, x[0], x[1], x[2]);
         return nr_pe_from_f32(p, dt, nr_pe_math(p, fn, NR_DT_F32, n, y));
     }
     NrPv out;
     if (nr_pm_call(p, fn, dt == NR_DT_F64 ? NR_PK_F64 : NR_PK_F32, n, x, &out)) return out;
     nr_ptx_error(p, "math function '%s' of %d operand%s is not supported", fn, n, n == 1 ? "" : "s");
+    return x[0];
+}
+
+/* --- libdevice's integer functions (the imath op) ----------------------------------------------------- */
+/* Operands and result of dtype dt (8- and 16-bit ones normalized in .b32). */
+NrPv nr_pe_imath(NrPtx *p, const char *fn, NrDtype dt, const NrPv *x) {
+    NrPt it = int_pt(dt), bt = bit_pt(dt);
+    bool w64 = dt_bits(dt) == 64, sg = nr_dt_is_signed(dt);
+    NrPv r;
+    if (!fn) fn = "";
+    if (strcmp(fn, "clz") == 0 || strcmp(fn, "popc") == 0 || strcmp(fn, "ffs") == 0) {
+        NrPv v = x[0];
+        if (!w64 && dt_bits(dt) < 32) v = nr_pb_bin(p, NR_PO_AND, NR_PT_B32, v, nr_pv_i32(dt_bits(dt) == 8 ? 0xff : 0xffff));
+        NrPv c;
+        if (strcmp(fn, "ffs") == 0) {
+            NrPv z = nr_pb_setp(p, NR_PC_EQ, bt, v, imm_for(dt, 0));
+            c = nr_pb_un(p, NR_PO_CLZ, bt, nr_pb_un(p, NR_PO_BREV, bt, v));
+            c = nr_pb_selp(p, z, nr_pv_i32(0), nr_pb_bin(p, NR_PO_ADD, NR_PT_U32, c, nr_pv_i32(1)));
+        } else {
+            c = nr_pb_un(p, fn[0] == 'c' ? NR_PO_CLZ : NR_PO_POPC, bt, v);
+            if (fn[0] == 'c' && dt_bits(dt) < 32) c = nr_pb_bin(p, NR_PO_SUB, NR_PT_U32, c, nr_pv_i32(32 - dt_bits(dt)));
+        }
+        return w64 ? nr_pb_cvt(p, NR_PR_NONE, NR_PT_U64, NR_PT_U32, c) : c;
+    }
+    if (strcmp(fn, "brev") == 0) {
+        r = nr_pb_un(p, NR_PO_BREV, bt, x[0]);
+        if (dt_bits(dt) < 32) r = nr_pb_bin(p, NR_PO_SHR, NR_PT_U32, r, nr_pv_i32(32 - dt_bits(dt)));
+        return norm(p, dt, r);
+    }
+    if (strcmp(fn, "mulhi") == 0) return nr_pb_bin(p, NR_PO_MULHI, it, x[0], x[1]);
+    if (strcmp(fn, "mul24") == 0) {
+        NrPv a = sg ? nr_pb_bin(p, NR_PO_SHR, NR_PT_S32, nr_pb_bin(p, NR_PO_SHL, NR_PT_B32, x[0], nr_pv_i32(8)), nr_pv_i32(8))
+                    : nr_pb_bin(p, NR_PO_AND, NR_PT_B32, x[0], nr_pv_i32(0xffffff));
+        NrPv b = sg ? nr_pb_bin(p, NR_PO_SHR, NR_PT_S32, nr_pb_bin(p, NR_PO_SHL, NR_PT_B32, x[1], nr_pv_i32(8)), nr_pv_i32(8))
+                    : nr_pb_bin(p, NR_PO_AND, NR_PT_B32, x[1], nr_pv_i32(0xffffff));
+        return nr_pb_bin(p, NR_PO_MUL, NR_PT_S32, a, b);
+    }
+    if (strcmp(fn, "hadd") == 0 || strcmp(fn, "rhadd") == 0) { /* (a & b) + ((a ^ b) >> 1), (a | b) - (...) */
+        bool up = fn[0] == 'r';
+        NrPv h = nr_pb_bin(p, NR_PO_SHR, it, nr_pb_bin(p, NR_PO_XOR, bt, x[0], x[1]), nr_pv_i32(1));
+        NrPv c = nr_pb_bin(p, up ? NR_PO_OR : NR_PO_AND, bt, x[0], x[1]);
+        return nr_pb_bin(p, up ? NR_PO_SUB : NR_PO_ADD, it, c, h);
+    }
+    if (strcmp(fn, "sad") == 0) return nr_pb_op3(p, "sad", it, x[0], x[1], x[2]);
+    if (strcmp(fn, "byte_perm") == 0)
+        return nr_pb_op3(p, "prmt", NR_PT_B32, x[0], x[1], nr_pb_bin(p, NR_PO_AND, NR_PT_B32, x[2], nr_pv_i32(0x7777)));
+    nr_ptx_error(p, "integer function '%s' is not supported", fn);
     return x[0];
 }
 
@@ -651,6 +700,7 @@ static NrPv elem(NrPtx *p, NrOpId op, const NrPv *x) {
     case NR_OP_ERF: return nr_pe_unary(p, opc, rdt, x[0]);
     case NR_OP_FMA: return nr_pe_fma(p, rdt, x[0], x[1], x[2]);
     case NR_OP_MATH: return nr_pe_math(p, nr_op_str(p->f, op, NR_A_FN, NULL), rdt, o->nopnds, x);
+    case NR_OP_IMATH: return nr_pe_imath(p, nr_op_str(p->f, op, NR_A_FN, NULL), rdt, x);
     case NR_OP_CMP: return nr_pe_cmp(p, pred_index(nr_op_str(p->f, op, NR_A_PRED, "eq")), adt, x[0], x[1]);
     case NR_OP_SELECT: return nr_pb_selp(p, x[0], x[1], x[2]);
     case NR_OP_CAST: return nr_pe_cast(p, adt, rdt, attr_is(p, op, NR_A_ROUNDING, "rtz"), x[0]);
@@ -717,16 +767,16 @@ bool nr_ptx_op_elem(NrPtx *p, NrOpId op) {
     if (rl == -2) return false;
     int n = rl >= 0 ? 1 << p->lays[rl].nreg : 1;
     int nx = o->nopnds;
-    if (nx > 3) {
+    if (nx > 4) {
         nr_ptx_error(p, "'%s' with %d operands", nr_op_info[o->opc].name, nx);
         return false;
     }
-    NrPv *x[3];
+    NrPv *x[4];
     for (int i = 0; i < nx; i++) x[i] = opnd_in(p, op, i, rl, n);
     NrPv *e = nr_alloc(p->a, sizeof(NrPv) * (size_t)n);
     NrDtype dt = val_dt(p, r);
     if (uniform(x, nx, n)) { /* splats and constants: compute once */
-        NrPv xs[3];
+        NrPv xs[4];
         for (int i = 0; i < nx; i++) xs[i] = x[i][0];
         NrPv v = elem(p, op, xs);
         for (int j = 0; j < n; j++) e[j] = v;
@@ -738,11 +788,174 @@ bool nr_ptx_op_elem(NrPtx *p, NrOpId op) {
                 j++;
                 continue;
             }
-            NrPv xs[3];
+            NrPv xs[4];
             for (int i = 0; i < nx; i++) xs[i] = x[i][j];
             e[j] = elem(p, op, xs);
         }
     }
     nr_ptx_set(p, r, e, n);
+    return true;
+}
+
+/* --- inline assembly ------------------------------------------------------------------------------------ */
+/* How an element type travels through an asm operand: elements per
+ * register (narrow types pack into 32-bit words when pack > 1), and the
+ * register kind of a single element. */
+static int asm_epr(NrDtype dt, int pack) {
+    int bw = nr_dt_bits(dt);
+    if (bw >= 32 || pack <= 1) return 1;
+    int epr = 32 / bw;
+    return epr < pack ? epr : pack;
+}
+
+/* An operand's registers for elements e[0..pack) (e holds pack entries). */
+static int asm_in_regs(NrPtx *p, NrDtype dt, int pack, const NrPv *e, NrPv *out) {
+    int epr = asm_epr(dt, pack), nreg = (pack + epr - 1) / epr;
+    for (int r = 0; r < nreg; r++) {
+        if (epr == 1) {
+            out[r] = nr_ptx_inreg(p, e[r]);
+            continue;
+        }
+        NrPv w[4];
+        int per = 32 / nr_dt_bits(dt);
+        for (int j = 0; j < per; j++) w[j] = j < epr && r * epr + j < pack ? e[r * epr + j] : nr_pv_imm(nr_ptx_kind(dt), 0);
+        out[r] = nr_ptx_inreg(p, nr_ptx_pack_word(p, dt, w));
+    }
+    return nreg;
+}
+
+static int asm_out_regs(NrPtx *p, NrDtype dt, int pack, NrPv *out) {
+    int epr = asm_epr(dt, pack), nreg = (pack + epr - 1) / epr;
+    NrPk k = epr > 1 ? NR_PK_I32 : nr_ptx_kind(dt);
+    for (int r = 0; r < nreg; r++) out[r] = (NrPv){(uint8_t)k, nr_ptx_newreg(p, k), 0};
+    return nreg;
+}
+
+/* Elements e[0..pack) of result dtype dt from its registers, in the emitter's form. */
+static void asm_unpack(NrPtx *p, NrDtype dt, int pack, const NrPv *regs, NrPv *e) {
+    int epr = asm_epr(dt, pack), nreg = (pack + epr - 1) / epr;
+    for (int r = 0; r < nreg; r++) {
+        if (epr == 1) {
+            NrPv v = regs[r];
+            int bw = nr_dt_bits(dt);
+            if (nr_ptx_kind(dt) == NR_PK_I32 && bw < 32) v = norm(p, dt, v); /* the asm may leave any upper bits */
+            else if (nr_dt_is_fp8(dt)) v = nr_pb_bin(p, NR_PO_AND, NR_PT_B16, v, nr_pv_imm(NR_PK_H, 0xff));
+            e[r] = v;
+            continue;
+        }
+        NrPv w[4];
+        nr_ptx_unpack_word(p, dt, regs[r], w);
+        for (int j = 0; j < epr && r * epr + j < pack; j++) e[r * epr + j] = w[j];
+    }
+}
+
+/* The asm text with $N / ${N} replaced by operand N's register and $$ by $. */
+static char *asm_subst(NrPtx *p, const char *text, char **names, int n, bool *ok) {
+    size_t len = strlen(text), cap = len * 2 + 64, o = 0;
+    char *out = nr_alloc(p->a, cap);
+    for (size_t i = 0; i < len; i++) {
+        const char *rep = NULL;
+        char one[2] = {text[i], 0};
+        if (text[i] == '$' && i + 1 < len && text[i + 1] == '$') {
+            rep = "$";
+            i++;
+        } else if (text[i] == '$' && i + 1 < len && (isdigit((unsigned char)text[i + 1]) || text[i + 1] == '{')) {
+            size_t j = i + 1;
+            bool brace = text[j] == '{';
+            if (brace) j++;
+            long v = 0;
+            size_t d0 = j;
+            while (j < len && isdigit((unsigned char)text[j]) && v < 100000) v = v * 10 + (text[j++] - '0');
+            if (j == d0 || (brace && (j >= len || text[j] != '}')) || v >= n) {
+                nr_ptx_error(p, "inline assembly names operand $%.*s, but it has %d operands ($0 to $%d)",
+                             (int)(j - i - 1 + (brace && j < len)), text + i + 1, n, n - 1);
+                *ok = false;
+                return out;
+            }
+            if (brace) j++;
+            rep = names[v];
+            i = j - 1;
+        } else {
+            rep = one;
+        }
+        size_t rl = strlen(rep);
+        if (o + rl + 1 > cap) {
+            size_t nc = (o + rl + 1) * 2;
+            out = nr_arena_grow(p->a, out, cap, nc);
+            cap = nc;
+        }
+        memcpy(out + o, rep, rl);
+        o += rl;
+        out[o] = 0;
+    }
+    return out;
+}
+
+bool nr_ptx_op_inline_asm(NrPtx *p, NrOpId op) {
+    const NrOp *o = &p->f->ops[op];
+    int nres = o->nresults, nin = o->nopnds;
+    int rl = nr_ptx_lay(p, nr_val_type(p->f, o->results[0]));
+    if (rl == -2) return false;
+    int n = rl >= 0 ? 1 << p->lays[rl].nreg : 1;
+    int pack = (int)nr_op_int(p->f, op, NR_A_PACK, 1);
+    if (pack < 1 || pack > 64) {
+        nr_ptx_error(p, "inline assembly with pack %d", pack);
+        return false;
+    }
+    const char *text = nr_op_str(p->f, op, NR_A_ASM, "");
+    const char *cons = nr_op_str(p->f, op, NR_A_CONSTRAINTS, "");
+    NrPv **in = nr_alloc(p->a, sizeof(NrPv *) * (size_t)(nin + 1));
+    for (int i = 0; i < nin; i++) in[i] = opnd_in(p, op, i, rl, n);
+    NrPv **out = nr_alloc(p->a, sizeof(NrPv *) * (size_t)nres);
+    for (int r = 0; r < nres; r++) out[r] = nr_alloc(p->a, sizeof(NrPv) * (size_t)(n + pack));
+    /* operands per instance: the results' registers, then the inputs' */
+    int nops = 0;
+    for (int r = 0; r < nres; r++) {
+        int epr = asm_epr(val_dt(p, o->results[r]), pack);
+        nops += (pack + epr - 1) / epr;
+    }
+    for (int i = 0; i < nin; i++) {
+        int epr = asm_epr(val_dt(p, o->opnds[i]), pack);
+        nops += (pack + epr - 1) / epr;
+    }
+    int ncons = 0;
+    for (const char *c = cons; *c;) {
+        while (*c == ' ') c++;
+        if (!*c) break;
+        if (*c != '~') ncons++;
+        while (*c && *c != ',') c++;
+        if (*c == ',') c++;
+    }
+    if (ncons != nops) {
+        nr_ptx_error(p, "inline assembly: %d constraints for %d operands (%d results and %d inputs, pack %d)", ncons,
+                     nops, nres, nin, pack);
+        return false;
+    }
+    char **names = nr_alloc(p->a, sizeof(char *) * (size_t)nops);
+    NrPv *regs = nr_alloc(p->a, sizeof(NrPv) * (size_t)nops);
+    NrPv *el = nr_alloc(p->a, sizeof(NrPv) * (size_t)pack);
+    for (int base = 0; base < n; base += pack) {
+        int k = 0;
+        for (int r = 0; r < nres; r++) k += asm_out_regs(p, val_dt(p, o->results[r]), pack, regs + k);
+        for (int i = 0; i < nin; i++) {
+            for (int j = 0; j < pack; j++) el[j] = in[i][(base + j) % n]; /* a short tail repeats elements */
+            k += asm_in_regs(p, val_dt(p, o->opnds[i]), pack, el, regs + k);
+        }
+        for (int q = 0; q < nops; q++) names[q] = nr_strdup(p->a, nr_ptx_reg(p, regs[q].r));
+        bool ok = true;
+        char *body = asm_subst(p, text, names, nops, &ok);
+        if (!ok) return false;
+        nr_ptx_emit(p, "{");
+        nr_ptx_emit(p, "%s", body);
+        nr_ptx_emit(p, "}");
+        k = 0;
+        for (int r = 0; r < nres; r++) {
+            NrDtype dt = val_dt(p, o->results[r]);
+            int epr = asm_epr(dt, pack);
+            asm_unpack(p, dt, pack, regs + k, out[r] + base);
+            k += (pack + epr - 1) / epr;
+        }
+    }
+    for (int r = 0; r < nres; r++) nr_ptx_set(p, o->results[r], out[r], n);
     return true;
 }

@@ -375,7 +375,8 @@ NrPv nr_ptx_smem_addr(NrPtx *p, int64_t off) {
     if (!p->smem) {
         NrPtxBuf *saved = to_prologue(p);
         p->smem = nr_ptx_newreg(p, NR_PK_I32);
-        nr_ptx_emit(p, "mov.u32 %s, nr_smem;", nr_ptx_reg(p, p->smem));
+        if (p->smem_base) nr_ptx_emit(p, "mov.u32 %s, nr_smem+%lld;", nr_ptx_reg(p, p->smem), (long long)p->smem_base);
+        else nr_ptx_emit(p, "mov.u32 %s, nr_smem;", nr_ptx_reg(p, p->smem));
         p->out = saved;
     }
     NrPv base = {NR_PK_I32, p->smem, 0};
@@ -506,9 +507,31 @@ static bool op_barrier(NrPtx *p, NrOpId op) {
     return true;
 }
 
+/* A noinline function: its elements (block values: each thread's registers
+ * in the default layout of their shape) pass in and out in .reg parameters. */
 static bool op_call(NrPtx *p, NrOpId op) {
-    nr_ptx_error(p, "call to @%s: calls must be inlined before PTX emission", nr_op_str(p->f, op, NR_A_CALLEE, "?"));
-    return false;
+    const char *name = nr_op_str(p->f, op, NR_A_CALLEE, "");
+    NrFunc *g = nr_module_find_func(p->m, name);
+    if (!g || g->is_kernel) {
+        nr_ptx_error(p, "call of '%s', which is not a function of the module", name);
+        return false;
+    }
+    const NrOp *o = O(p, op);
+    NrPtxBuf args = {0}, rets = {0};
+    for (int i = 0; i < o->nopnds; i++) {
+        NrPtxVal *x = nr_ptx_val(p, opd(p, op, i));
+        for (int j = 0; j < x->n; j++)
+            buf_add(p->a, &args, "%s%s", args.n ? ", " : "", nr_ptx_reg(p, nr_ptx_inreg(p, x->e[j]).r));
+    }
+    for (int i = 0; i < o->nresults; i++) {
+        NrPtxVal *x = nr_ptx_def(p, res(p, op, i));
+        for (int j = 0; j < x->n; j++) buf_add(p->a, &rets, "%s%s", rets.n ? ", " : "", nr_ptx_reg(p, x->e[j].r));
+    }
+    if (rets.n && args.n) nr_ptx_emit(p, "call.uni (%s), %s, (%s);", rets.s, name, args.s);
+    else if (rets.n) nr_ptx_emit(p, "call.uni (%s), %s;", rets.s, name);
+    else if (args.n) nr_ptx_emit(p, "call.uni %s, (%s);", name, args.s);
+    else nr_ptx_emit(p, "call.uni %s;", name);
+    return true;
 }
 
 /* --- shape ops ---------------------------------------------------------------------------------------- */
@@ -806,6 +829,8 @@ static const OpFn op_table[NR_OP_COUNT] = {
     [NR_OP_CEIL] = nr_ptx_op_elem,
     [NR_OP_ERF] = nr_ptx_op_elem,
     [NR_OP_MATH] = nr_ptx_op_elem,
+    [NR_OP_IMATH] = nr_ptx_op_elem,
+    [NR_OP_INLINE_ASM] = nr_ptx_op_inline_asm,
     [NR_OP_CMP] = nr_ptx_op_elem,
     [NR_OP_SELECT] = nr_ptx_op_elem,
     [NR_OP_CAST] = nr_ptx_op_elem,
@@ -860,7 +885,17 @@ static NrOpId emit_block(NrPtx *p, NrBlockId b, int depth) {
         case NR_OP_YIELD:
         case NR_OP_CONDITION: return o;
         case NR_OP_RETURN:
-            if (O(p, o)->nopnds) nr_ptx_error(p, "a kernel returns no values");
+            if (O(p, o)->nopnds && !p->is_func) nr_ptx_error(p, "a kernel returns no values");
+            if (p->is_func) { /* into the return parameters nr_rv0, nr_rv1, ... */
+                int k = 0;
+                for (int i = 0; i < O(p, o)->nopnds; i++) {
+                    NrPtxVal *x = nr_ptx_val(p, opd(p, o, i));
+                    for (int j = 0; j < x->n; j++, k++) {
+                        NrPv v = nr_ptx_inreg(p, x->e[j]);
+                        nr_ptx_emit(p, "mov%s nr_rv%d, %s;", class_type[kind_class((NrPk)v.k)], k, nr_ptx_reg(p, v.r));
+                    }
+                }
+            }
             /* The body's last return is the function's end. */
             if (b != p->f->body || O(p, o)->next) nr_ptx_emit(p, "ret;");
             return o;
@@ -921,6 +956,27 @@ static bool ptx_ident(const char *s) {
     return true;
 }
 
+/* A function's parameters and return values: .reg nr_aK / nr_rvK, one per
+ * element register (a block: each thread's registers of its layout). */
+static void func_params(NrPtx *p, NrPtxBuf *decl, NrPtxBuf *rets) {
+    NrBlock *body = nr_block(p->f, p->f->body);
+    int k = 0;
+    for (int i = 0; i < body->nargs; i++) {
+        NrPtxVal *x = nr_ptx_def(p, body->args[i]);
+        for (int j = 0; j < x->n; j++, k++) {
+            buf_add(p->a, decl, "%s.reg %s nr_a%d", k ? ", " : "", class_type[kind_class((NrPk)x->e[j].k)], k);
+            nr_ptx_emit(p, "mov%s %s, nr_a%d;", class_type[kind_class((NrPk)x->e[j].k)], nr_ptx_reg(p, x->e[j].r), k);
+        }
+    }
+    k = 0;
+    for (int i = 0; i < p->f->nrtypes; i++) {
+        int lay = nr_ptx_lay(p, p->f->rtypes[i]);
+        int n = lay >= 0 ? 1 << p->lays[lay].nreg : 1;
+        NrPk kind = nr_ptx_type_kind(p->m, p->f->rtypes[i]);
+        for (int j = 0; j < n; j++, k++) buf_add(p->a, rets, "%s.reg %s nr_rv%d", k ? ", " : "", class_type[kind_class(kind)], k);
+    }
+}
+
 static void load_params(NrPtx *p, NrPtxBuf *decl) {
     NrBlock *body = nr_block(p->f, p->f->body);
     for (int i = 0; i < body->nargs; i++) {
@@ -958,8 +1014,18 @@ static const char *target_name(int sm, bool sm_a) {
     }
 }
 
-/* The text of a finished emission. */
-static char *assemble(NrPtx *p, NrPtxBuf *params) {
+/* The register declarations and body of a finished function. */
+static void function_body(NrPtx *p, NrPtxBuf *out) {
+    for (int c = NR_RC_P; c <= NR_RC_D; c++)
+        if (p->nregs[c]) buf_add(p->a, out, "  .reg %s %s<%d>;\n", class_type[c], class_prefix[c], p->nregs[c] + 1);
+    if (p->local_bytes) buf_add(p->a, out, "  .local .align 8 .b8 nr_local[%lld];\n", (long long)p->local_bytes);
+    buf_add(p->a, out, "\n%.*s%.*s  ret;\n}\n", (int)p->pro.n, p->pro.s ? p->pro.s : "", (int)p->body.n,
+            p->body.s ? p->body.s : "");
+}
+
+/* The text of a finished emission: the kernel p, after the noinline
+ * functions (funcs: their .func texts, callees first). */
+static char *assemble(NrPtx *p, NrPtxBuf *params, const NrPtxBuf *funcs) {
     NrPtxBuf out = {0};
     buf_add(p->a, &out,
             "//\n// Generated by Nereid for %s: kernel %s, %d warps, %lld bytes of dynamic shared memory\n//\n\n",
@@ -976,13 +1042,10 @@ static char *assemble(NrPtx *p, NrPtxBuf *params) {
     if (p->glob.n) buf_add(p->a, &out, "%.*s", (int)p->glob.n, p->glob.s);
     if (p->smem_bytes > 0)
         buf_add(p->a, &out, ".extern .shared .align %d .b8 nr_smem[];\n", p->smem_align > 16 ? p->smem_align : 16);
+    if (funcs->n) buf_add(p->a, &out, "%.*s", (int)funcs->n, funcs->s);
     buf_add(p->a, &out, "\n.visible .entry %s(\n%.*s\n)\n.reqntid %d, 1, 1\n{\n", p->f->name, (int)params->n,
             params->s ? params->s : "", 32 * p->num_warps);
-    for (int c = NR_RC_P; c <= NR_RC_D; c++)
-        if (p->nregs[c]) buf_add(p->a, &out, "  .reg %s %s<%d>;\n", class_type[c], class_prefix[c], p->nregs[c] + 1);
-    if (p->local_bytes) buf_add(p->a, &out, "  .local .align 8 .b8 nr_local[%lld];\n", (long long)p->local_bytes);
-    buf_add(p->a, &out, "\n%.*s%.*s  ret;\n}\n", (int)p->pro.n, p->pro.s ? p->pro.s : "", (int)p->body.n,
-            p->body.s ? p->body.s : "");
+    function_body(p, &out);
     return out.s;
 }
 
@@ -997,6 +1060,97 @@ static void init_ctx(NrPtx *p, NrFunc *f, const NrGpuOptions *opt, NrDiags *d) {
     p->num_warps = f->mod->num_warps ? f->mod->num_warps : (opt && opt->num_warps ? opt->num_warps : 4);
     p->vals = nr_alloc(p->a, sizeof(NrPtxVal) * (size_t)(f->nvals + 1));
     p->out = &p->body;
+}
+
+/* Emits p->f: its prologue (thread coordinates, parameters) and body. */
+static void emit_function(NrPtx *p, NrPtxBuf *params, NrPtxBuf *rets) {
+    p->ax = nr_axis_analysis(p->f);
+    plan_smem(p);
+    p->out = &p->pro;
+    p->tid = nr_ptx_newreg(p, NR_PK_I32);
+    p->lane = nr_ptx_newreg(p, NR_PK_I32);
+    p->warp = nr_ptx_newreg(p, NR_PK_I32);
+    nr_ptx_emit(p, "mov.u32 %s, %%tid.x;", nr_ptx_reg(p, p->tid));
+    nr_ptx_emit(p, "and.b32 %s, %s, 31;", nr_ptx_reg(p, p->lane), nr_ptx_reg(p, p->tid));
+    nr_ptx_emit(p, "shr.u32 %s, %s, 5;", nr_ptx_reg(p, p->warp), nr_ptx_reg(p, p->tid));
+    if (p->is_func) func_params(p, params, rets);
+    else load_params(p, params);
+    p->out = &p->body;
+    /* A function's shared memory is its own, but the previous call of it
+     * may still be reading what this call is about to write. */
+    if (p->is_func && p->smem_bytes > 0) nr_ptx_bar(p);
+    NrOpId term = emit_block(p, p->f->body, 0);
+    if (!term || O(p, term)->opc != NR_OP_RETURN) nr_ptx_error(p, "the body of @%s does not end in 'return'", p->f->name);
+}
+
+/* The noinline functions f calls, transitively, callees before callers. */
+typedef struct Callees {
+    NrModule *m;
+    NrFunc **order;
+    int n, cap;
+    uint8_t *state;  /* per module function: 0 new, 1 on the path, 2 done */
+    int depth;
+    bool cycle;
+} Callees;
+
+static void visit_func(Callees *c, NrFunc *f);
+
+static void visit_call(NrFunc *f, NrOpId op, void *ctx) {
+    Callees *c = ctx;
+    if (f->ops[op].opc != NR_OP_CALL) return;
+    NrFunc *g = nr_module_find_func(c->m, nr_op_str(f, op, NR_A_CALLEE, ""));
+    if (g && !g->is_kernel) visit_func(c, g);
+}
+
+static int func_index(const NrModule *m, const NrFunc *f) {
+    for (int i = 0; i < m->nfuncs; i++)
+        if (m->funcs[i] == f) return i;
+    return -1;
+}
+
+static void visit_func(Callees *c, NrFunc *f) {
+    int i = func_index(c->m, f);
+    if (i < 0 || c->state[i] == 2) return;
+    if (c->state[i] == 1 || c->depth > 64) {
+        c->cycle = true;
+        return;
+    }
+    c->state[i] = 1;
+    c->depth++;
+    nr_walk(f, visit_call, c);
+    c->depth--;
+    c->state[i] = 2;
+    *NR_PUSH(c->m->arena, c->order, c->n, c->cap) = f;
+}
+
+/* Shared memory of the kernel and its functions: each function's region
+ * starts after the largest end of its callers' regions, so that a call
+ * never overwrites what a caller still holds. */
+static int64_t plan_call_smem(NrPtx *k, Callees *c, const int64_t *own) {
+    NrModule *m = k->m;
+    int nf = m->nfuncs;
+    int64_t *base = nr_alloc(k->a, sizeof(int64_t) * (size_t)(nf + 1));
+    for (int i = 0; i < nf; i++) base[i] = 0;
+    int64_t total = own[func_index(m, k->f)];
+    /* callers before callees: the kernel, then the post order reversed (every
+     * function a function calls comes earlier in the post order) */
+    for (int j = c->n; j >= 0; j--) {
+        NrFunc *g = j == c->n ? k->f : c->order[j];
+        int gi = func_index(m, g);
+        int64_t end = (base[gi] + own[gi] + 15) & ~(int64_t)15;
+        for (NrOpId op = 1; op < g->nops; op++) {
+            if (g->ops[op].dead || g->ops[op].opc != NR_OP_CALL) continue;
+            NrFunc *h = nr_module_find_func(m, nr_op_str(g, op, NR_A_CALLEE, ""));
+            int hi = h ? func_index(m, h) : -1;
+            if (hi >= 0 && base[hi] < end) base[hi] = end;
+        }
+    }
+    for (int j = 0; j < c->n; j++) {
+        int gi = func_index(m, c->order[j]);
+        if (base[gi] + own[gi] > total) total = base[gi] + own[gi];
+    }
+    k->smem_bases = base;
+    return total;
 }
 
 char *nr_emit_ptx_info(NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrPtxInfo *info) {
@@ -1019,28 +1173,64 @@ char *nr_emit_ptx_info(NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrPtxInfo
         nr_error(d, f->loc, "kernel name '%s' is not a valid PTX identifier", f->name ? f->name : "");
         return NULL;
     }
-    p->ax = nr_axis_analysis(f);
-    plan_smem(p);
-    /* Prologue: thread coordinates, then the parameters. */
-    p->out = &p->pro;
-    p->tid = nr_ptx_newreg(p, NR_PK_I32);
-    p->lane = nr_ptx_newreg(p, NR_PK_I32);
-    p->warp = nr_ptx_newreg(p, NR_PK_I32);
-    nr_ptx_emit(p, "mov.u32 %s, %%tid.x;", nr_ptx_reg(p, p->tid));
-    nr_ptx_emit(p, "and.b32 %s, %s, 31;", nr_ptx_reg(p, p->lane), nr_ptx_reg(p, p->tid));
-    nr_ptx_emit(p, "shr.u32 %s, %s, 5;", nr_ptx_reg(p, p->warp), nr_ptx_reg(p, p->tid));
+    /* the noinline functions, callees first */
+    NrModule *m = f->mod;
+    Callees calls = {m, NULL, 0, 0, nr_alloc(p->a, (size_t)m->nfuncs + 1), 0, false};
+    memset(calls.state, 0, (size_t)m->nfuncs + 1);
+    nr_walk(f, visit_call, &calls);
+    if (calls.cycle) {
+        nr_error(d, f->loc, "the functions @%s calls call each other recursively", f->name);
+        return NULL;
+    }
+    int64_t *own = nr_alloc(p->a, sizeof(int64_t) * (size_t)(m->nfuncs + 1));
+    for (int i = 0; i < m->nfuncs; i++) {
+        NrPtx tmp;
+        init_ctx(&tmp, m->funcs[i], opt, d);
+        plan_smem(&tmp);
+        own[i] = tmp.smem_bytes;
+    }
+    int64_t total = plan_call_smem(p, &calls, own);
+    NrPtxBuf funcs = {0};
+    for (int j = 0; j < calls.n; j++) {
+        NrFunc *g = calls.order[j];
+        if (!ptx_ident(g->name)) {
+            nr_error(d, g->loc, "function name '%s' is not a valid PTX identifier", g->name ? g->name : "");
+            return NULL;
+        }
+        NrPtx fc, *q = &fc;
+        init_ctx(q, g, opt, d);
+        q->is_func = true;
+        q->smem_base = p->smem_bases[func_index(m, g)];
+        q->smem_bases = p->smem_bases;
+        /* state the whole module shares: global strings, constant tables */
+        q->glob = p->glob;
+        q->tables = p->tables, q->ntables = p->ntables, q->captables = p->captables;
+        q->nstrings = p->nstrings;
+        NrPtxBuf params = {0}, rets = {0};
+        emit_function(q, &params, &rets);
+        p->glob = q->glob;
+        p->tables = q->tables, p->ntables = q->ntables, p->captables = q->captables;
+        p->nstrings = q->nstrings;
+        p->uses_vprintf |= q->uses_vprintf;
+        p->uses_assert |= q->uses_assert;
+        if (q->ptx_version > p->ptx_version) p->ptx_version = q->ptx_version;
+        if (q->smem_align > p->smem_align) p->smem_align = q->smem_align;
+        if (q->failed) p->failed = true;
+        if (rets.n) buf_add(p->a, &funcs, "\n.func (%.*s) %s(%.*s)\n{\n", (int)rets.n, rets.s, g->name,
+                            (int)params.n, params.s ? params.s : "");
+        else buf_add(p->a, &funcs, "\n.func %s(%.*s)\n{\n", g->name, (int)params.n, params.s ? params.s : "");
+        function_body(q, &funcs);
+    }
     NrPtxBuf params = {0};
-    load_params(p, &params);
-    p->out = &p->body;
-    NrOpId term = emit_block(p, f->body, 0);
-    if (!term || O(p, term)->opc != NR_OP_RETURN) nr_ptx_error(p, "the kernel body does not end in 'return'");
+    emit_function(p, &params, NULL);
     if (p->failed || nr_has_errors(d)) return NULL;
+    p->smem_bytes = total;
     if (info) {
         info->shared_bytes = p->smem_bytes;
         info->num_warps = p->num_warps;
         info->threads = 32 * p->num_warps;
     }
-    return assemble(p, &params);
+    return assemble(p, &params, &funcs);
 }
 
 char *nr_emit_ptx(NrFunc *f, const NrGpuOptions *opt, NrDiags *d) { return nr_emit_ptx_info(f, opt, d, NULL); }

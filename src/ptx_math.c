@@ -1284,6 +1284,285 @@ static NrPv m_tgamma(M *m, NrPv x) {
     return to32(m->p, tgamma64(&d, to64(m->p, x)));
 }
 
+/* --- logb, ldexp ------------------------------------------------------------------------------------------- */
+static NrPv m_logb(M *m, NrPv x) {
+    NrPv a = fab(m, x);
+    NrPv sub_ = cmp(m, NR_PC_LT, a, K(m, m->d ? 0x1p-1022 : 0x1p-126));
+    NrPv as = sel(m, sub_, mul(m, a, K(m, m->d ? 0x1p54 : 0x1p24)), a);
+    NrPv e = isub(m, ushr(m, bits(m, as), m->mb), KI(m, m->bias));
+    e = isub(m, e, sel(m, sub_, KI(m, m->d ? 54 : 24), KI(m, 0)));
+    NrPv y = i2f(m, e);
+    y = sel(m, cmp(m, NR_PC_EQ, a, K(m, 0.0)), K(m, -INFINITY), y);
+    y = sel(m, isinf_(m, x), K(m, INFINITY), y);
+    return sel(m, isnan_(m, x), x, y);
+}
+
+/* x 2^k, k an integral float of x's type: the exponent field is set
+ * directly, and a result below the normal range takes one rounding
+ * multiplication by 2^-off. */
+static NrPv m_ldexp(M *m, NrPv x, NrPv kf) {
+    int off = m->d ? 128 : 64;
+    NrPv k = f2i(m, fmin_(m, fmax_(m, kf, K(m, -10000.0)), K(m, 10000.0)));
+    NrPv a = fab(m, x);
+    NrPv sub_ = cmp(m, NR_PC_LT, a, K(m, m->d ? 0x1p-1022 : 0x1p-126));
+    NrPv as = sel(m, sub_, mul(m, a, K(m, m->d ? 0x1p54 : 0x1p24)), a);
+    k = isub(m, k, sel(m, sub_, KI(m, m->d ? 54 : 24), KI(m, 0)));
+    NrPv ia = bits(m, as);
+    int64_t mmask = m->d ? 0x000fffffffffffffll : 0x7fffff;
+    NrPv mant = iand(m, ia, KI(m, mmask));
+    NrPv e = iadd(m, ushr(m, ia, m->mb), k);
+    /* normal: the new exponent in place */
+    NrPv norm = fbits(m, ior(m, mant, ishl(m, e, m->mb)));
+    /* below: exponent e + off (at least 1), then the rounding product */
+    NrPv eu = nr_pb_bin(m->p, NR_PO_MAX, m->st, iadd(m, e, KI(m, off)), KI(m, 1));
+    NrPv under = mul(m, fbits(m, ior(m, mant, ishl(m, eu, m->mb))), K(m, ldexp(1.0, -off)));
+    NrPv y = sel(m, icmp(m, NR_PC_LT, e, KI(m, 1)), under, norm);
+    y = sel(m, icmp(m, NR_PC_GT, e, KI(m, 2 * m->bias)), K(m, INFINITY), y);
+    y = csign(m, y, x);
+    NrPv keep = por(m, por(m, cmp(m, NR_PC_EQ, a, K(m, 0.0)), isinf_(m, x)), isnan_(m, x));
+    return sel(m, keep, add(m, x, x), y);
+}
+
+/* --- sinpi, cospi ------------------------------------------------------------------------------------------ */
+/* x = 2j + n/2 + r exactly, |r| <= 1/4, q = n mod 4; pi r as a double-double. */
+static NrPv pi_reduce(M *m, NrPv x, NrPv *rh, NrPv *rl) {
+    NrPv t = sub(m, x, mul(m, K(m, 2.0), rnd(m, mul(m, x, K(m, 0.5))))); /* |t| <= 1, exact */
+    NrPv n = rnd(m, add(m, t, t));
+    NrPv r = fma3(m, n, K(m, -0.5), t);                                  /* exact */
+    NrPv q = nr_pb_bin(m->p, NR_PO_AND, NR_PT_B32, nr_pb_cvt(m->p, NR_PR_RZI, NR_PT_S32, m->t, n), nr_pv_i32(3));
+    double ph = m->d ? 0x1.921fb54442d18p+1 : (double)0x1.921fb6p+1f;
+    double pl = m->d ? 0x1.1a62633145c07p-53 : (double)-0x1.777a5cp-24f;
+    *rh = mul(m, r, K(m, ph));
+    *rl = fma3(m, r, K(m, pl), fma3(m, r, K(m, ph), neg(m, *rh)));
+    return q;
+}
+
+static NrPv sincospi(M *m, NrPv x, bool cosine) {
+    NrPv rh, rl, q = pi_reduce(m, x, &rh, &rl);
+    if (cosine) q = nr_pb_bin(m->p, NR_PO_ADD, NR_PT_S32, q, nr_pv_i32(1));
+    NrPv s = ksin(m, rh, rl), c = kcos(m, rh, rl);
+    NrPv odd = nr_pb_setp(m->p, NR_PC_NE, NR_PT_B32, nr_pb_bin(m->p, NR_PO_AND, NR_PT_B32, q, nr_pv_i32(1)), nr_pv_i32(0));
+    NrPv negq = nr_pb_setp(m->p, NR_PC_NE, NR_PT_B32, nr_pb_bin(m->p, NR_PO_AND, NR_PT_B32, q, nr_pv_i32(2)), nr_pv_i32(0));
+    NrPv y = sel(m, odd, c, s);
+    y = sel(m, negq, neg(m, y), y);
+    /* exact zeros: sinpi(n) has x's sign, cospi(n + 1/2) is +0 */
+    NrPv zero = cmp(m, NR_PC_EQ, rh, K(m, 0.0));
+    if (cosine) y = sel(m, zero, add(m, y, K(m, 0.0)), y);
+    else y = sel(m, pand(m, zero, pnot(m, odd)), csign(m, K(m, 0.0), x), y);
+    return sel(m, por(m, isinf_(m, x), isnan_(m, x)), nan_(m), y);
+}
+
+static NrPv m_sinpi(M *m, NrPv x) { return sincospi(m, x, false); }
+static NrPv m_cospi(M *m, NrPv x) { return sincospi(m, x, true); }
+
+/* --- erfinv and its relatives (computed in f64) ---------------------------------------------------------- */
+static const double TWO_OVER_SQRTPI = 0x1.20dd750429b6dp+0;
+
+static NrPv erfcx64(M *D, NrPv x);
+
+/* x >= 0 with erf(x) = a (small: a <= 1/2) or erfc(x) = z (else).  The
+ * estimate is Winitzki's, or for z < 1e-10 the asymptotic x^2 = -log z -
+ * log(x sqrt(pi)) + log(1 - 1/(2x^2)) iterated twice; then Halley steps
+ * x -= u / (1 + x u), u = f / f' (f'' = -2x f').  Below 2^-1000, erfc would
+ * lose bits in the subnormal range: Newton steps on log erfc(x) - log z =
+ * log erfcx(x) - x^2 - log z instead. */
+static NrPv erfinv_core(M *D, NrPv a, NrPv z, NrPv small) {
+    NrPv lz = m_log(D, z);
+    NrPv w = m_log(D, mul(D, z, sub(D, K(D, 2.0), z))); /* log(1 - a^2) */
+    const double c = 0.147;
+    NrPv t = fma3(D, w, K(D, 0.5), K(D, 2 / (M_PI * c)));
+    NrPv x = sqr(D, sub(D, sqr(D, fma3(D, t, t, mul(D, w, K(D, -1 / c)))), t));
+    NrPv xa = sqr(D, neg(D, lz));
+    for (int i = 0; i < 2; i++) {
+        NrPv corr = m_log1p(D, dvd(D, K(D, -0.5), mul(D, xa, xa)));
+        xa = sqr(D, add(D, sub(D, neg(D, lz), m_log(D, mul(D, xa, K(D, 1.7724538509055159)))), corr));
+    }
+    x = sel(D, pand(D, pnot(D, small), cmp(D, NR_PC_LT, z, K(D, 1e-10))), xa, x);
+    NrPv tiny = pand(D, pnot(D, small), cmp(D, NR_PC_LT, z, K(D, 0x1p-1000)));
+    for (int i = 0; i < 4; i++) {
+        NrPv lo = sub(D, erf_small(D, fmin_(D, x, K(D, 1.0))), a);
+        NrPv hi = sub(D, z, m_erfc(D, x));
+        NrPv f = sel(D, small, lo, hi);
+        NrPv fp = exp_negsq(D, x, K(D, TWO_OVER_SQRTPI));
+        NrPv u = dvd(D, f, fp);
+        NrPv nx = sub(D, x, dvd(D, u, fma3(D, x, u, K(D, 1.0))));
+        nx = sel(D, cmp(D, NR_PC_GT, fp, K(D, 0.0)), nx, x);
+        /* the log form: g = log erfcx(x) - x^2 - log z, g' = -2 / (sqrt(pi) erfcx(x)) */
+        NrPv ex = erfcx64(D, x);
+        NrPv h = mul(D, x, x), hl = fma3(D, x, x, neg(D, h));
+        NrPv g = sub(D, sub(D, sub(D, m_log(D, ex), lz), h), hl);
+        NrPv tx = fma3(D, mul(D, g, ex), K(D, 0.88622692545275801), x); /* x - g / g' */
+        x = sel(D, tiny, tx, nx);
+    }
+    return x;
+}
+
+static NrPv erfinv64(M *D, NrPv y) {
+    NrPv a = fab(D, y);
+    NrPv ac = fmin_(D, a, K(D, 0x1.fffffffffffffp-1));
+    NrPv z = sub(D, K(D, 1.0), ac);
+    NrPv x = erfinv_core(D, ac, z, cmp(D, NR_PC_LE, a, K(D, 0.5)));
+    x = sel(D, cmp(D, NR_PC_EQ, a, K(D, 1.0)), K(D, INFINITY), x);
+    x = csign(D, x, y);
+    x = sel(D, cmp(D, NR_PC_EQ, a, K(D, 0.0)), y, x);
+    x = sel(D, cmp(D, NR_PC_GT, a, K(D, 1.0)), nan_(D), x);
+    return sel(D, isnan_(D, y), y, x);
+}
+
+static NrPv erfcinv64(M *D, NrPv z) {
+    NrPv upper = cmp(D, NR_PC_GT, z, K(D, 1.0));
+    NrPv zz = sel(D, upper, sub(D, K(D, 2.0), z), z); /* exact */
+    NrPv zc = fmax_(D, zz, K(D, 0x1p-1074));
+    NrPv a = sub(D, K(D, 1.0), zc);
+    NrPv x = erfinv_core(D, a, zc, cmp(D, NR_PC_GE, zc, K(D, 0.5)));
+    x = sel(D, cmp(D, NR_PC_EQ, zz, K(D, 0.0)), K(D, INFINITY), x);
+    x = sel(D, upper, neg(D, x), x);
+    x = sel(D, cmp(D, NR_PC_EQ, z, K(D, 1.0)), K(D, 0.0), x);
+    x = sel(D, por(D, cmp(D, NR_PC_LT, z, K(D, 0.0)), cmp(D, NR_PC_GT, z, K(D, 2.0))), nan_(D), x);
+    return sel(D, isnan_(D, z), z, x);
+}
+
+/* 0.5 erfc(-x / sqrt 2), the quotient's rounding corrected to first order. */
+static NrPv normcdf64(M *D, NrPv x) {
+    const double r = 0x1.6a09e667f3bcdp-1, rl = -0x1.bdd3413b26456p-55;
+    NrPv nx = neg(D, x);
+    NrPv t = mul(D, nx, K(D, r));
+    NrPv tl = fma3(D, nx, K(D, rl), fma3(D, nx, K(D, r), neg(D, t)));
+    tl = sel(D, isinf_(D, x), K(D, 0.0), tl);
+    NrPv e = m_erfc(D, t);
+    NrPv c = mul(D, exp_negsq(D, fmin_(D, fab(D, t), K(D, 30.0)), K(D, TWO_OVER_SQRTPI)), tl);
+    NrPv y = mul(D, sub(D, e, c), K(D, 0.5));
+    return sel(D, isnan_(D, x), x, y);
+}
+
+/* -sqrt(2) erfcinv(2p), the product with sqrt(2) in two parts. */
+static NrPv normcdfinv64(M *D, NrPv p) {
+    const double sh = -0x1.6a09e667f3bcdp+0, sl = -0x1.bdd3413b26456p-54;
+    NrPv x = erfcinv64(D, add(D, p, p));
+    NrPv h = mul(D, x, K(D, sh));
+    NrPv y = add(D, h, fma3(D, x, K(D, sl), fma3(D, x, K(D, sh), neg(D, h))));
+    return sel(D, isinf_(D, x), h, y);
+}
+
+/* exp(x^2) erfc(x): the erfc tail factor from 1/2 on, the asymptotic series
+ * beyond 27, and exp(x^2) erfc(x) with x^2 split exactly below 1/2. */
+static NrPv erfcx64(M *D, NrPv x) {
+    NrPv q = erfc_q(D, fmin_(D, fmax_(D, x, K(D, 0.5)), K(D, 27.0)));
+    NrPv xa = fmax_(D, x, K(D, 27.0));
+    NrPv u = dvd(D, K(D, 1.0), xa);
+    NrPv zz = mul(D, mul(D, u, u), K(D, 0.5));
+    double coef[13];
+    double term = 1;
+    for (int k = 0; k < 13; k++) {
+        coef[k] = term;
+        term *= -(2 * k + 1);
+    }
+    NrPv ser = mul(D, mul(D, poly(D, zz, coef, 13), u), K(D, 0x1.20dd750429b6dp-1)); /* 1/sqrt(pi) */
+    NrPv xs = fmin_(D, x, K(D, 0.5));
+    NrPv h = mul(D, xs, xs), l = fma3(D, xs, xs, neg(D, h));
+    NrPv low = mul(D, exp_full(D, h, l), m_erfc(D, xs));
+    NrPv y = sel(D, cmp(D, NR_PC_LT, x, K(D, 0.5)), low, sel(D, cmp(D, NR_PC_LE, x, K(D, 27.0)), q, ser));
+    y = sel(D, cmp(D, NR_PC_LT, x, K(D, -27.0)), K(D, INFINITY), y);
+    y = sel(D, cmp(D, NR_PC_EQ, x, K(D, INFINITY)), K(D, 0.0), y);
+    return sel(D, isnan_(D, x), x, y);
+}
+
+#define VIA64(name, fn64)                                                                                              \
+    static NrPv name(M *m, NrPv x) {                                                                                   \
+        M d = mk(m->p, true);                                                                                          \
+        if (m->d) return fn64(&d, x);                                                                                  \
+        return to32(m->p, fn64(&d, to64(m->p, x)));                                                                    \
+    }
+VIA64(m_erfinv, erfinv64)
+VIA64(m_erfcinv, erfcinv64)
+VIA64(m_normcdf, normcdf64)
+VIA64(m_normcdfinv, normcdfinv64)
+VIA64(m_erfcx, erfcx64)
+#undef VIA64
+
+/* --- reciprocals and norms ----------------------------------------------------------------------------------- */
+static NrPv m_rcbrt(M *m, NrPv x) {
+    M d = mk(m->p, true), *D = &d;
+    NrPv x64 = m->d ? x : to64(m->p, x);
+    NrPv y = dvd(D, K(D, 1.0), m_cbrt(D, x64));
+    return m->d ? y : to32(m->p, y);
+}
+
+/* sqrt of the sum of n squares: f32 from exact f64 squares; f64 scaled by
+ * the largest magnitude's exponent, as hypot.  rec: its reciprocal. */
+static NrPv norm_n(M *m, const NrPv *x, int n, bool rec) {
+    M d = mk(m->p, true), *D = &d;
+    NrPv r;
+    if (!m->d) {
+        NrPv acc = K(D, 0.0);
+        for (int i = 0; i < n; i++) {
+            NrPv a = to64(m->p, x[i]);
+            acc = fma3(D, a, a, acc);
+        }
+        NrPv s = sqr(D, acc);
+        r = to32(m->p, rec ? dvd(D, K(D, 1.0), s) : s);
+    } else {
+        NrPv big = fab(D, x[0]);
+        for (int i = 1; i < n; i++) big = fmax_(D, big, fab(D, x[i]));
+        NrPv E = ushr(D, bits(D, big), 52);
+        NrPv k = isub(D, KI(D, 1023), E);
+        NrPv acc = K(D, 0.0);
+        for (int i = 0; i < n; i++) {
+            NrPv a = ldexp_(D, fab(D, x[i]), k);
+            acc = fma3(D, a, a, acc);
+        }
+        NrPv s = sqr(D, acc);
+        if (rec) r = ldexp_(D, dvd(D, K(D, 1.0), s), k);
+        else r = ldexp_(D, s, isub(D, E, KI(D, 1023)));
+        r = sel(D, cmp(D, NR_PC_EQ, big, K(D, 0.0)), K(D, rec ? INFINITY : 0.0), r);
+    }
+    NrPv inf = pnot(m, nr_pv_pred(true)), nan = inf;
+    NrPv sum = x[0];
+    for (int i = 0; i < n; i++) {
+        inf = por(m, inf, isinf_(m, x[i]));
+        nan = por(m, nan, isnan_(m, x[i]));
+        if (i) sum = add(m, sum, x[i]);
+    }
+    r = sel(m, nan, sum, r);
+    return sel(m, inf, K(m, rec ? 0.0 : INFINITY), r);
+}
+
+static NrPv m_rhypot(M *m, NrPv x, NrPv y) {
+    NrPv v[2] = {x, y};
+    return norm_n(m, v, 2, true);
+}
+static NrPv m_norm3d(M *m, NrPv a, NrPv b, NrPv c) {
+    NrPv v[3] = {a, b, c};
+    return norm_n(m, v, 3, false);
+}
+static NrPv m_rnorm3d(M *m, NrPv a, NrPv b, NrPv c) {
+    NrPv v[3] = {a, b, c};
+    return norm_n(m, v, 3, true);
+}
+static NrPv m_norm4d(M *m, const NrPv *x) { return norm_n(m, x, 4, false); }
+static NrPv m_rnorm4d(M *m, const NrPv *x) { return norm_n(m, x, 4, true); }
+
+static NrPv m_rsqrt(M *m, NrPv x);
+
+/* f32 1 / sqrt(x) correctly rounded: the f64 quotient rounded to f32, then
+ * moved by an ulp where the midpoint test m^2 x <> 1 (exact sign through
+ * fma, m^2 exact) says the rounding went the wrong way. */
+static NrPv m_rsqrt_rn(M *m, NrPv x) {
+    if (m->d) return m_rsqrt(m, x);
+    M d = mk(m->p, true), *D = &d;
+    NrPv x64 = to64(m->p, x);
+    NrPv y = to32(m->p, dvd(D, K(D, 1.0), sqr(D, x64)));
+    NrPv yb = bits(m, y);
+    NrPv up = fbits(m, iadd(m, yb, KI(m, 1))), dn = fbits(m, isub(m, yb, KI(m, 1)));
+    NrPv y64 = to64(m->p, y);
+    NrPv mhi = mul(D, add(D, y64, to64(m->p, up)), K(D, 0.5)), mlo = mul(D, add(D, y64, to64(m->p, dn)), K(D, 0.5));
+    NrPv hi_lt = cmp(D, NR_PC_LT, fma3(D, mul(D, mhi, mhi), x64, K(D, -1.0)), K(D, 0.0)); /* 1/sqrt x > mhi */
+    NrPv lo_gt = cmp(D, NR_PC_GT, fma3(D, mul(D, mlo, mlo), x64, K(D, -1.0)), K(D, 0.0)); /* 1/sqrt x < mlo */
+    NrPv r = sel(m, hi_lt, up, sel(m, lo_gt, dn, y));
+    NrPv fin = pand(m, cmp(m, NR_PC_GT, x, K(m, 0.0)), cmp(m, NR_PC_LT, x, K(m, INFINITY)));
+    return sel(m, fin, r, y);
+}
+
 /* --- the rest, and the dispatch --------------------------------------------------------------------------------- */
 static NrPv m_sqrt(M *m, NrPv x) { return sqr(m, x); }
 /* 1 / sqrt(x), then one Newton step with the exact residual 1 - x y^2. */
@@ -1311,22 +1590,30 @@ typedef struct MathFn {
     const char *name;
     NrPv (*f1)(M *m, NrPv x);
     NrPv (*f2)(M *m, NrPv x, NrPv y);
+    NrPv (*f3)(M *m, NrPv x, NrPv y, NrPv z);
+    NrPv (*f4)(M *m, const NrPv *x);
 } MathFn;
 
 static const MathFn fns[] = {
-    {"exp", m_exp, NULL},       {"exp2", m_exp2, NULL},     {"exp10", m_exp10, NULL},   {"expm1", m_expm1, NULL},
-    {"log", m_log, NULL},       {"log2", m_log2, NULL},     {"log10", m_log10, NULL},   {"log1p", m_log1p, NULL},
-    {"sqrt", m_sqrt, NULL},     {"sqrt_rn", m_sqrt, NULL},  {"rsqrt", m_rsqrt, NULL},   {"cbrt", m_cbrt, NULL},
-    {"rcp", m_rcp, NULL},       {"sin", m_sin, NULL},       {"cos", m_cos, NULL},       {"tan", m_tan, NULL},
-    {"asin", m_asin, NULL},     {"acos", m_acos, NULL},     {"atan", m_atan, NULL},     {"sinh", m_sinh, NULL},
-    {"cosh", m_cosh, NULL},     {"tanh", m_tanh, NULL},     {"asinh", m_asinh, NULL},   {"acosh", m_acosh, NULL},
-    {"atanh", m_atanh, NULL},   {"erf", m_erf, NULL},       {"erfc", m_erfc, NULL},     {"lgamma", m_lgamma, NULL},
-    {"tgamma", m_tgamma, NULL}, {"floor", m_floor, NULL},   {"ceil", m_ceil, NULL},     {"trunc", m_trunc, NULL},
-    {"round", m_round, NULL},   {"rint", m_rint, NULL},     {"nearbyint", m_rint, NULL}, {"abs", m_abs, NULL},
-    {"fabs", m_abs, NULL},      {"neg", m_neg, NULL},       {"atan2", NULL, m_atan2},   {"pow", NULL, m_pow},
-    {"hypot", NULL, m_hypot},   {"fmod", NULL, m_fmod},     {"remainder", NULL, m_remainder},
-    {"copysign", NULL, m_copysign}, {"fdim", NULL, m_fdim}, {"fmax", NULL, m_fmax},     {"fmin", NULL, m_fmin},
-    {"nextafter", NULL, m_nextafter},
+    {"exp", m_exp, NULL, NULL, NULL},       {"exp2", m_exp2, NULL, NULL, NULL},     {"exp10", m_exp10, NULL, NULL, NULL},   {"expm1", m_expm1, NULL, NULL, NULL},
+    {"log", m_log, NULL, NULL, NULL},       {"log2", m_log2, NULL, NULL, NULL},     {"log10", m_log10, NULL, NULL, NULL},   {"log1p", m_log1p, NULL, NULL, NULL},
+    {"sqrt", m_sqrt, NULL, NULL, NULL},     {"sqrt_rn", m_sqrt, NULL, NULL, NULL},  {"rsqrt", m_rsqrt, NULL, NULL, NULL},   {"cbrt", m_cbrt, NULL, NULL, NULL},
+    {"rcp", m_rcp, NULL, NULL, NULL},       {"sin", m_sin, NULL, NULL, NULL},       {"cos", m_cos, NULL, NULL, NULL},       {"tan", m_tan, NULL, NULL, NULL},
+    {"asin", m_asin, NULL, NULL, NULL},     {"acos", m_acos, NULL, NULL, NULL},     {"atan", m_atan, NULL, NULL, NULL},     {"sinh", m_sinh, NULL, NULL, NULL},
+    {"cosh", m_cosh, NULL, NULL, NULL},     {"tanh", m_tanh, NULL, NULL, NULL},     {"asinh", m_asinh, NULL, NULL, NULL},   {"acosh", m_acosh, NULL, NULL, NULL},
+    {"atanh", m_atanh, NULL, NULL, NULL},   {"erf", m_erf, NULL, NULL, NULL},       {"erfc", m_erfc, NULL, NULL, NULL},     {"lgamma", m_lgamma, NULL, NULL, NULL},
+    {"tgamma", m_tgamma, NULL, NULL, NULL}, {"floor", m_floor, NULL, NULL, NULL},   {"ceil", m_ceil, NULL, NULL, NULL},     {"trunc", m_trunc, NULL, NULL, NULL},
+    {"round", m_round, NULL, NULL, NULL},   {"rint", m_rint, NULL, NULL, NULL},     {"nearbyint", m_rint, NULL, NULL, NULL}, {"abs", m_abs, NULL, NULL, NULL},
+    {"fabs", m_abs, NULL, NULL, NULL},      {"neg", m_neg, NULL, NULL, NULL},       {"atan2", NULL, m_atan2, NULL, NULL},   {"pow", NULL, m_pow, NULL, NULL},
+    {"hypot", NULL, m_hypot, NULL, NULL},   {"fmod", NULL, m_fmod, NULL, NULL},     {"remainder", NULL, m_remainder, NULL, NULL},
+    {"copysign", NULL, m_copysign, NULL, NULL}, {"fdim", NULL, m_fdim, NULL, NULL}, {"fmax", NULL, m_fmax, NULL, NULL},     {"fmin", NULL, m_fmin, NULL, NULL},
+    {"nextafter", NULL, m_nextafter, NULL, NULL},
+    {"logb", m_logb, NULL, NULL, NULL},     {"ldexp", NULL, m_ldexp, NULL, NULL},   {"sinpi", m_sinpi, NULL, NULL, NULL},   {"cospi", m_cospi, NULL, NULL, NULL},
+    {"erfinv", m_erfinv, NULL, NULL, NULL}, {"erfcinv", m_erfcinv, NULL, NULL, NULL}, {"normcdf", m_normcdf, NULL, NULL, NULL},
+    {"normcdfinv", m_normcdfinv, NULL, NULL, NULL}, {"erfcx", m_erfcx, NULL, NULL, NULL}, {"rcbrt", m_rcbrt, NULL, NULL, NULL},
+    {"rhypot", NULL, m_rhypot, NULL, NULL}, {"rsqrt_rn", m_rsqrt_rn, NULL, NULL, NULL},
+    {"norm3d", NULL, NULL, m_norm3d, NULL}, {"rnorm3d", NULL, NULL, m_rnorm3d, NULL},
+    {"norm4d", NULL, NULL, NULL, m_norm4d}, {"rnorm4d", NULL, NULL, NULL, m_rnorm4d},
 };
 
 const char *const nr_pm_names[] = {
@@ -1334,7 +1621,29 @@ const char *const nr_pm_names[] = {
     "rcp",   "sin",   "cos",   "tan",   "asin",   "acos",   "atan",  "sinh",  "cosh", "tanh",    "asinh",     "acosh",
     "atanh", "erf",   "erfc",  "lgamma", "tgamma", "floor", "ceil",  "trunc", "round", "rint",   "nearbyint", "abs",
     "fabs",  "neg",   "atan2", "pow",   "hypot",  "fmod",   "remainder", "copysign", "fdim", "fmax", "fmin", "nextafter",
-    "fma",   NULL};
+    "fma",   "logb",  "ldexp", "sinpi", "cospi", "erfinv", "erfcinv", "normcdf", "normcdfinv", "erfcx", "rcbrt",
+    "rhypot", "rsqrt_rn", "norm3d", "rnorm3d", "norm4d", "rnorm4d",
+    "add_rn", "add_rz", "add_rd", "add_ru", "sub_rn", "sub_rz", "sub_rd", "sub_ru", "mul_rn", "mul_rz", "mul_rd",
+    "mul_ru", "div_rn", "div_rz", "div_rd", "div_ru", "fma_rn", "fma_rz", "fma_rd", "fma_ru", "sqrt_rz", "sqrt_rd",
+    "sqrt_ru", "rcp_rn", "rcp_rz", "rcp_rd", "rcp_ru", NULL};
+
+/* add_rz, div_ru, sqrt_rd, ...: one instruction in that rounding mode. */
+static bool rounded_call(NrPtx *p, const char *name, NrPk k, int n, const NrPv *x, NrPv *out) {
+    static const char *const ops[] = {"add", "sub", "mul", "div", "fma", "sqrt", "rcp"};
+    static const int nargs[] = {2, 2, 2, 2, 3, 1, 1};
+    static const char *const sfx[] = {"rn", "rz", "rd", "ru"};
+    const char *us = strchr(name, '_');
+    if (!us) return false;
+    for (size_t i = 0; i < NR_COUNTOF(ops); i++) {
+        if (strlen(ops[i]) != (size_t)(us - name) || strncmp(name, ops[i], (size_t)(us - name)) != 0) continue;
+        for (int j = 0; j < 4; j++)
+            if (strcmp(us + 1, sfx[j]) == 0 && n == nargs[i]) {
+                *out = nr_pb_rounded(p, ops[i], j, k == NR_PK_F64 ? NR_PT_F64 : NR_PT_F32, x);
+                return true;
+            }
+    }
+    return false;
+}
 
 bool nr_pm_call(NrPtx *p, const char *name, NrPk k, int n, const NrPv *x, NrPv *out) {
     if (!name) return false;
@@ -1354,7 +1663,15 @@ bool nr_pm_call(NrPtx *p, const char *name, NrPk k, int n, const NrPv *x, NrPv *
             *out = fns[i].f2(&m, x[0], x[1]);
             return true;
         }
+        if (fns[i].f3 && n == 3) {
+            *out = fns[i].f3(&m, x[0], x[1], x[2]);
+            return true;
+        }
+        if (fns[i].f4 && n == 4) {
+            *out = fns[i].f4(&m, x);
+            return true;
+        }
         return false;
     }
-    return false;
+    return rounded_call(p, name, k, n, x, out);
 }

@@ -14,8 +14,9 @@
  * thread 0 (the old value of a scalar atomic reaches every thread through
  * shared memory).  Scalar loads are done by every thread.
  *
- * Atomics map to atom.global with .sem (default acq_rel) and .scope
- * (default gpu) where PTX has the operation; the rest are compare-and-swap
+ * Atomics map to atom.{sem}.{scope}.global (sem: relaxed, acquire,
+ * release or acq_rel, default acq_rel; scope: cta, gpu or sys, default gpu;
+ * every combination has its own form) where PTX has the operation; the rest are compare-and-swap
  * loops with the interpreter's rules: 8- and 16-bit integer arithmetic,
  * float max/min (the non-NaN operand), bf16 add before sm_90, exchange of
  * 16-bit values and everything on fp8.  8-bit and/or/xor use the word
@@ -294,10 +295,10 @@ static NrPv atom_insn(NrPtx *p, const Atom *A, const char *opname, const char *t
     b = nr_ptx_inreg(p, b);
     if (c.k != NR_PK_P || c.r) {
         c = nr_ptx_inreg(p, c);
-        nr_ptx_emit(p, "atom.global%s%s.%s%s %s, %s, %s, %s;", A->sem, A->scope, opname, ty, nr_ptx_reg(p, d.r),
+        nr_ptx_emit(p, "atom%s%s.global.%s%s %s, %s, %s, %s;", A->sem, A->scope, opname, ty, nr_ptx_reg(p, d.r),
                     nr_ptx_addr(p, addr, 0), nr_ptx_reg(p, b.r), nr_ptx_reg(p, c.r));
     } else {
-        nr_ptx_emit(p, "atom.global%s%s.%s%s %s, %s, %s;", A->sem, A->scope, opname, ty, nr_ptx_reg(p, d.r),
+        nr_ptx_emit(p, "atom%s%s.global.%s%s %s, %s, %s;", A->sem, A->scope, opname, ty, nr_ptx_reg(p, d.r),
                     nr_ptx_addr(p, addr, 0), nr_ptx_reg(p, b.r));
     }
     return d;

@@ -20,6 +20,7 @@
 #include "fp.h"
 #include "ptx.h"
 
+#include <fenv.h>
 #include <math.h>
 #include <string.h>
 
@@ -400,6 +401,11 @@ NrPv nr_pb_un(NrPtx *p, NrPo o, NrPt t, NrPv a) {
             case NR_PO_NOT: r = ~c & m; break;
             case NR_PO_CLZ: r = c == 0 ? (uint64_t)w : (uint64_t)(__builtin_clzll(c) - (64 - w)); break;
             case NR_PO_POPC: r = (uint64_t)__builtin_popcountll(c); break;
+            case NR_PO_BREV:
+                r = 0;
+                for (int i = 0; i < w; i++)
+                    if (c >> i & 1) r |= UINT64_C(1) << (w - 1 - i);
+                break;
             default: NR_UNREACHABLE();
             }
         }
@@ -425,6 +431,7 @@ NrPv nr_pb_un(NrPtx *p, NrPo o, NrPt t, NrPv a) {
     case NR_PO_CEIL: n = "cvt.rpi"; break;
     case NR_PO_CLZ: n = "clz"; break;
     case NR_PO_POPC: n = "popc"; break;
+    case NR_PO_BREV: n = "brev"; break;
     case NR_PO_TF32: n = "cvt.rna.tf32"; break;
     default: NR_UNREACHABLE();
     }
@@ -451,6 +458,98 @@ NrPv nr_pb_fma(NrPtx *p, NrPt t, NrPv a, NrPv b, NrPv c) {
     c = fix(p, t, c);
     NrPv d = fresh(p, k);
     nr_ptx_emit(p, "fma.rn%s %s, %s, %s, %s;", pts[t].name, nr_ptx_reg(p, d.r), opnd(p, t, a), opnd(p, t, b),
+                opnd(p, t, c));
+    return d;
+}
+
+/* --- directed rounding and three-operand integer instructions --------------------------------------------- */
+/* The host computes in the requested mode; operands and results pass
+ * through volatile objects so that the arithmetic stays between the mode
+ * changes. */
+static uint64_t host_rounded(const char *op, int mode, NrPt t, const NrPv *x) {
+    static const int modes[] = {FE_TONEAREST, FE_TOWARDZERO, FE_DOWNWARD, FE_UPWARD};
+    int saved = fegetround();
+    fesetround(modes[mode & 3]);
+    uint64_t r;
+    if (t == NR_PT_F64) {
+        volatile double a = u2d(x[0].c), b = 0, c = 0, d;
+        if (strcmp(op, "fma") == 0) b = u2d(x[1].c), c = u2d(x[2].c);
+        else if (strcmp(op, "sqrt") != 0 && strcmp(op, "rcp") != 0) b = u2d(x[1].c);
+        if (strcmp(op, "add") == 0) d = a + b;
+        else if (strcmp(op, "sub") == 0) d = a - b;
+        else if (strcmp(op, "mul") == 0) d = a * b;
+        else if (strcmp(op, "div") == 0) d = a / b;
+        else if (strcmp(op, "fma") == 0) d = fma(a, b, c);
+        else if (strcmp(op, "sqrt") == 0) d = sqrt(a);
+        else d = 1.0 / a;
+        r = d2u(d);
+    } else {
+        volatile float a = u2f((uint32_t)x[0].c), b = 0, c = 0, d;
+        if (strcmp(op, "fma") == 0) b = u2f((uint32_t)x[1].c), c = u2f((uint32_t)x[2].c);
+        else if (strcmp(op, "sqrt") != 0 && strcmp(op, "rcp") != 0) b = u2f((uint32_t)x[1].c);
+        if (strcmp(op, "add") == 0) d = a + b;
+        else if (strcmp(op, "sub") == 0) d = a - b;
+        else if (strcmp(op, "mul") == 0) d = a * b;
+        else if (strcmp(op, "div") == 0) d = a / b;
+        else if (strcmp(op, "fma") == 0) d = fmaf(a, b, c);
+        else if (strcmp(op, "sqrt") == 0) d = sqrtf(a);
+        else d = 1.0f / a;
+        r = f2u(d);
+    }
+    fesetround(saved);
+    return r;
+}
+
+NrPv nr_pb_rounded(NrPtx *p, const char *op, int mode, NrPt t, const NrPv *x) {
+    NR_ASSERT(t == NR_PT_F32 || t == NR_PT_F64);
+    int n = strcmp(op, "fma") == 0 ? 3 : strcmp(op, "sqrt") == 0 || strcmp(op, "rcp") == 0 ? 1 : 2;
+    bool imm = true;
+    for (int i = 0; i < n; i++) imm = imm && x[i].r == 0;
+    if (imm) return nr_pv_imm(pts[t].k, host_rounded(op, mode, t, x));
+    NR_ASSERT(!p->eval);
+    static const char *const rm[] = {".rn", ".rz", ".rm", ".rp"};
+    NrPv d = fresh(p, pts[t].k);
+    if (n == 1)
+        nr_ptx_emit(p, "%s%s%s %s, %s;", op, rm[mode & 3], pts[t].name, nr_ptx_reg(p, d.r), opnd(p, t, x[0]));
+    else if (n == 2)
+        nr_ptx_emit(p, "%s%s%s %s, %s, %s;", op, rm[mode & 3], pts[t].name, nr_ptx_reg(p, d.r), opnd(p, t, x[0]),
+                    opnd(p, t, x[1]));
+    else
+        nr_ptx_emit(p, "%s%s%s %s, %s, %s, %s;", op, rm[mode & 3], pts[t].name, nr_ptx_reg(p, d.r), opnd(p, t, x[0]),
+                    opnd(p, t, x[1]), opnd(p, t, x[2]));
+    return d;
+}
+
+NrPv nr_pb_op3(NrPtx *p, const char *op, NrPt t, NrPv a, NrPv b, NrPv c) {
+    bool prmt = strcmp(op, "prmt") == 0;
+    if (prmt) t = NR_PT_B32;
+    NrPk k = pts[t].k;
+    if (a.r == 0 && b.r == 0 && c.r == 0) {
+        int w = pts[t].bits;
+        uint64_t m = wmask(w), x = a.c & m, y = b.c & m, z = c.c & m, r;
+        if (prmt) { /* selector nibbles: bit 3 replicates the byte's sign */
+            uint64_t v = x | y << 32;
+            r = 0;
+            for (int i = 0; i < 4; i++) {
+                int s = (int)(z >> (4 * i) & 15);
+                uint64_t byte = v >> (8 * (s & 7)) & 0xff;
+                if (s & 8) byte = byte & 0x80 ? 0xff : 0;
+                r |= byte << (8 * i);
+            }
+        } else {
+            bool sg = pts[t].cls == 's';
+            int64_t sx = sext(x, w), sy = sext(y, w);
+            uint64_t dd = sg ? (uint64_t)(sx > sy ? sx - sy : sy - sx) : (x > y ? x - y : y - x);
+            r = (dd + z) & m;
+        }
+        return nr_pv_imm(k, r);
+    }
+    NR_ASSERT(!p->eval);
+    a = fix(p, t, a);
+    b = fix(p, t, b);
+    c = fix(p, t, c);
+    NrPv d = fresh(p, k);
+    nr_ptx_emit(p, "%s%s %s, %s, %s, %s;", op, pts[t].name, nr_ptx_reg(p, d.r), opnd(p, t, a), opnd(p, t, b),
                 opnd(p, t, c));
     return d;
 }

@@ -44,12 +44,18 @@ void nr_sm_enter(Sema *s, NrLoc loc) {
 
 void nr_sm_leave(Sema *s) { s->depth--; }
 
+void nr_sm_no_effects(Sema *s, NrLoc loc, const char *what) {
+    if (s->elementwise > 0)
+        nr_sm_fail(s, loc, "%s cannot be used in a function applied by tl.map_elementwise (it must be pure)", what);
+}
+
 /* --- values --------------------------------------------------------------------------------------- */
 Val nr_sm_tuple(Sema *s, int n) {
     Val v;
     v.k = V_TUPLE;
     v.tup.n = n;
     v.tup.v = nr_alloc(s->a, sizeof(Val) * (size_t)(n > 0 ? n : 1));
+    v.tup.desc = NULL;
     return v;
 }
 
@@ -70,7 +76,9 @@ const char *nr_sm_val_kind(Sema *s, Val v) {
         case NR_CV_DTYPE: return nr_sprintf(s->a, "dtype %s", nr_dt_name(s->a, v.c.dt, v.c.ptr));
         }
         break;
-    case V_TUPLE: return nr_sprintf(s->a, "tuple of %d values", v.tup.n);
+    case V_TUPLE:
+        if (v.tup.desc) return nr_sprintf(s->a, "tensor descriptor of %s", nr_dt_name(s->a, v.tup.desc->dt, 0));
+        return nr_sprintf(s->a, "tuple of %d values", v.tup.n);
     case V_MODULE: return nr_sprintf(s->a, "module %s", nr_sm_module_name(v.mod));
     case V_JITFN: return nr_sprintf(s->a, "@jit function '%s'", v.fn->name);
     case V_BUILTIN: return nr_sprintf(s->a, "function %s", nr_sm_builtin_name(s, v.bi.bi));
@@ -78,6 +86,14 @@ const char *nr_sm_val_kind(Sema *s, Val v) {
     case V_SLICE: return "slice";
     }
     return "value";
+}
+
+static bool desc_same(const SmDesc *a, const SmDesc *b) {
+    if (!a || !b) return a == b;
+    if (a->dt != b->dt || a->rank != b->rank || a->nan_pad != b->nan_pad) return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->block[i] != b->block[i]) return false;
+    return true;
 }
 
 bool nr_sm_val_same(Val a, Val b) {
@@ -88,7 +104,7 @@ bool nr_sm_val_same(Val a, Val b) {
         if (a.c.kind == NR_CV_FLOAT && b.c.kind == NR_CV_FLOAT) return memcmp(&a.c.f, &b.c.f, sizeof a.c.f) == 0;
         return a.c.kind == b.c.kind && nr_cv_eq(&a.c, &b.c);
     case V_TUPLE:
-        if (a.tup.n != b.tup.n) return false;
+        if (a.tup.n != b.tup.n || !desc_same(a.tup.desc, b.tup.desc)) return false;
         for (int i = 0; i < a.tup.n; i++)
             if (!nr_sm_val_same(a.tup.v[i], b.tup.v[i])) return false;
         return true;
@@ -370,6 +386,7 @@ static Val refill(Sema *s, Val t, const NrValId *vals, int *k) {
     if (t.k == V_IR) return v_ir(vals[(*k)++]);
     if (t.k != V_TUPLE) return t;
     Val r = nr_sm_tuple(s, t.tup.n);
+    r.tup.desc = t.tup.desc;
     for (int i = 0; i < t.tup.n; i++) r.tup.v[i] = refill(s, t.tup.v[i], vals, k);
     return r;
 }
@@ -410,7 +427,7 @@ static const NrStmt *find_return_list(const NrStmtList *l) {
 /* Triton's rule for assigned values: Python numbers become IR scalars. */
 static Val sanitize(Sema *s, NrLoc loc, Val v) {
     if (v.k == V_CONST && nr_cv_is_num(&v.c)) return v_ir(nr_sm_to_ir(s, loc, v, "value"));
-    if (v.k == V_TUPLE) {
+    if (v.k == V_TUPLE && !v.tup.desc) { /* a descriptor keeps its constant sizes and strides */
         Val r = nr_sm_tuple(s, v.tup.n);
         for (int i = 0; i < v.tup.n; i++) r.tup.v[i] = sanitize(s, loc, v.tup.v[i]);
         return r;
@@ -497,7 +514,28 @@ static Val if_condition(Sema *s, const NrExpr *e, const char *what) {
         return c;
     }
     if (c.k != V_IR) nr_sm_fail(s, e->loc, "%s cannot be %s", what, nr_sm_val_kind(s, c));
+    /* in a function applied elementwise, a block condition chooses element by element */
+    if (s->elementwise > 0 && nr_sm_type(s, c.ir)->rank > 0 && nr_type_numel(s->m, nr_sm_tid(s, c.ir)) > 1) {
+        const NrType *t = nr_sm_type(s, c.ir);
+        if (t->ptr || t->dtype != NR_DT_I1) return v_ir(nr_sm_cast(s, e->loc, c.ir, NR_DT_I1, 0, NULL));
+        return c;
+    }
     return v_ir(nr_sm_to_i1(s, e->loc, c.ir, what));
+}
+
+static bool is_block_cond(Sema *s, Val c) { return c.k == V_IR && nr_sm_type(s, c.ir)->rank > 0; }
+
+/* c ? a : b for leaves of one type, c broadcast to their shape. */
+static NrValId select_leaf(Sema *s, NrLoc loc, NrValId c, NrValId a, NrValId b, const char *name) {
+    if (a == b) return a;
+    const NrType *t = nr_sm_type(s, a);
+    const NrType *ct = nr_sm_type(s, c);
+    if (t->rank < ct->rank)
+        nr_sm_fail(s, loc, "'%s' is %s but the if's condition differs between elements of %s; in tl.map_elementwise "
+                           "a value chosen by such an if must be a tensor of the condition's shape",
+                   name, nr_sm_val_kind(s, v_ir(a)), nr_sm_type_str(s, nr_sm_tid(s, c)));
+    NrValId cb = nr_sm_broadcast_to(s, loc, c, t->rank, t->shape, false);
+    return nr_sm_emit(s, loc, NR_OP_SELECT, nr_sm_tid(s, a), 3, (NrValId[]){cb, a, b});
 }
 
 /* --- if ------------------------------------------------------------------------------------------- */
@@ -506,7 +544,7 @@ static Val if_condition(Sema *s, const NrExpr *e, const char *what) {
 static bool same_shape_val(Sema *s, Val a, Val b) {
     if (a.k == V_IR && b.k == V_IR) return nr_sm_tid(s, a.ir) == nr_sm_tid(s, b.ir);
     if (a.k == V_TUPLE && b.k == V_TUPLE) {
-        if (a.tup.n != b.tup.n) return false;
+        if (a.tup.n != b.tup.n || !desc_same(a.tup.desc, b.tup.desc)) return false;
         for (int i = 0; i < a.tup.n; i++)
             if (!same_shape_val(s, a.tup.v[i], b.tup.v[i])) return false;
         return true;
@@ -590,11 +628,36 @@ static NrOpId finish_if(Sema *s, NrLoc loc, NrBuilder parent, NrOpId tmp, NrValI
     return op;
 }
 
+/* An if on a condition that differs between elements (in tl.map_elementwise):
+ * both branches are lowered in line and each variable they change becomes
+ * a select. */
+static void lower_if_select(Sema *s, const NrStmt *st, NrValId c) {
+    SmFn *fn = s->fn;
+    Scope s0 = scope_copy(s, &fn->sc);
+    lower_seq(s, &st->if_.body, 0, NULL);
+    Scope sthen = fn->sc;
+    fn->sc = scope_copy(s, &s0);
+    lower_seq(s, &st->if_.orelse, 0, NULL);
+    Scope selse = fn->sc;
+    int nm;
+    Merge *m = merge_branches(s, st->loc, &s0, &sthen, &selse, &nm);
+    for (int i = 0; i < nm; i++) {
+        NrValId *leaves = nr_alloc(s->a, sizeof(NrValId) * (size_t)(m[i].n + 1));
+        for (int k = 0; k < m[i].n; k++) leaves[k] = select_leaf(s, st->loc, c, m[i].t[k], m[i].e[k], m[i].name);
+        int q = 0;
+        scope_set(s, &fn->sc, m[i].name, refill(s, m[i].tmpl, leaves, &q), st->loc);
+    }
+}
+
 static void lower_if(Sema *s, const NrStmt *st) {
     Val c = if_condition(s, st->if_.cond, "the condition of an if");
     if (c.k == V_CONST) {
         const NrStmtList *taken = nr_cv_truthy(&c.c) ? &st->if_.body : &st->if_.orelse;
         lower_seq(s, taken, 0, NULL);
+        return;
+    }
+    if (is_block_cond(s, c)) {
+        lower_if_select(s, st, c.ir);
         return;
     }
     SmFn *fn = s->fn;
@@ -642,6 +705,7 @@ static Val decay_ret(Sema *s, NrLoc loc, Val v) {
     if (v.k == V_CONST && nr_cv_is_num(&v.c)) return v_ir(nr_sm_to_ir(s, loc, v, "returned value"));
     if (v.k == V_TUPLE) {
         Val r = nr_sm_tuple(s, v.tup.n);
+        r.tup.desc = v.tup.desc;
         for (int i = 0; i < v.tup.n; i++) r.tup.v[i] = decay_ret(s, loc, v.tup.v[i]);
         return r;
     }
@@ -653,7 +717,7 @@ static void check_same_ret(Sema *s, NrLoc loc, Val a, Val b) {
     bool ok = a.k == b.k;
     if (ok && a.k == V_IR) ok = nr_sm_tid(s, a.ir) == nr_sm_tid(s, b.ir);
     else if (ok && a.k == V_TUPLE) {
-        ok = a.tup.n == b.tup.n;
+        ok = a.tup.n == b.tup.n && desc_same(a.tup.desc, b.tup.desc);
         for (int i = 0; ok && i < a.tup.n; i++) check_same_ret(s, loc, a.tup.v[i], b.tup.v[i]);
     } else if (ok) {
         ok = nr_sm_val_same(a, b);
@@ -673,6 +737,26 @@ static bool lower_if_return(Sema *s, const NrStmt *st, const Cont *next) {
     SmFn *fn = s->fn;
     NrFunc *f = fn->f;
     if (fn->loops > 0) nr_sm_fail(s, find_return(st)->loc, "'return' inside a loop is not supported");
+    if (is_block_cond(s, c)) { /* elementwise: both ways lowered in line, the results selected */
+        Scope s0 = scope_copy(s, &fn->sc);
+        Val rets[2];
+        for (int r = 0; r < 2; r++) {
+            fn->sc = scope_copy(s, &s0);
+            bool returned = lower_seq(s, r == 0 ? &st->if_.body : &st->if_.orelse, 0, next);
+            rets[r] = decay_ret(s, st->loc, returned ? fn->ret : nr_sm_none());
+        }
+        check_same_ret(s, st->loc, rets[0], rets[1]);
+        NrValId *tv = NULL, *ev = NULL;
+        int nt = 0, ne = 0, ct = 0, ce = 0;
+        flatten_ir(s, rets[0], &tv, &nt, &ct);
+        flatten_ir(s, rets[1], &ev, &ne, &ce);
+        NR_ASSERT(nt == ne);
+        for (int i = 0; i < nt; i++) tv[i] = select_leaf(s, st->loc, c.ir, tv[i], ev[i], "the returned value");
+        int k = 0;
+        fn->ret = refill(s, rets[0], tv, &k);
+        fn->sc = s0;
+        return true;
+    }
     NrBuilder parent = fn->b;
     NrOpId tmp = nr_op_new(f, NR_OP_IF, 1, &c.ir, 0, NULL, 2, st->loc);
     Scope s0 = scope_copy(s, &fn->sc);
@@ -1103,6 +1187,10 @@ static void lower_while(Sema *s, const NrStmt *st) {
     }
     if (cv.k != V_IR) nr_sm_fail(s, st->while_.cond->loc, "the condition of a while loop cannot be %s",
                                  nr_sm_val_kind(s, cv));
+    if (s->elementwise > 0 && nr_sm_type(s, cv.ir)->rank > 0 && nr_type_numel(s->m, nr_sm_tid(s, cv.ir)) > 1)
+        nr_sm_fail(s, st->while_.cond->loc, "a while loop whose condition differs between elements is not supported in "
+                                            "a function applied by tl.map_elementwise; loop a fixed number of times and "
+                                            "select with tl.where");
     NrValId cond = nr_sm_to_i1(s, st->while_.cond->loc, cv.ir, "the condition of a while loop");
     NrOpId condop = nr_op_new(f, NR_OP_CONDITION, 1, &cond, 0, NULL, 0, st->loc);
     nr_op_append(f, r0, condop);
@@ -1203,6 +1291,11 @@ static void lower_stmt(Sema *s, const NrStmt *st) {
 Val nr_sm_lower_ifexp(Sema *s, const NrExpr *e) {
     Val c = if_condition(s, e->ifexp.cond, "the condition of a conditional expression");
     if (c.k == V_CONST) return nr_sm_lower_expr(s, nr_cv_truthy(&c.c) ? e->ifexp.then : e->ifexp.els);
+    if (is_block_cond(s, c)) { /* elementwise: tl.where */
+        Val a = nr_sm_lower_expr(s, e->ifexp.then), b = nr_sm_lower_expr(s, e->ifexp.els);
+        const Builtin *where = nr_sm_find_builtin("where", SM_IN_TL);
+        return nr_sm_call_builtin(s, e->loc, where, NULL, 3, (Val[]){c, a, b}, NULL, 0, NULL, NULL, NULL);
+    }
     SmFn *fn = s->fn;
     NrFunc *f = fn->f;
     NrBuilder parent = fn->b;
@@ -1325,7 +1418,17 @@ static void mangle_val(Sema *s, Buf *b, Val v) {
         }
         return;
     case V_TUPLE: {
-        char num[16];
+        char num[64];
+        if (v.tup.desc) { /* what a descriptor fixes: dtype, padding, block */
+            const SmDesc *d = v.tup.desc;
+            buf_str(b, "D");
+            buf_str(b, nr_dtype_info[d->dt].ir);
+            if (d->nan_pad) buf_str(b, "nan");
+            for (int i = 0; i < d->rank; i++) {
+                snprintf(num, sizeof num, "x%lld", (long long)d->block[i]);
+                buf_str(b, num);
+            }
+        }
         snprintf(num, sizeof num, "T%d", v.tup.n);
         buf_str(b, num);
         for (int i = 0; i < v.tup.n; i++) {
@@ -1397,6 +1500,7 @@ static Val param_value(Sema *s, NrFunc *g, Val v, int *k) {
     if (v.k == V_IR) return v_ir(f_arg(g, (*k)++));
     if (v.k != V_TUPLE) return v;
     Val r = nr_sm_tuple(s, v.tup.n);
+    r.tup.desc = v.tup.desc;
     for (int i = 0; i < v.tup.n; i++) r.tup.v[i] = param_value(s, g, v.tup.v[i], k);
     return r;
 }
@@ -1418,6 +1522,7 @@ Val nr_sm_call_jit(Sema *s, NrLoc loc, const NrFuncDecl *fn, int nargs, const Va
         buf_str(&kb, i ? "_" : "__");
         mangle_val(s, &kb, pv[i]);
     }
+    if (s->elementwise > 0) buf_str(&kb, "__elementwise");
     const char *key = kb.p;
     for (int i = 0; i < s->ncalls; i++)
         if (s->calls[i] == fn) nr_sm_fail(s, loc, "recursive call of '%s': @jit functions cannot call themselves", fn->name);
@@ -1481,6 +1586,74 @@ static const char *sig_entry_str(Sema *s, const NrSigArg *g) {
     return nr_signature_str(s->a, &one);
 }
 
+/* The runtime argument types of signature entry g (its leaves, in order). */
+static void sig_leaf_types(Sema *s, const NrSigArg *g, NrTypeId **ts, int *n, int *cap) {
+    switch (g->kind) {
+    case NR_SIG_PTR: *NR_PUSH(s->a, *ts, *n, *cap) = nr_type_ptr(s->m, g->dtype, g->ptr); break;
+    case NR_SIG_SCALAR: *NR_PUSH(s->a, *ts, *n, *cap) = nr_type_scalar(s->m, g->dtype); break;
+    case NR_SIG_CONSTEXPR: break;
+    case NR_SIG_TUPLE:
+        for (int i = 0; i < g->nelems; i++) sig_leaf_types(s, &g->elems[i], ts, n, cap);
+        break;
+    case NR_SIG_DESC:
+        *NR_PUSH(s->a, *ts, *n, *cap) = nr_type_ptr(s->m, g->dtype, 1);
+        for (int i = 0; i < g->rank; i++) *NR_PUSH(s->a, *ts, *n, *cap) = nr_type_scalar(s->m, NR_DT_I32);
+        for (int i = 0; i < g->rank; i++) *NR_PUSH(s->a, *ts, *n, *cap) = nr_type_scalar(s->m, NR_DT_I64);
+        break;
+    }
+}
+
+static bool sig_all_const(const NrSigArg *g) {
+    if (g->kind == NR_SIG_CONSTEXPR) return true;
+    if (g->kind != NR_SIG_TUPLE) return false;
+    for (int i = 0; i < g->nelems; i++)
+        if (!sig_all_const(&g->elems[i])) return false;
+    return true;
+}
+
+/* The next runtime argument of f, named `name`, with g's facts. */
+static Val sig_arg(NrFunc *f, int *k, const char *name, int divisibility, bool equal_to_1) {
+    NrValId a = f_arg(f, *k);
+    f->params[*k].name = name;
+    f->params[*k].divisibility = divisibility == 16 ? 16 : 1;
+    f->params[*k].equal_to_1 = equal_to_1;
+    f->vals[a].name = name;
+    (*k)++;
+    return equal_to_1 ? v_const(nr_cv_int(1)) : v_ir(a);
+}
+
+/* The value of parameter `name` given by signature entry g: its leaves are
+ * the kernel's next arguments (NAME.0, NAME.base, ...). */
+static Val sig_value(Sema *s, NrFunc *f, const NrSigArg *g, const char *name, int *k) {
+    switch (g->kind) {
+    case NR_SIG_CONSTEXPR: return v_const(g->cval);
+    case NR_SIG_PTR:
+    case NR_SIG_SCALAR: return sig_arg(f, k, name, g->divisibility, g->equal_to_1);
+    case NR_SIG_TUPLE: {
+        Val t = nr_sm_tuple(s, g->nelems);
+        for (int i = 0; i < g->nelems; i++)
+            t.tup.v[i] = sig_value(s, f, &g->elems[i], nr_sprintf(s->a, "%s.%d", name, i), k);
+        return t;
+    }
+    case NR_SIG_DESC: {
+        SmDesc *d = nr_alloc(s->a, sizeof *d);
+        memset(d, 0, sizeof *d);
+        d->dt = g->dtype;
+        d->rank = g->rank;
+        d->nan_pad = g->nan_pad;
+        for (int i = 0; i < g->rank; i++) d->block[i] = g->block[i];
+        /* as Triton's host descriptors: a 16-byte aligned base, contiguous rows */
+        Val base = sig_arg(f, k, nr_sprintf(s->a, "%s.base", name), 16, false);
+        Val sh[NR_MAX_RANK], st[NR_MAX_RANK];
+        for (int i = 0; i < g->rank; i++) sh[i] = sig_arg(f, k, nr_sprintf(s->a, "%s.shape.%d", name, i), 1, false);
+        for (int i = 0; i < g->rank; i++)
+            st[i] = sig_arg(f, k, nr_sprintf(s->a, "%s.strides.%d", name, i), 1, i == g->rank - 1);
+        return nr_sm_desc_new(s, f->loc, d, base, sh, st);
+    }
+    }
+    NR_UNREACHABLE();
+}
+
 NrFunc *nr_lower_kernel(NrModule *m, const NrAstModule *ast, const char *name, const NrSignature *sig,
                         NrDiags *d) {
     jmp_buf jb;
@@ -1503,17 +1676,16 @@ NrFunc *nr_lower_kernel(NrModule *m, const NrAstModule *ast, const char *name, c
     if (sig->nargs != decl->nparams)
         nr_sm_fail(&s, decl->loc, "kernel '%s' takes %d parameter%s, but the signature gives %d", name, decl->nparams,
                    decl->nparams == 1 ? "" : "s", sig->nargs);
-    NrTypeId *ts = nr_alloc(s.a, sizeof(NrTypeId) * (size_t)(decl->nparams + 1));
-    int nrt = 0;
+    NrTypeId *ts = NULL;
+    int nrt = 0, cap = 0;
     for (int i = 0; i < decl->nparams; i++) {
         const NrParamDecl *p = &decl->params[i];
         const NrSigArg *g = &sig->args[i];
         bool ann = nr_sm_is_constexpr_annotation(&s, p->annotation);
-        if (g->kind == NR_SIG_CONSTEXPR) continue;
-        if (ann)
+        if (ann && !sig_all_const(g))
             nr_sm_fail(&s, p->loc, "parameter '%s' is a tl.constexpr, so the signature must give its value, not '%s'",
                        p->name, sig_entry_str(&s, g));
-        ts[nrt++] = g->kind == NR_SIG_PTR ? nr_type_ptr(m, g->dtype, g->ptr) : nr_type_scalar(m, g->dtype);
+        sig_leaf_types(&s, g, &ts, &nrt, &cap);
     }
     NrFunc *f = nr_func_new(m, name, nrt, ts, 0, NULL);
     f->is_kernel = true;
@@ -1525,23 +1697,13 @@ NrFunc *nr_lower_kernel(NrModule *m, const NrAstModule *ast, const char *name, c
     fn.decl = decl;
     fn.is_kernel = true;
     fn.b = nr_builder_at_end(f, f->body);
+    s.fn = &fn;
     int k = 0;
     for (int i = 0; i < decl->nparams; i++) {
         const NrParamDecl *p = &decl->params[i];
-        const NrSigArg *g = &sig->args[i];
-        Val v;
-        if (g->kind == NR_SIG_CONSTEXPR) {
-            v = v_const(g->cval);
-        } else {
-            NrValId a = f_arg(f, k);
-            f->params[k].name = p->name;
-            f->params[k].index = i;
-            f->params[k].divisibility = g->divisibility == 16 ? 16 : 1;
-            f->params[k].equal_to_1 = g->equal_to_1;
-            f->vals[a].name = p->name;
-            k++;
-            v = g->equal_to_1 ? v_const(nr_cv_int(1)) : v_ir(a);
-        }
+        int k0 = k;
+        Val v = sig_value(&s, f, &sig->args[i], p->name, &k);
+        for (int j = k0; j < k; j++) f->params[j].index = i; /* a tuple's leaves: the tuple's position */
         scope_set(&s, &fn.sc, p->name, v, p->loc);
     }
     s.calls[s.ncalls++] = decl;

@@ -42,6 +42,9 @@ typedef enum NrSigKind {
     NR_SIG_PTR,        /* runtime pointer: dtype is the pointee, ptr the depth (>= 1) */
     NR_SIG_SCALAR,     /* runtime scalar of dtype */
     NR_SIG_CONSTEXPR,  /* compile-time value cval */
+    NR_SIG_TUPLE,      /* a tuple of entries elems[0..nelems): "(*fp32, i32, 64)" */
+    NR_SIG_DESC,       /* a host tensor descriptor "tensordesc<fp16[64, 64]>": dtype, rank, block; its
+                        * runtime arguments are the base pointer, rank int32 sizes and rank int64 strides */
 } NrSigKind;
 
 typedef struct NrSigArg {
@@ -51,6 +54,11 @@ typedef struct NrSigArg {
     int divisibility;  /* 16 when given as ":16", else 1 */
     bool equal_to_1;   /* integer given as ":1" */
     NrCVal cval;
+    struct NrSigArg *elems;  /* NR_SIG_TUPLE */
+    int nelems;
+    int rank;                /* NR_SIG_DESC: block[0..rank) */
+    int64_t block[NR_MAX_RANK];
+    bool nan_pad;            /* NR_SIG_DESC written "tensordesc<fp32[64], nan>": out-of-bounds reads give NaN */
 } NrSigArg;
 
 typedef struct NrSignature {
@@ -61,7 +69,10 @@ typedef struct NrSignature {
 /* Parse Triton's AOT signature form, e.g. "*fp32:16, *fp32:16, i32, 1024" or
  * '*fp16, i32, 64, "leaky"'.  Constexpr entries are literals: ints, floats,
  * True/False, None, quoted strings and dtypes (tl.float16 or fp16-style names
- * prefixed with "tl."). */
+ * prefixed with "tl.").  A tuple argument is its entries in parentheses; a
+ * host tensor descriptor is "tensordesc<DTYPE[BLOCK, ...]>".  The runtime
+ * arguments of tuples and descriptors are their leaves, named NAME.0,
+ * NAME.1.0, ... and NAME.base, NAME.shape.i, NAME.strides.i. */
 bool nr_signature_parse(NrArena *a, const char *text, NrSignature *out, NrDiags *d);
 /* Render a signature back to text (for cache keys and messages). */
 char *nr_signature_str(NrArena *a, const NrSignature *sig);

@@ -466,6 +466,7 @@ static Val h_load(Sema *s, const SmCall *c) {
 }
 
 static Val h_store(Sema *s, const SmCall *c) {
+    nr_sm_no_effects(s, c->loc, "tl.store");
     NrValId p = arg_pointer(s, c, 0);
     if (boundary_given(c, 3)) nr_sm_fail(s, c->loc, "block pointers are not supported yet (boundary_check applies to them)");
     const char *cache = arg_str(s, c, 4), *evict = arg_str(s, c, 5);
@@ -537,6 +538,7 @@ static NrValId atomic_operand(Sema *s, const SmCall *c, int i, NrValId p, NrDtyp
 }
 
 static Val h_atomic(Sema *s, const SmCall *c) {
+    nr_sm_no_effects(s, c->loc, BN(c));
     const char *kind = atomic_kinds[c->bi->arg];
     NrValId p = arg_pointer(s, c, 0);
     const NrType *pt = nr_sm_type(s, p);
@@ -567,6 +569,7 @@ static Val h_atomic(Sema *s, const SmCall *c) {
 }
 
 static Val h_atomic_cas(Sema *s, const SmCall *c) {
+    nr_sm_no_effects(s, c->loc, BN(c));
     NrValId p = arg_pointer(s, c, 0);
     const NrType *pt = nr_sm_type(s, p);
     if (pt->ptr > 1) nr_sm_fail(s, c->loc, "%s operates on integers and floats, not on pointers", BN(c));
@@ -1955,11 +1958,13 @@ static Val h_assume(Sema *s, const SmCall *c) {
 }
 
 static Val h_barrier(Sema *s, const SmCall *c) {
+    nr_sm_no_effects(s, c->loc, "tl.debug_barrier");
     nr_sm_emit_op(s, c->loc, NR_OP_BARRIER, 0, NULL, 0, NULL, 0);
     return none_val();
 }
 
 static Val h_device_print(Sema *s, const SmCall *c) {
+    nr_sm_no_effects(s, c->loc, "tl.device_print");
     Val pv = c->arg[0];
     if (pv.k != V_CONST || pv.c.kind != NR_CV_STR)
         nr_sm_fail(s, c->argloc[0], "the prefix of %s must be a string, got %s", BN(c), nr_sm_val_kind(s, pv));
@@ -2031,6 +2036,7 @@ static Val h_static_assert(Sema *s, const SmCall *c) {
 }
 
 static Val h_device_assert(Sema *s, const SmCall *c) {
+    nr_sm_no_effects(s, c->loc, "tl.device_assert");
     const char *msg = c->arg[1].k == V_CONST ? nr_cv_str_of(s->a, &c->arg[1].c) : "";
     if (c->arg[0].k == V_CONST && nr_cv_truthy(&c->arg[0].c)) return none_val();
     NrValId cond = arg_ir(s, c, 0);
@@ -2057,6 +2063,16 @@ static Val h_constexpr(Sema *s, const SmCall *c) {
     if (!all_const(c->arg[0]))
         nr_sm_fail(s, c->argloc[0], "tl.constexpr() takes a compile-time value, got %s", nr_sm_val_kind(s, c->arg[0]));
     return c->arg[0];
+}
+
+/* tl.tuple(values): the tuple of the values of a list or tuple. */
+static Val h_tuple(Sema *s, const SmCall *c) {
+    Val v = c->arg[0];
+    if (v.k != V_TUPLE || v.tup.desc)
+        nr_sm_fail(s, c->argloc[0], "tl.tuple takes a list or tuple of values, got %s", nr_sm_val_kind(s, v));
+    Val t = nr_sm_tuple(s, v.tup.n);
+    for (int i = 0; i < v.tup.n; i++) t.tup.v[i] = v.tup.v[i];
+    return t;
 }
 
 static Val h_pointer_type(Sema *s, const SmCall *c) {
@@ -2185,63 +2201,6 @@ static Val h_py_print(Sema *s, const SmCall *c) {
     return nr_sm_call_builtin(s, c->loc, dp, NULL, args.tup.n, args.tup.v, NULL, 1, (const char *[]){"hex"}, &hex, NULL);
 }
 
-/* --- libdevice ------------------------------------------------------------------------------------ */
-static Val h_libdevice(Sema *s, const SmCall *c) {
-    Val args = c->arg[0];
-    int n = c->bi->arg;
-    const char *bn = BN(c);
-    if (args.tup.n != n)
-        nr_sm_fail(s, c->loc, "%s takes %d argument%s, got %d", bn, n, n == 1 ? "" : "s", args.tup.n);
-    NrValId x[3];
-    Val a0 = args.tup.v[0];
-    if (n == 1) {
-        x[0] = nr_sm_to_ir(s, c->argloc[0], a0, bn);
-    } else {
-        Val a1 = args.tup.v[1];
-        bool pow_int = strcmp(c->bi->str, "pow") == 0 && a0.k == V_IR && !ptr_of(s, a0.ir) &&
-                       nr_dt_is_float(dtype_of(s, a0.ir)) &&
-                       ((a1.k == V_IR && !ptr_of(s, a1.ir) && nr_dt_is_int(dtype_of(s, a1.ir))) ||
-                        (a1.k == V_CONST && (a1.c.kind == NR_CV_INT || a1.c.kind == NR_CV_BOOL)));
-        if (pow_int) { /* libdevice's powi: the exponent as a float of x's dtype */
-            x[0] = a0.ir;
-            x[1] = value_for(s, c->argloc[0], a1, x[0], dtype_of(s, x[0]), 0, bn);
-            nr_sm_broadcast_pair(s, c->loc, &x[0], &x[1]);
-        } else {
-            nr_sm_binary_prep_tensors(s, c->loc, bn, a0, a1, &x[0], &x[1]);
-            if (n == 3) {
-                nr_sm_binary_prep_tensors(s, c->loc, bn, v_ir(x[0]), args.tup.v[2], &x[0], &x[2]);
-                x[1] = nr_sm_cast(s, c->loc, x[1], dtype_of(s, x[0]), 0, NULL);
-                broadcast3(s, c->loc, &x[0], &x[1], &x[2]);
-            }
-        }
-    }
-    for (int i = 0; i < n; i++) check_float_dtype(s, c->argloc[0], bn, x[i], false);
-    if (strcmp(c->bi->str, "fma") == 0) return v_ir(nr_sm_emit(s, c->loc, NR_OP_FMA, nr_sm_tid(s, x[0]), 3, x));
-    NrOpId op = nr_sm_emit_op(s, c->loc, NR_OP_MATH, n, x, 1, (NrTypeId[]){nr_sm_tid(s, x[0])}, 0);
-    nr_op_set_str(s->fn->f, op, NR_A_FN, c->bi->str);
-    return v_ir(nr_op_result(s->fn->f, op, 0));
-}
-
-/* isnan / isinf / isfinited as comparisons (libdevice returns them as ints cast to int1). */
-static Val h_libdevice_class(Sema *s, const SmCall *c) {
-    Val args = c->arg[0];
-    if (args.tup.n != 1) nr_sm_fail(s, c->loc, "%s takes 1 argument, got %d", BN(c), args.tup.n);
-    NrValId x = nr_sm_to_ir(s, c->argloc[0], args.tup.v[0], BN(c));
-    check_float_dtype(s, c->argloc[0], BN(c), x, false);
-    NrTypeId bt = shaped_like(s, x, NR_DT_I1, 0);
-    NrValId a = x, b = x;
-    const char *pred = "ne";
-    if (c->bi->arg != 0) { /* |x| == inf, |x| < inf */
-        a = nr_sm_emit(s, c->loc, NR_OP_ABS, nr_sm_tid(s, x), 1, &x);
-        NrCVal inf = nr_cv_float(INFINITY);
-        b = nr_sm_const(s, c->loc, nr_sm_tid(s, x), &inf);
-        pred = c->bi->arg == 1 ? "eq" : "lt";
-    }
-    NrOpId op = nr_sm_emit_op(s, c->loc, NR_OP_CMP, 2, (NrValId[]){a, b}, 1, &bt, 0);
-    nr_op_set_str(s->fn->f, op, NR_A_PRED, pred);
-    return v_ir(nr_op_result(s->fn->f, op, 0));
-}
-
 /* --- dtype methods -------------------------------------------------------------------------------- */
 static Val h_dtype_method(Sema *s, const SmCall *c) {
     Val self = c->arg[0];
@@ -2285,7 +2244,6 @@ static Val h_dtype_method(Sema *s, const SmCall *c) {
 /* --- the table ------------------------------------------------------------------------------------ */
 #define TL SM_IN_TL
 #define MATH SM_IN_MATH
-#define LIB SM_IN_LIBDEVICE
 #define TRI SM_IN_TRITON
 #define PY SM_IN_PY
 #define TEN SM_IN_TENSOR
@@ -2406,6 +2364,7 @@ static const Builtin builtins[] = {
     {"static_assert", TL, "cond, msg=''", h_static_assert, 0, NULL},
     {"device_assert", TL, "cond, msg='', mask=None", h_device_assert, 0, NULL},
     {"constexpr", TL, "value", h_constexpr, 0, NULL},
+    {"tuple", TL, "args, type=None", h_tuple, 0, NULL},
     {"pointer_type", TL, "element_ty, address_space=1, const=False", h_pointer_type, 0, NULL},
     {"range", TL, "arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None, "
                   "disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, disable_licm=False",
@@ -2420,34 +2379,6 @@ static const Builtin builtins[] = {
     {"bool", PY, "x", h_py_bool, 0, NULL},
     {"len", PY, "obj", h_py_len, 0, NULL},
     {"print", PY, "*args, hex=False", h_py_print, 0, NULL},
-    /* libdevice */
-    {"isnan", LIB, "*args", h_libdevice_class, 0, NULL},
-    {"isinf", LIB, "*args", h_libdevice_class, 1, NULL},
-    {"isfinited", LIB, "*args", h_libdevice_class, 2, NULL},
-    {"finitef", LIB, "*args", h_libdevice_class, 2, NULL},
-#define LD1(n) {n, LIB, "*args", h_libdevice, 1, n}
-#define LD2(n) {n, LIB, "*args", h_libdevice, 2, n}
-    LD1("exp"), LD1("exp2"), LD1("exp10"), LD1("expm1"), LD1("log"), LD1("log2"), LD1("log10"), LD1("log1p"),
-    LD1("sqrt"), LD1("sqrt_rn"), LD1("rsqrt"), LD1("cbrt"), LD1("sin"), LD1("cos"), LD1("tan"), LD1("asin"),
-    LD1("acos"), LD1("atan"), LD1("sinh"), LD1("cosh"), LD1("tanh"), LD1("asinh"), LD1("acosh"), LD1("atanh"),
-    LD1("erf"), LD1("erfc"), LD1("lgamma"), LD1("tgamma"), LD1("floor"), LD1("ceil"), LD1("trunc"), LD1("round"),
-    LD1("rint"), LD1("nearbyint"), LD1("abs"), LD1("fabs"),
-    LD2("atan2"), LD2("pow"), LD2("hypot"), LD2("fmod"), LD2("remainder"), LD2("copysign"), LD2("fdim"), LD2("fmax"),
-    LD2("fmin"), LD2("nextafter"),
-    {"fma", LIB, "*args", h_libdevice, 3, "fma"},
-    /* the fast approximations: the same functions here (the GPU may use its approximate instructions) */
-    {"fast_expf", LIB, "*args", h_libdevice, 1, "exp"},
-    {"fast_exp10f", LIB, "*args", h_libdevice, 1, "exp10"},
-    {"fast_logf", LIB, "*args", h_libdevice, 1, "log"},
-    {"fast_log2f", LIB, "*args", h_libdevice, 1, "log2"},
-    {"fast_log10f", LIB, "*args", h_libdevice, 1, "log10"},
-    {"fast_sinf", LIB, "*args", h_libdevice, 1, "sin"},
-    {"fast_cosf", LIB, "*args", h_libdevice, 1, "cos"},
-    {"fast_tanf", LIB, "*args", h_libdevice, 1, "tan"},
-    {"fast_powf", LIB, "*args", h_libdevice, 2, "pow"},
-    {"div_rn", LIB, "x, y", h_div_rn, 0, NULL},
-#undef LD1
-#undef LD2
     /* dtype methods */
 #define DTM(n) {n, DT, "self", h_dtype_method, 0, NULL}
     DTM("is_ptr"), DTM("is_block"), DTM("is_const"), DTM("is_void"), DTM("is_floating"), DTM("is_standard_floating"),
@@ -2460,7 +2391,6 @@ static const Builtin builtins[] = {
 
 #undef TL
 #undef MATH
-#undef LIB
 #undef TRI
 #undef PY
 #undef TEN
@@ -2468,13 +2398,22 @@ static const Builtin builtins[] = {
 
 /* Triton functions Nereid does not implement (a precise error instead of "not a function"). */
 static const char *const unsupported_tl[] = {
-    "map_elementwise", "inline_asm_elementwise", "make_block_ptr", "advance",
-    "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "dot_scaled", "extern_elementwise", "condition", "tensor_descriptor",
-    "float8e4b15", "float8e4b8", "float8e5b16", "tensor", "dtype", "block_type", "tuple", "tuple_type", "slice",
+    "make_block_ptr", "advance",
+    "dot_scaled", "extern_elementwise", "condition", "tensor_descriptor",
+    "float8e4b15", "float8e4b8", "float8e5b16", "tensor", "dtype", "block_type", "tuple_type", "slice",
     "void", "const", "constexpr_type", "pi32_t", "target_info",
 };
 
 const Builtin *nr_sm_find_builtin(const char *name, unsigned where) {
+    if (where & SM_IN_LIBDEVICE) {
+        const Builtin *bi = nr_sm_find_libdevice(name);
+        if (bi) return bi;
+    }
+    if (where & SM_IN_TL) {
+        const Builtin *bi = nr_sm_find_desc_builtin(name);
+        if (!bi) bi = nr_sm_find_escape_builtin(name);
+        if (bi) return bi;
+    }
     for (size_t i = 0; i < NR_COUNTOF(builtins); i++)
         if ((builtins[i].where & where) && strcmp(builtins[i].name, name) == 0) return &builtins[i];
     return NULL;
@@ -2582,11 +2521,11 @@ Val nr_sm_module_attr(Sema *s, NrLoc loc, SmModule mod, const char *name) {
     const Builtin *bi = where ? nr_sm_find_builtin(name, where) : NULL;
     if (bi) return builtin_val(bi, NULL);
     const char *mn = nr_sm_module_name(mod);
-    static const char *const block_ptr_fns[] = {"make_block_ptr", "advance", "make_tensor_descriptor",
-                                                "load_tensor_descriptor", "store_tensor_descriptor",
-                                                "tensor_descriptor"};
+    static const char *const block_ptr_fns[] = {"make_block_ptr", "advance"};
     if (mod == SM_MOD_TL && name_in(name, block_ptr_fns, NR_COUNTOF(block_ptr_fns)))
-        nr_sm_fail(s, loc, "block pointers and tensor descriptors are not supported yet (tl.%s)", name);
+        nr_sm_fail(s, loc, "block pointers are not supported yet (tl.%s); tensor descriptors "
+                           "(tl.make_tensor_descriptor) are",
+                   name);
     if (mod == SM_MOD_TL && name_in(name, unsupported_tl, NR_COUNTOF(unsupported_tl)))
         nr_sm_fail(s, loc, "tl.%s is not supported by Nereid yet", name);
     static const char *const full[] = {[SM_MOD_TRITON] = "triton", [SM_MOD_TL] = "triton.language",

@@ -751,6 +751,9 @@ Val nr_sm_getattr(Sema *s, NrLoc loc, Val v, const char *name) {
         if (v.c.kind == NR_CV_DTYPE) return nr_sm_dtype_attr(s, loc, v, name);
         break;
     case V_TYPE: return nr_sm_dtype_attr(s, loc, v, name);
+    case V_TUPLE:
+        if (v.tup.desc) return nr_sm_desc_attr(s, loc, v, name);
+        break;
     default: break;
     }
     nr_sm_fail(s, loc, "%s has no attribute '%s'", nr_sm_val_kind(s, v), name);

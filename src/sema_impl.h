@@ -60,12 +60,22 @@ typedef enum VKind {
 typedef struct Builtin Builtin;
 typedef struct Val Val;
 
+/* What a tensor descriptor fixes at compile time.  A descriptor is a tuple
+ * (so it passes through calls, ifs and loops as one) of its base pointer,
+ * its rank sizes (int32) and its rank strides (int64), tagged with this. */
+typedef struct SmDesc {
+    NrDtype dt;                   /* element dtype */
+    int rank;
+    int64_t block[NR_MAX_RANK];   /* the block a load or store moves */
+    bool nan_pad;                 /* out-of-bounds reads give NaN (else 0) */
+} SmDesc;
+
 struct Val {
     VKind k;
     union {
         NrCVal c;
         NrValId ir;
-        struct { Val *v; int n; } tup;
+        struct { Val *v; int n; const SmDesc *desc; } tup;  /* desc: a tensor descriptor, else NULL */
         SmModule mod;
         const NrFuncDecl *fn;
         struct { const Builtin *bi; const Val *self; } bi;
@@ -123,12 +133,16 @@ typedef struct Sema {
     int ncalls;
     SmSpec *specs; int nspecs, capspecs;
     SmGlobal *globals;          /* one per ast->globals entry */
+    int elementwise;            /* > 0 while lowering a function applied by tl.map_elementwise: ifs on block
+                                 * conditions select element by element, and nothing may have effects */
 } Sema;
 
 /* --- errors (sema.c) ---------------------------------------------------------------------------- */
 _Noreturn void nr_sm_fail(Sema *s, NrLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void nr_sm_enter(Sema *s, NrLoc loc);   /* count one level of nesting and one unit of work */
 void nr_sm_leave(Sema *s);
+/* Fails when called inside a function applied by tl.map_elementwise (whose branches all run). */
+void nr_sm_no_effects(Sema *s, NrLoc loc, const char *what);
 
 /* --- values ------------------------------------------------------------------------------------- */
 static inline Val v_const(NrCVal c) { Val v; v.k = V_CONST; v.c = c; return v; }
@@ -217,6 +231,17 @@ Val nr_sm_call_jit(Sema *s, NrLoc loc, const NrFuncDecl *fn, int nargs, const Va
                    int nkw, const char *const *kwnames, const Val *kwargs);
 bool nr_sm_is_constexpr_annotation(Sema *s, const NrExpr *ann);
 
+/* --- tensor descriptors (sema_desc.c) ------------------------------------------------------------- */
+/* A descriptor value from its parts (base: a pointer scalar; shape, strides:
+ * rank values each, IR scalars or constexpr ints). */
+Val nr_sm_desc_new(Sema *s, NrLoc loc, const SmDesc *d, Val base, const Val *shape, const Val *strides);
+/* desc.NAME: load, store, atomic_* (bound methods), block_shape, dtype, shape, strides. */
+Val nr_sm_desc_attr(Sema *s, NrLoc loc, Val desc, const char *name);
+
+/* --- elementwise escapes (sema_escape.c) ---------------------------------------------------------- */
+/* tl.inline_asm_elementwise and tl.map_elementwise. */
+const Builtin *nr_sm_find_escape_builtin(const char *name);
+
 /* --- the library (sema_builtins.c) --------------------------------------------------------------- */
 /* A call of a builtin with its arguments bound to the parameters of its spec. */
 typedef struct SmCall {
@@ -250,6 +275,10 @@ enum {
 };
 
 const Builtin *nr_sm_find_builtin(const char *name, unsigned where);
+/* libdevice.<name> (sema_libdevice.c); NULL if there is none. */
+const Builtin *nr_sm_find_libdevice(const char *name);
+/* tl.make_tensor_descriptor and the descriptor functions (sema_desc.c). */
+const Builtin *nr_sm_find_desc_builtin(const char *name);
 /* Bind arguments to the parameters of bi's spec (self first for methods). */
 void nr_sm_bind_args(Sema *s, NrLoc loc, const Builtin *bi, const Val *self, int nargs, const Val *args,
                      const NrLoc *arglocs, int nkw, const char *const *kwnames, const Val *kwargs, const NrLoc *kwlocs,

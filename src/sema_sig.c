@@ -3,6 +3,8 @@
  *   signature := [entry (',' entry)*]
  *   entry     := '*'+ ['k'] DTYPE [':16']        a pointer (depth = number of '*')
  *              | DTYPE [':16' | ':1']            a runtime scalar
+ *              | '(' [entry (',' entry)* [',']] ')'   a tuple
+ *              | 'tensordesc<' DTYPE '[' INT (',' INT)* ']' [', nan'] '>'   a host tensor descriptor
  *              | literal                         a constexpr value
  *   DTYPE     := a signature name of dtypes.def (i32, fp16, bf16, fp8e4nv, ...), or u1 / B for i1
  *   literal   := int | float | True | False | None | 'str' | "str" | tl.float16 | tl.fp16
@@ -14,6 +16,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct SigParser {
@@ -71,10 +74,71 @@ static bool parse_fact(SigParser *p, const char *s, size_t n, size_t pos, NrSigA
     return sig_error(p, fpos, "expected '16' (divisible by 16) or '1' (equal to 1) after '%s:'", tyname);
 }
 
-static bool parse_entry(SigParser *p, const char *s, size_t n, size_t pos, NrSigArg *arg) {
+static bool parse_list(SigParser *p, const char *text, size_t start, size_t end, NrSigArg **out, int *nout,
+                       bool allow_trailing, int depth);
+
+/* tensordesc<DTYPE[d0, d1, ...]> or tensordesc<DTYPE[...], nan> */
+static bool parse_desc(SigParser *p, const char *s, size_t n, size_t pos, NrSigArg *arg) {
+    size_t i = 11; /* after "tensordesc<" */
+    if (n < 13 || s[n - 1] != '>') return sig_error(p, pos + n - 1, "expected '>' at the end of the tensor descriptor");
+    size_t lb = i;
+    while (lb < n && s[lb] != '[') lb++;
+    if (lb == n) return sig_error(p, pos + i, "expected the block shape in brackets: tensordesc<fp16[64, 64]>");
+    size_t a = i, b = lb;
+    while (a < b && isspace((unsigned char)s[a])) a++;
+    while (b > a && isspace((unsigned char)s[b - 1])) b--;
+    NrDtype dt = sig_dtype(s + a, b - a);
+    if (!dt) return sig_error(p, pos + a, "unknown element type '%s' in the tensor descriptor", nr_strndup(p->a, s + a, b - a));
+    size_t rb = lb;
+    while (rb < n && s[rb] != ']') rb++;
+    if (rb == n) return sig_error(p, pos + lb, "unterminated block shape '['");
+    arg->kind = NR_SIG_DESC;
+    arg->dtype = dt;
+    size_t k = lb + 1;
+    while (k < rb) {
+        while (k < rb && isspace((unsigned char)s[k])) k++;
+        char *endp;
+        long long v = strtoll(s + k, &endp, 10);
+        size_t e = (size_t)(endp - s);
+        if (e == k || e > rb) return sig_error(p, pos + k, "expected a block dimension (a positive integer)");
+        if (v < 1 || v > (1 << 20) || (v & (v - 1)))
+            return sig_error(p, pos + k, "block dimension %lld of the tensor descriptor is not a power of two", v);
+        if (arg->rank >= 5) return sig_error(p, pos + k, "tensor descriptors have 1 to 5 dimensions");
+        arg->block[arg->rank++] = v;
+        k = e;
+        while (k < rb && isspace((unsigned char)s[k])) k++;
+        if (k < rb && s[k] != ',') return sig_error(p, pos + k, "expected ',' or ']' in the block shape");
+        if (k < rb) k++;
+    }
+    if (arg->rank == 0) return sig_error(p, pos + lb, "the tensor descriptor has no block dimensions");
+    size_t t = rb + 1;
+    while (t < n - 1 && isspace((unsigned char)s[t])) t++;
+    if (t < n - 1) {
+        if (s[t] != ',') return sig_error(p, pos + t, "expected '>' or ', nan' after the block shape");
+        t++;
+        while (t < n - 1 && isspace((unsigned char)s[t])) t++;
+        size_t u = n - 1;
+        while (u > t && isspace((unsigned char)s[u - 1])) u--;
+        if (!(u - t == 3 && memcmp(s + t, "nan", 3) == 0) && !(u - t == 4 && memcmp(s + t, "zero", 4) == 0))
+            return sig_error(p, pos + t, "expected the padding 'nan' or 'zero'");
+        arg->nan_pad = s[t] == 'n';
+        if (arg->nan_pad && !nr_dt_is_float(dt))
+            return sig_error(p, pos + t, "padding 'nan' needs a floating-point tensor descriptor");
+    }
+    return true;
+}
+
+static bool parse_entry_at(SigParser *p, const char *s, size_t n, size_t pos, NrSigArg *arg, int depth) {
     memset(arg, 0, sizeof *arg);
     arg->divisibility = 1;
     if (n == 0) return sig_error(p, pos, "empty entry in the signature");
+    if (s[0] == '(') {
+        if (depth > 32) return sig_error(p, pos, "tuples nest too deeply in the signature");
+        if (s[n - 1] != ')') return sig_error(p, pos + n - 1, "expected ')' at the end of the tuple");
+        arg->kind = NR_SIG_TUPLE;
+        return parse_list(p, p->text, pos + 1, pos + n - 1, &arg->elems, &arg->nelems, true, depth + 1);
+    }
+    if (n > 11 && memcmp(s, "tensordesc<", 11) == 0) return parse_desc(p, s, n, pos, arg);
     const char *colon = memchr(s, ':', n);
     bool quoted = s[0] == '"' || s[0] == '\'';
     if (s[0] == '*') {
@@ -127,42 +191,57 @@ static bool parse_entry(SigParser *p, const char *s, size_t n, size_t pos, NrSig
     return true;
 }
 
+/* Entries of text[start..end) separated by top-level commas (quotes and
+ * brackets nest); a trailing comma is allowed in tuples. */
+static bool parse_list(SigParser *p, const char *text, size_t start, size_t end, NrSigArg **out, int *nout,
+                       bool allow_trailing, int depth) {
+    *out = NULL;
+    *nout = 0;
+    int cap = 0;
+    size_t k = start;
+    while (k < end && isspace((unsigned char)text[k])) k++;
+    if (k == end) return true;
+    size_t i = start;
+    for (;;) {
+        while (i < end && isspace((unsigned char)text[i])) i++;
+        size_t b = i;
+        char quote = 0;
+        int nest = 0;
+        for (; i < end; i++) {
+            char ch = text[i];
+            if (quote) {
+                if (ch == '\\' && i + 1 < end) i++;
+                else if (ch == quote) quote = 0;
+            } else if (ch == '"' || ch == '\'') {
+                quote = ch;
+            } else if (ch == '(' || ch == '[' || ch == '<') {
+                nest++;
+            } else if (ch == ')' || ch == ']' || ch == '>') {
+                if (--nest < 0) return sig_error(p, i, "unbalanced '%c' in the signature", ch);
+            } else if (ch == ',' && nest == 0) {
+                break;
+            }
+        }
+        if (quote) return sig_error(p, b, "unterminated string in the signature");
+        if (nest) return sig_error(p, b, "unbalanced brackets in the signature");
+        size_t e = i;
+        while (e > b && isspace((unsigned char)text[e - 1])) e--;
+        if (e == b && i >= end && allow_trailing && *nout > 0) break; /* "(a, b,)" */
+        NrSigArg *arg = NR_PUSH(p->a, *out, *nout, cap);
+        if (!parse_entry_at(p, text + b, e - b, b, arg, depth)) return false;
+        if (i >= end) break;
+        i++; /* the comma */
+    }
+    return true;
+}
+
 bool nr_signature_parse(NrArena *a, const char *text, NrSignature *out, NrDiags *d) {
     memset(out, 0, sizeof *out);
     if (!text) text = "";
     size_t len = strlen(text);
     SigParser p = {a, d, text, 0};
     if (d->sources) p.file = nr_sources_add(d->sources, a, "<signature>", text, len);
-    int cap = 0;
-    size_t i = 0;
-    /* an empty (or blank) signature has no entries */
-    size_t k = 0;
-    while (k < len && isspace((unsigned char)text[k])) k++;
-    if (k == len) return true;
-    for (;;) {
-        while (i < len && isspace((unsigned char)text[i])) i++;
-        size_t start = i;
-        char quote = 0;
-        for (; i < len; i++) {
-            char ch = text[i];
-            if (quote) {
-                if (ch == '\\' && i + 1 < len) i++;
-                else if (ch == quote) quote = 0;
-            } else if (ch == '"' || ch == '\'') {
-                quote = ch;
-            } else if (ch == ',') {
-                break;
-            }
-        }
-        if (quote) return sig_error(&p, start, "unterminated string in the signature");
-        size_t end = i;
-        while (end > start && isspace((unsigned char)text[end - 1])) end--;
-        NrSigArg *arg = NR_PUSH(a, out->args, out->nargs, cap);
-        if (!parse_entry(&p, text + start, end - start, start, arg)) return false;
-        if (i >= len) break;
-        i++; /* the comma */
-    }
-    return true;
+    return parse_list(&p, text, 0, len, &out->args, &out->nargs, false, 0);
 }
 
 static void put_cval(NrArena *a, char **buf, const NrCVal *c) {
@@ -190,22 +269,35 @@ static void put_cval(NrArena *a, char **buf, const NrCVal *c) {
     }
 }
 
+static char *entry_str(NrArena *a, char *buf, const NrSigArg *g) {
+    switch (g->kind) {
+    case NR_SIG_PTR:
+        for (int k = 0; k < g->ptr; k++) buf = nr_sprintf(a, "%s*", buf);
+        return nr_sprintf(a, "%s%s%s", buf, nr_dtype_info[g->dtype].sig, g->divisibility == 16 ? ":16" : "");
+    case NR_SIG_SCALAR:
+        return nr_sprintf(a, "%s%s%s", buf, nr_dtype_info[g->dtype].sig,
+                          g->equal_to_1 ? ":1" : g->divisibility == 16 ? ":16" : "");
+    case NR_SIG_CONSTEXPR: put_cval(a, &buf, &g->cval); return buf;
+    case NR_SIG_TUPLE:
+        buf = nr_sprintf(a, "%s(", buf);
+        for (int i = 0; i < g->nelems; i++) {
+            if (i) buf = nr_sprintf(a, "%s, ", buf);
+            buf = entry_str(a, buf, &g->elems[i]);
+        }
+        return nr_sprintf(a, "%s%s)", buf, g->nelems == 1 ? "," : "");
+    case NR_SIG_DESC:
+        buf = nr_sprintf(a, "%stensordesc<%s[", buf, nr_dtype_info[g->dtype].sig);
+        for (int i = 0; i < g->rank; i++) buf = nr_sprintf(a, "%s%s%lld", buf, i ? ", " : "", (long long)g->block[i]);
+        return nr_sprintf(a, "%s]%s>", buf, g->nan_pad ? ", nan" : "");
+    }
+    return buf;
+}
+
 char *nr_signature_str(NrArena *a, const NrSignature *sig) {
     char *buf = nr_strdup(a, "");
     for (int i = 0; i < sig->nargs; i++) {
-        const NrSigArg *g = &sig->args[i];
         if (i) buf = nr_sprintf(a, "%s, ", buf);
-        switch (g->kind) {
-        case NR_SIG_PTR:
-            for (int k = 0; k < g->ptr; k++) buf = nr_sprintf(a, "%s*", buf);
-            buf = nr_sprintf(a, "%s%s%s", buf, nr_dtype_info[g->dtype].sig, g->divisibility == 16 ? ":16" : "");
-            break;
-        case NR_SIG_SCALAR:
-            buf = nr_sprintf(a, "%s%s%s", buf, nr_dtype_info[g->dtype].sig,
-                             g->equal_to_1 ? ":1" : g->divisibility == 16 ? ":16" : "");
-            break;
-        case NR_SIG_CONSTEXPR: put_cval(a, &buf, &g->cval); break;
-        }
+        buf = entry_str(a, buf, &sig->args[i]);
     }
     return buf;
 }

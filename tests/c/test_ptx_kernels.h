@@ -493,7 +493,7 @@ static void kern_atomics(void) {
             char what[64];
             snprintf(what, sizeof what, "atomics_%s_n%d", dts[d], n);
             char *ptx = kern_go(what, t.s, 4, ls, 1);
-            if (ptx && !strcmp(dts[d], "f32")) CHECK(strstr(ptx, "atom.global.acq_rel.gpu.add.f32") || strstr(ptx, ".add.f32"), "%s: native f32 add", what);
+            if (ptx && !strcmp(dts[d], "f32")) CHECK(strstr(ptx, "atom.acq_rel.gpu.global.add.f32") || strstr(ptx, ".add.f32"), "%s: native f32 add", what);
             free(ptx);
             free(t.s);
         }
@@ -653,11 +653,11 @@ static void kern_math(void) {
             NrArena ea;
             nr_arena_init(&ea);
             NrPtx *p = nr_ptx_eval_new(&ea, 80);
-            NrPv in[3] = {nr_pv_f32(0.5f), nr_pv_f32(0.5f), nr_pv_f32(0.5f)}, out;
+            NrPv in[4] = {nr_pv_f32(0.5f), nr_pv_f32(0.5f), nr_pv_f32(0.5f), nr_pv_f32(0.5f)}, out;
             int nin = 1;
-            while (nin <= 3 && !nr_pm_call(p, nr_pm_names[i], NR_PK_F32, nin, in, &out)) nin++;
+            while (nin <= 4 && !nr_pm_call(p, nr_pm_names[i], NR_PK_F32, nin, in, &out)) nin++;
             nr_arena_free(&ea);
-            if (nin > 3) continue;
+            if (nin > 4) continue;
             tx(&t, "    %%m%d = math %%x", id);
             for (int j = 1; j < nin; j++) tx(&t, ", %%x");
             tx(&t, " {fn = \"%s\"} : tensor<128x%s, #L1>\n    store %%q, %%m%d, _\n", nr_pm_names[i], dts[d], id);
@@ -672,6 +672,59 @@ static void kern_math(void) {
         char what[32];
         snprintf(what, sizeof what, "math_%s", dts[d]);
         free(kern_go(what, t.s, 4, ls, 1));
+        free(t.s);
+    }
+}
+
+/* The whole sem x scope matrix for every kind and the dtypes Triton allows
+ * (fp16 / bf16 only add), block and scalar, with their PTX forms. */
+static void kern_atomic_matrix(void) {
+    static const char *const dts[] = {"i32", "u32", "i64", "u64", "f32", "f64", "f16", "bf16"};
+    static const char *const kinds[] = {"add", "max", "min", "and", "or", "xor", "xchg"};
+    static const char *const sems[] = {"relaxed", "acquire", "release", "acq_rel"};
+    static const char *const scopes[] = {"gpu", "cta", "sys"};
+    for (size_t d = 0; d < NR_COUNTOF(dts); d++) {
+        bool flt = dts[d][0] == 'f' || dts[d][0] == 'b', half = !strcmp(dts[d], "f16") || !strcmp(dts[d], "bf16");
+        Txt t = {0};
+        tx(&t, "module {\n  func @k(%%a: ptr<%s> {divisibility = 16}, %%o: ptr<%s>, %%v: %s) kernel {\n", dts[d], dts[d], dts[d]);
+        tx(&t, "    %%i = arange {end = 128, start = 0} : tensor<128xi32, #L1>\n");
+        tx(&t, "    %%p = splat %%a : tensor<128xptr<%s>, #L1>\n", dts[d]);
+        tx(&t, "    %%q = addptr %%p, %%i : tensor<128xptr<%s>, #L1>\n", dts[d]);
+        tx(&t, "    %%x = load %%q, _, _ : tensor<128x%s, #L1>\n", dts[d]);
+        tx(&t, "    %%po = splat %%o : tensor<128xptr<%s>, #L1>\n", dts[d]);
+        tx(&t, "    %%qo = addptr %%po, %%i : tensor<128xptr<%s>, #L1>\n", dts[d]);
+        int id = 0;
+        for (size_t k = 0; k < NR_COUNTOF(kinds) + 1; k++) {
+            if (k < NR_COUNTOF(kinds) && ((flt && k >= 3 && k <= 5) || (half && k != 0))) continue;
+            if (k == NR_COUNTOF(kinds) && half) continue;
+            for (int sm = 0; sm < 4; sm++)
+                for (int sc = 0; sc < 3; sc++, id++) {
+                    if (k < NR_COUNTOF(kinds))
+                        tx(&t, "    %%r%d = atomic_rmw %%q, %%x, _ {kind = \"%s\", scope = \"%s\", sem = \"%s\"} : tensor<128x%s, #L1>\n",
+                           id, kinds[k], scopes[sc], sems[sm], dts[d]);
+                    else
+                        tx(&t, "    %%r%d = atomic_cas %%q, %%x, %%x {scope = \"%s\", sem = \"%s\"} : tensor<128x%s, #L1>\n", id,
+                           scopes[sc], sems[sm], dts[d]);
+                    tx(&t, "    store %%qo, %%r%d, _\n", id);
+                }
+        }
+        tx(&t, "    return\n  }\n}\n");
+        LaySpec ls[1] = {lay_d1(128)};
+        char what[64];
+        snprintf(what, sizeof what, "atomic_matrix_%s", dts[d]);
+        char *ptx = kern_go(what, t.s, 4, ls, 1);
+        if (ptx) {
+            for (int sm = 0; sm < 4; sm++)
+                for (int sc = 0; sc < 3; sc++) {
+                    char want[64];
+                    snprintf(want, sizeof want, "atom.%s.%s.global.", sems[sm], scopes[sc]);
+                    CHECK(strstr(ptx, want) != NULL, "%s: no %s", what, want);
+                }
+            if (!strcmp(dts[d], "u32")) CHECK(strstr(ptx, "atom.release.cta.global.add.u32") != NULL, "%s: add.u32", what);
+            if (!strcmp(dts[d], "i64")) CHECK(strstr(ptx, "atom.relaxed.sys.global.max.s64") != NULL, "%s: max.s64", what);
+            if (!strcmp(dts[d], "f16")) CHECK(strstr(ptx, "atom.acquire.gpu.global.add.noftz.f16") != NULL, "%s: f16", what);
+        }
+        free(ptx);
         free(t.s);
     }
 }
@@ -730,6 +783,7 @@ static void run_kernel_tests(void) {
     kern_shapes();
     kern_control();
     kern_atomics();
+    kern_atomic_matrix();
     kern_debug();
     kern_dots();
     kern_memory();

@@ -167,9 +167,9 @@ typedef NrPv (*SemFn)(NrPtx *p, const void *ctx, const NrPv *x);
 /* Runs op on the interpreter and the evaluated sequence on the same inputs. */
 static void sem_compare(const char *what, const char *op, const char *attrs, NrDtype in, NrDtype out, int nin,
                         SemFn fn, const void *ctx, double tol, int sm) {
-    uint64_t *v[3];
-    void *bufs[4];
-    size_t bytes[4];
+    uint64_t *v[4];
+    void *bufs[5];
+    size_t bytes[5];
     int es_in = in == NR_DT_I1 ? 1 : esz(in), es_out = out == NR_DT_I1 ? 1 : esz(out);
     for (int i = 0; i < nin; i++) {
         v[i] = malloc(sizeof(uint64_t) * SEM_N);
@@ -191,7 +191,7 @@ static void sem_compare(const char *what, const char *op, const char *attrs, NrD
         NrPtx *p = nr_ptx_eval_new(&ea, sm);
         int bad = 0;
         for (int j = 0; j < SEM_N; j++) {
-            NrPv x[3];
+            NrPv x[4];
             for (int i = 0; i < nin; i++) x[i] = sem_imm(in, v[i][j]);
             NrPv r = fn(p, ctx, x);
             uint64_t got = sem_bits(out, r), want = sem_load(out, bufs[nin], j);
@@ -323,11 +323,127 @@ static void sem_math_ops(int sm) {
         }
 }
 
+/* The math op by name, against the interpreter's double-precision
+ * functions: exact functions and directed roundings bit for bit, the
+ * others within the library's ulp bounds (plus the interpreter's half ulp). */
+typedef struct SemNamed {
+    const char *fn;
+    NrDtype dt;
+    int n;
+} SemNamed;
+
+static NrPv sem_named_math(NrPtx *p, const void *ctx, const NrPv *x) {
+    const SemNamed *s = ctx;
+    return nr_pe_math(p, s->fn, s->dt, s->n, x);
+}
+static NrPv sem_named_imath(NrPtx *p, const void *ctx, const NrPv *x) {
+    const SemNamed *s = ctx;
+    return nr_pe_imath(p, s->fn, s->dt, x);
+}
+
+static void sem_named(int sm) {
+    static const struct {
+        const char *fn;
+        int n;
+        double tol;
+    } fl[] = {{"logb", 1, 0},     {"ldexp", 2, 0},    {"sinpi", 1, 3},    {"cospi", 1, 3},     {"erfinv", 1, 4},
+              {"erfcinv", 1, 4},  {"normcdf", 1, 6},  {"normcdfinv", 1, 6}, {"erfcx", 1, 4},  {"rcbrt", 1, 3},
+              {"rhypot", 2, 4},   {"rsqrt_rn", 1, 3}, {"norm3d", 3, 3},   {"rnorm3d", 3, 4},   {"norm4d", 4, 3},
+              {"rnorm4d", 4, 4},  {"add_rz", 2, 0},   {"add_rd", 2, 0},   {"add_ru", 2, 0},    {"sub_rz", 2, 0},
+              {"sub_rd", 2, 0},   {"sub_ru", 2, 0},   {"mul_rz", 2, 0},   {"mul_rd", 2, 0},    {"mul_ru", 2, 0},
+              {"div_rz", 2, 0},   {"div_rd", 2, 0},   {"div_ru", 2, 0},   {"fma_rz", 3, 0},    {"fma_rd", 3, 0},
+              {"fma_ru", 3, 0},   {"sqrt_rz", 1, 0},  {"sqrt_rd", 1, 0},  {"sqrt_ru", 1, 0},   {"rcp_rz", 1, 0},
+              {"rcp_rd", 1, 0},   {"rcp_ru", 1, 0},   {"rcp_rn", 1, 0},   {"add_rn", 2, 0},    {"fma_rn", 3, 0}};
+    static const NrDtype fdt[] = {NR_DT_F32, NR_DT_F64};
+    for (size_t d = 0; d < NR_COUNTOF(fdt); d++)
+        for (size_t i = 0; i < NR_COUNTOF(fl); i++) {
+            SemNamed s = {fl[i].fn, fdt[d], fl[i].n};
+            char attrs[64];
+            snprintf(attrs, sizeof attrs, "fn = \"%s\"", fl[i].fn);
+            sem_compare(fl[i].fn, "math", attrs, fdt[d], fdt[d], fl[i].n, sem_named_math, &s, fl[i].tol, sm);
+        }
+    static const struct {
+        const char *fn;
+        int n;
+        bool only32;
+    } in[] = {{"clz", 1, false},  {"popc", 1, false}, {"brev", 1, false}, {"ffs", 1, false},     {"mulhi", 2, false},
+              {"mul24", 2, true}, {"hadd", 2, true},  {"rhadd", 2, true}, {"sad", 3, true}, {"byte_perm", 3, true}};
+    static const NrDtype idt[] = {NR_DT_I32, NR_DT_U32, NR_DT_I64, NR_DT_U64};
+    for (size_t d = 0; d < NR_COUNTOF(idt); d++)
+        for (size_t i = 0; i < NR_COUNTOF(in); i++) {
+            if (in[i].only32 && nr_dtype_info[idt[d]].bits == 64) continue;
+            SemNamed s = {in[i].fn, idt[d], in[i].n};
+            char attrs[64];
+            snprintf(attrs, sizeof attrs, "fn = \"%s\"", in[i].fn);
+            sem_compare(in[i].fn, "imath", attrs, idt[d], idt[d], in[i].n, sem_named_imath, &s, 0, sm);
+        }
+}
+
+/* f32 directed roundings against their definition: the exact result (in
+ * long double, exact for these f32 operations) lies on the right side of
+ * the rounded one and within an ulp of it. */
+static void sem_directed_f32(void) {
+    static const char *const ops[] = {"add", "sub", "mul", "fma", "sqrt", "div"};
+    static const char *const sfx[] = {"rz", "rd", "ru"};
+    NrArena ea;
+    nr_arena_init(&ea);
+    NrPtx *p = nr_ptx_eval_new(&ea, 80);
+    for (int t = 0; t < 3000; t++) {
+        float a = (float)((rnd() % 2 ? -1 : 1) * ldexp((double)(rnd() % 1000000 + 1), (int)(rnd() % 40) - 30));
+        float b = (float)((rnd() % 2 ? -1 : 1) * ldexp((double)(rnd() % 1000000 + 1), (int)(rnd() % 40) - 30));
+        float c = (float)((rnd() % 2 ? -1 : 1) * ldexp((double)(rnd() % 1000000 + 1), (int)(rnd() % 40) - 30));
+        if (t % 5 == 0) b = a * 0.75f;
+        for (size_t o = 0; o < NR_COUNTOF(ops); o++)
+            for (int m = 0; m < 3; m++) {
+                char fn[16];
+                snprintf(fn, sizeof fn, "%s_%s", ops[o], sfx[m]);
+                float aa = ops[o][1] == 'q' ? fabsf(a) : a;
+                NrPv x[3] = {nr_pv_f32(aa), nr_pv_f32(b), nr_pv_f32(c)};
+                int n = o == 3 ? 3 : o == 4 ? 1 : 2;
+                NrPv r = nr_pe_math(p, fn, NR_DT_F32, n, x);
+                float got;
+                uint32_t u = (uint32_t)r.c;
+                memcpy(&got, &u, 4);
+                long double A = aa, B = b, C = c, ex;
+                switch (o) {
+                case 0: ex = A + B; break;
+                case 1: ex = A - B; break;
+                case 2: ex = A * B; break;
+                case 3: ex = A * B + C; break;
+                case 4: ex = sqrtl(A); break;
+                default: ex = A / B; break;
+                }
+                if (o == 5 || o == 4) { /* inexact in long double: only the sign of the error is reliable */
+                    long double back = o == 5 ? (long double)got * B : (long double)got * got;
+                    long double target = o == 5 ? A : A;
+                    bool ok = true;
+                    if (back != target) {
+                        bool over = o == 5 ? ((back > target) == (B > 0)) : back > target; /* got > exact */
+                        if (m == 1) ok = !over;
+                        else if (m == 2) ok = over;
+                        else ok = (got > 0) ? !over : over;
+                    }
+                    CHECK(ok, "%s(%a, %a) = %a has the wrong direction", fn, aa, b, got);
+                    continue;
+                }
+                float lo = nextafterf(got, -INFINITY), hi = nextafterf(got, INFINITY);
+                bool ok;
+                if (m == 1) ok = got <= ex && hi > ex;
+                else if (m == 2) ok = got >= ex && lo < ex;
+                else ok = fabsl(got) <= fabsl(ex) && fabsl(got) > fabsl(ex) - fabsl(hi - got) * 1.0001L;
+                CHECK(ok, "%s(%a, %a, %a) = %a, exact %La", fn, aa, b, c, got, ex);
+            }
+    }
+    nr_arena_free(&ea);
+}
+
 static void run_semantics_tests(void) {
     for (int pass = 0; pass < 2; pass++) {
         int sm = pass ? 90 : 80;
         sem_binaries(sm);
         sem_casts(sm);
         sem_math_ops(sm);
+        sem_named(sm);
     }
+    sem_directed_f32();
 }

@@ -455,7 +455,10 @@ class JITFunction(_C.Dispatcher):
         return bound.arguments
 
     def _signature_entry(self, i, name, v):
-        """(signature text, runtime value or None)."""
+        """(signature text, runtime value or None; for tuples and tensor descriptors a dict of them)."""
+        from ..tools import tensor_descriptor as _agg
+        if _agg.is_aggregate(v):
+            return _agg.signature_entry(lambda n, x: self._signature_entry(i, n, x), name, v)
         if i in self.constexprs:
             return _constexpr_literal(self.__name__, name, v), None
         if v is None or isinstance(v, (_core.constexpr, str, _core.dtype)):
@@ -523,7 +526,9 @@ class JITFunction(_C.Dispatcher):
             if sigs is not None and sigs[i] is not None:
                 text = sigs[i]
             entries.append(text)
-            if rt is not None:
+            if isinstance(rt, dict):
+                rt_values.update(rt)
+            elif rt is not None:
                 rt_values[name] = rt
         if key is None and len(values) <= _C.MAX_FAST_PARAMS:
             # _signature_entry registered the dtypes it met: the key may be known now.
