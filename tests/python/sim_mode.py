@@ -1,0 +1,181 @@
+"""Simulator mode of the end-to-end suite (NEREID_TEST_DEVICE=sim, `make test-sim`).
+
+Every launch a test makes with numpy arrays runs on the reference
+interpreter over copies of the arrays, then its kernel is compiled for
+sm_90 and for sm_80 with the same specialization, and each PTX runs on the
+CPU PTX simulator (tools/ptxsim) over its own copies.  Each simulated
+array is compared with the interpreter's (integers exactly, floats by
+relative error for their dtype, NaNs at the same places); then the sm_90
+results are copied into the test's arrays, so the test's own checks judge
+the simulated PTX too.  A launch that fails on the interpreter is not
+simulated.  NEREID_SIM_ARCHS=sm_90 (a comma-separated list) narrows the
+targets.
+"""
+import importlib
+import inspect
+import os
+import sys
+
+import numpy as np
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(_ROOT, "tools"))
+import ptxsim  # noqa: E402
+
+_jit = importlib.import_module("nereid.runtime.jit")
+
+ARCHS = tuple(a for a in os.environ.get("NEREID_SIM_ARCHS", "sm_90,sm_80").split(",") if a)
+_TOL = {np.float16: 2e-3, np.float32: 2e-5, np.float64: 1e-12}
+_RUN_OPTS = ("num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid")
+_state = {"compiled": None}
+
+
+def _tol(dtype):
+    for k, v in _TOL.items():
+        if dtype == k:
+            return v
+    return 1e-2  # bf16 / fp8 via ml_dtypes
+
+
+def compare(name, got, ref):
+    """None, or why got (simulated) differs from ref (interpreter)."""
+    if got.dtype.kind in "biu":
+        bad = np.count_nonzero(got != ref)
+        if bad:
+            i = tuple(int(x) for x in np.argwhere(got != ref)[0])
+            return f"{name}: {bad} of {got.size} elements differ from the interpreter (first at {i}: " \
+                   f"{got[i]!r} vs {ref[i]!r})"
+        return None
+    g = got.astype(np.float64)
+    r = ref.astype(np.float64)
+    if not np.array_equal(np.isnan(g), np.isnan(r)):
+        i = tuple(int(x) for x in np.argwhere(np.isnan(g) != np.isnan(r))[0])
+        return f"{name}: NaNs differ from the interpreter (first at {i}: {g[i]!r} vs {r[i]!r})"
+    m = ~np.isnan(r)
+    if not np.array_equal(g[m & np.isinf(r)], r[m & np.isinf(r)]):
+        return f"{name}: infinities differ from the interpreter"
+    m &= ~np.isinf(r)
+    den = np.linalg.norm(r[m])
+    err = np.linalg.norm(g[m] - r[m]) / (den if den > 0 else 1.0)
+    if err > _tol(got.dtype):
+        i = tuple(int(x) for x in np.argwhere(np.abs(g - r) == np.nanmax(np.abs(g - r)[m]))[0]) if m.any() else ()
+        return f"{name}: relative error {err:.2e} against the interpreter (largest at {i}: {g[i]!r} vs {r[i]!r})"
+    return None
+
+
+def _clone(a):
+    """A copy of array a with the same strides and the same address modulo 64."""
+    ai = a.__array_interface__
+    addr = ai["data"][0]
+    nbytes = _extent(a)
+    raw = np.empty(nbytes + 128, dtype=np.uint8)
+    base = raw.__array_interface__["data"][0]
+    off = ((addr % 64) - base) % 64
+    buf = raw[off:off + nbytes]
+    buf[:] = ptxsim.memory.host_bytes(addr, nbytes)
+    return np.ndarray(a.shape, dtype=a.dtype, buffer=buf, strides=a.strides)
+
+
+def _extent(a):
+    if a.size == 0:
+        return 0
+    hi = a.itemsize
+    for n, st in zip(a.shape, a.strides):
+        hi += (n - 1) * st
+    return hi
+
+
+def simulate(fn, arch, signature, num_warps, num_stages, bound, grid, originals):
+    """Runs fn's kernel for arch on the simulator over copies of originals; returns
+    {name: simulated array}."""
+    k = fn.compile(signature, num_warps=num_warps, num_stages=num_stages, arch=arch)
+    mem = ptxsim.GlobalMemory()
+    allocs, by_id = {}, {}
+    params = []
+    for kind, name, _dt, _pi in sorted(k.args, key=lambda a: a[3]):
+        v = bound[name]
+        if kind == "buffer":
+            if id(v) not in by_id:  # the same array passed twice is one allocation
+                by_id[id(v)] = mem.from_array(v, name)
+            allocs[name] = by_id[id(v)]
+            params.append(allocs[name])
+        elif kind == "float":
+            params.append(float(v))
+        else:
+            params.append(int(v))
+    ptxsim.launch(k.ptx, k.name, grid, params=params, memory=mem, shared_bytes=k.shared)
+    return {name: a.ndarray(originals[name].dtype, originals[name].shape, originals[name].strides)
+            for name, a in allocs.items()}
+
+
+def install():
+    orig_run = _jit.JITFunction.run
+    orig_compile = _jit.JITFunction.compile
+
+    def compile(self, signature, num_warps=4, num_stages=3, stop_after=None, arch=None):
+        k = orig_compile(self, signature, num_warps, num_stages, stop_after, arch)
+        if arch is None and stop_after is None:
+            _state["compiled"] = (signature, num_warps, num_stages)
+        return k
+
+    def run(self, *args, grid, **kwargs):
+        arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+        karrays = [k for k, a in kwargs.items() if isinstance(a, np.ndarray)]
+        if not arrays and not karrays:
+            return orig_run(self, *args, grid=grid, **kwargs)
+        # 1. the interpreter, on copies
+        iargs, ikw = list(args), dict(kwargs)
+        for i in arrays:
+            iargs[i] = _clone(args[i])
+        for k in karrays:
+            ikw[k] = _clone(kwargs[k])
+        _state["compiled"] = None
+        result = orig_run(self, *iargs, grid=grid, **ikw)
+        if _state["compiled"] is None:
+            return result
+        signature, num_warps, num_stages = _state["compiled"]
+        # 2. the launch as the runtime makes it: bound arguments and the grid
+        kw = {k: v for k, v in kwargs.items() if k not in _RUN_OPTS + ("num_warps", "num_stages")}
+        bound = inspect.signature(self.fn).bind(*args, **kw)
+        bound.apply_defaults()
+        bound = dict(bound.arguments)
+        g = grid
+        if callable(g):
+            meta = dict(bound)
+            meta.update(num_warps=num_warps, num_stages=num_stages)
+            g = g(meta)
+        if isinstance(g, int):
+            g = (g,)
+        g = tuple(int(getattr(x, "value", x)) for x in g)
+        if not all(x > 0 for x in g):
+            return result
+        originals = {n: v for n, v in bound.items() if isinstance(v, np.ndarray)}
+        iresults = {}
+        for n, v in originals.items():
+            for i, a in enumerate(args):
+                if a is v:
+                    iresults[n] = iargs[i]
+            for kk, a in kwargs.items():
+                if a is v:
+                    iresults[n] = ikw[kk]
+        # 3. the simulator, per target; compare; the first target's results go back to the test
+        first = None
+        for arch in ARCHS:
+            try:
+                got = simulate(self, arch, signature, num_warps, num_stages, bound, g, originals)
+            except ptxsim.SimError as e:
+                raise AssertionError(f"simulated {arch} PTX of {self.__name__} [{signature}] num_warps={num_warps} "
+                                     f"failed:\n{e}") from None
+            for n, arr in got.items():
+                msg = compare(f"{self.__name__} [{signature}] num_warps={num_warps} {arch}: argument '{n}'",
+                              arr, iresults[n])
+                if msg:
+                    raise AssertionError(msg)
+            if first is None:
+                first = got
+        for n, v in originals.items():
+            v[...] = first[n]
+        return result
+
+    _jit.JITFunction.run = run
+    _jit.JITFunction.compile = compile
