@@ -21,6 +21,8 @@ cp.async copies read global memory when issued and land in shared memory
 at the cp.async.wait_group that completes their group; reading their bytes
 before that is an error.
 """
+import atexit
+import os
 import sys
 
 import numpy as np
@@ -239,7 +241,8 @@ class Frame:
             fns = []
             for ins in b.instrs:
                 try:
-                    fns.append(ops.compile_instr(self, ins))
+                    f = ops.compile_instr(self, ins)
+                    fns.append(_covered(f, ins) if COVERAGE is not None else f)
                 except SimError:
                     raise
                 except Exception as e:  # a parser/compiler gap: name the instruction
@@ -366,9 +369,8 @@ class Frame:
             big = nblocks + 1
             p2 = np.where(live, pcs, big).reshape(self.ncta, self.nthr)
             act = (p2 == p2.min(1)[:, None]).ravel() & live
-            for lo in np.unique(pcs[act]):
-                lo = int(lo)
-                m = act & (pcs == lo)
+            groups = [(int(lo), act & (pcs == lo)) for lo in np.unique(pcs[act])]  # before any moves
+            for lo, m in groups:
                 if lo >= nblocks:
                     live[m] = False
                     pcs[m] = -1
@@ -452,6 +454,40 @@ class Frame:
                     ep = self.epoch[self.cta_of[threads]]
                     self.w_tid[idx] = threads[:, None].astype(np.int32)
                     self.w_ep[idx] = ep[:, None]
+
+
+# PTXSIM_COVERAGE=file: the instruction forms (opcode and modifiers) that ran, one a line, added to file
+COVERAGE = set() if os.environ.get("PTXSIM_COVERAGE") else None
+
+
+def _form(ins):
+    return ".".join([ins.opcode] + ins.mods) + (" (guarded)" if ins.guard else "")
+
+
+def _covered(f, ins):
+    key = _form(ins)
+
+    def g(m):
+        if m is None or m.any():
+            COVERAGE.add(key)
+        f(m)
+
+    return g
+
+
+def _write_coverage():
+    path = os.environ.get("PTXSIM_COVERAGE")
+    seen = set()
+    if os.path.exists(path):
+        with open(path) as fh:
+            seen = set(fh.read().split("\n"))
+    seen |= COVERAGE
+    with open(path, "w") as fh:
+        fh.write("\n".join(sorted(x for x in seen if x)) + "\n")
+
+
+if COVERAGE is not None:
+    atexit.register(_write_coverage)
 
 
 def _chain(fns):
