@@ -28,6 +28,7 @@ VPY     := $(VENV)/bin/python
 .PHONY: asan-py
 .PHONY: test-sim
 .PHONY: gpu-test all lib cli pyext test test-c test-lit test-errors test-py asan fuzz valgrind clean venv demo check-determinism
+.PHONY: examples run-examples test-aot
 
 all: $(BUILD)/libnereid.a $(BUILD)/libnereid.so $(BUILD)/nereid
 
@@ -69,7 +70,7 @@ $(VENV)/.ok: tests/requirements.txt
 	touch $@
 
 test: all pyext venv
-	@$(MAKE) --no-print-directory test-c test-lit test-errors test-py check-determinism
+	@$(MAKE) --no-print-directory test-c test-lit test-errors test-py check-determinism test-aot
 
 test-c: $(CTESTBINS)
 	@set -e; for t in $(CTESTBINS); do echo "== $$t"; $$t; done
@@ -96,6 +97,7 @@ check-determinism: all
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all $(patsubst $(BUILD)/%,build-asan/%,$(CTESTBINS))
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" OPT=-O1 test-c test-errors
+	ASAN_OPTIONS=detect_leaks=1 BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" tests/aot/run.sh
 	$(MAKE) venv
 	ASAN_OPTIONS=detect_leaks=1 PATH="$(CURDIR)/build-asan:$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/lit -sv tests/lit
 	$(MAKE) asan-py
@@ -136,6 +138,7 @@ valgrind: $(CTESTBINS) $(BUILD)/nereid
 GPU_PYTHON ?= python3
 gpu-test: all pyext build/tests/rt_smoke
 	build/tests/rt_smoke
+	$(MAKE) run-examples
 	NEREID_TEST_DEVICE=cuda PYTHONPATH=$(CURDIR)/python$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PYTHON) -m pytest -v -p no:cacheprovider tests/python
 
 demo: all pyext venv
@@ -149,3 +152,20 @@ clean:
 .PHONY: bench
 bench: all pyext
 	$(PYTHON) bench/run.py $(BENCH_ARGS)
+
+# Ahead-of-time compilation.  `make examples` builds the C examples
+# (examples/c: kernels compiled by `nereid aot`, plain C99 programs linked
+# with libcuda alone) into build/examples; `make run-examples` runs them on
+# the GPU, each checking its results against the CPU.  `make test-aot` checks
+# the generated C without a GPU: strict C99 builds, links against the
+# driver's stub library, and runs against a fake driver (tests/aot).
+EXAMPLES_MAKE = $(MAKE) -C examples/c NEREID=$(CURDIR)/$(BUILD)/nereid OUT=$(CURDIR)/$(BUILD)/examples \
+                NEREID_INC=$(CURDIR)/include NEREID_LIB=$(CURDIR)/$(BUILD)/libnereid.a WERROR=$(WERROR)
+examples: all
+	$(EXAMPLES_MAKE)
+
+run-examples: examples
+	$(EXAMPLES_MAKE) run
+
+test-aot: all
+	CC=$(CC) BUILD=$(BUILD) tests/aot/run.sh

@@ -6,9 +6,15 @@ Each system is warmed up (compiled, cached), then launched --launches times
 in a row without synchronizing; each call is timed on the host clock and the
 median is reported, with the mean per launch including the final
 synchronization.  The kernel is bench/kernels/launch.py, loaded once under
-each compiler.
+each compiler.  Also measured: what reading the current torch stream costs
+(Nereid's fast path reads it at every launch), and whether Nereid's launches
+took the fast path (the C dispatcher) or went through Python.
 
-    python3 bench/launch.py [--launches 10000] [--json [PATH]] [--dry-run]"""
+--cpu-dispatch measures Nereid's dispatcher without a GPU: stand-in tensors,
+the whole C path (binding, specialization key, lookup, grid, stream, packing)
+and a launch that only records its parameters.
+
+    python3 bench/launch.py [--launches 10000] [--json [PATH]] [--dry-run] [--cpu-dispatch]"""
 import argparse
 import json
 import statistics
@@ -85,11 +91,117 @@ def run_gpu(args):
             rows.append(failed(backend, "FAILED", harness.short_error(e)))
             continue
         rows.append(row(backend, times, mean_s))
+        if backend == "nereid":
+            entries = getattr(mod.axpby_kernel, "_fast_entries", 0)
+            rows[-1]["note"] = "fast path (C dispatcher)" if entries else "Python path (no fast-path entry)"
     z = torch.empty_like(x)
     times, mean_s = measure(lambda: torch.add(x, y, out=z), torch.cuda.synchronize, args.launches, args.warmup)
     rows.insert(0, row("torch.add", times, mean_s, note="3 arguments"))
+    rows.extend(stream_rows(torch, args))
     machine = harness.describe_machine(torch, modules.get("triton"), modules.get("nereid"))
     return machine, rows
+
+
+def stream_rows(torch, args):
+    """What reading the current stream costs, two ways."""
+    out = []
+    dev = x_device = torch.device(DEVICE)
+    idx = x_device.index or 0
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None and dev.type == "cuda":
+        times, mean_s = measure(lambda: raw(idx), lambda: None, args.launches, args.warmup)
+        out.append(row("raw stream", times, mean_s, note="torch._C._cuda_getCurrentRawStream(i)"))
+    if dev.type == "cuda":
+        times, mean_s = measure(lambda: torch.cuda.current_stream(idx).cuda_stream, lambda: None, args.launches,
+                                args.warmup)
+        out.append(row("cur. stream", times, mean_s, note="torch.cuda.current_stream(i).cuda_stream"))
+    return out
+
+
+# --- the dispatcher alone, on the CPU ---------------------------------------------------------------
+
+class FakeTensor:
+    """What the dispatcher reads of a torch tensor: data_ptr(), dtype and get_device()."""
+
+    def __init__(self, ptr, dtype, device=0):
+        self._ptr = ptr
+        self.dtype = dtype
+        self._device = device
+
+    def data_ptr(self):
+        return self._ptr
+
+    def get_device(self):
+        return self._device
+
+
+class FakeDtype:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"fake.{self.name}"
+
+
+FAKE_FP32 = FakeDtype("float32")
+
+
+def fake_dispatch_setup(nereid, kernel):
+    """Install stand-in tensors, compile `kernel` for them on the interpreter target
+    and register the key with a launch that records instead of launching.
+    Returns (launch, restore)."""
+    _C = nereid._C
+    old = _C.set_api(tensor_type=FakeTensor, get_stream=lambda device: 0x5000 + device)
+    _C.register_dtype(FAKE_FP32, "fp32")
+    x, y, out = (FakeTensor(0x10000 * (i + 1), FAKE_FP32) for i in range(3))
+    args = (x, y, out, N, ALPHA, BETA)
+    values = args + (N,)
+    key, objs, sigs, device, fast = _C.Dispatcher._specialize(kernel, values, 4, 3, 0)
+    assert fast and key is not None, "stand-in tensors are not on the fast path"
+    signature = ", ".join(s if s is not None else str(N) for s in sigs)
+    compiled = kernel.compile(signature, 4, 3)
+    kernel._register(key, objs, compiled, device, True, "compiled")
+
+    def launch():
+        return kernel[(1,)](x, y, out, N, ALPHA, BETA, BLOCK=N)
+
+    def restore():
+        kernel._clear_fast_path()
+        _C.set_api(tensor_type=old["tensor_type"], get_stream=old["get_stream"])
+
+    return launch, restore
+
+
+def run_cpu_dispatch(args):
+    """The C dispatcher with a recording launch: the host cost of Nereid's launch path
+    less the driver call."""
+    harness.use_repo_python_package()
+    import nereid
+    mod = harness.load_kernels("launch", "nereid")
+    kernel = mod.axpby_kernel
+    launch, restore = fake_dispatch_setup(nereid, kernel)
+    try:
+        if launch() != "compiled" or kernel._fake_launch()["count"] != 1:
+            return dict(harness.describe_machine(), cpu_dispatch=True), [
+                failed("nereid", "FAILED", "the fast path was not taken")]
+        times, mean_s = measure(launch, lambda: None, args.launches, args.warmup)
+        rows = [row("nereid", times, mean_s, note="C dispatch, recording launch (no GPU)")]
+        before = kernel._fake_launch()["count"]
+        grid_fn = lambda meta: (1,)  # noqa: E731
+        largs = launch_args(kernel)
+        times, mean_s = measure(lambda: kernel[grid_fn](*largs), lambda: None, args.launches, args.warmup)
+        assert kernel._fake_launch()["count"] > before
+        rows.append(row("nereid+λgrid", times, mean_s, note="the same with a callable grid"))
+    finally:
+        restore()
+    times, mean_s = measure(lambda: None, lambda: None, args.launches, args.warmup)
+    rows.append(row("empty call", times, mean_s, note="the timing loop itself"))
+    return dict(harness.describe_machine(), cpu_dispatch=True), rows
+
+
+def launch_args(kernel):
+    x, y, out = (FakeTensor(0x10000 * (i + 1), FAKE_FP32) for i in range(3))
+    return (x, y, out, N, ALPHA, BETA, N)
 
 
 def run_dry(args):
@@ -115,6 +227,8 @@ def main(argv=None):
     ap.add_argument("--launches", type=int, default=10000)
     ap.add_argument("--warmup", type=int, default=1000)
     ap.add_argument("--dry-run", action="store_true", help="no GPU: made-up numbers, to test the plumbing")
+    ap.add_argument("--cpu-dispatch", action="store_true",
+                    help="no GPU: Nereid's C dispatcher with stand-in tensors and a recording launch")
     ap.add_argument("--json", nargs="?", const="", metavar="PATH", help="write JSON (default <out>/launch-<date>.json)")
     ap.add_argument("--out", default=str(harness.BENCH / "results"))
     ap.add_argument("--no-build", action="store_true")
@@ -123,9 +237,14 @@ def main(argv=None):
         ap.error("--launches must be at least 1 and --warmup not negative")
     if not args.dry_run and not args.no_build:
         harness.build(always=True)
-    machine, rows = run_dry(args) if args.dry_run else run_gpu(args)
-    print(f"launch overhead, {args.launches} launches of a kernel with 6 runtime arguments "
-          f"({machine.get('gpu') or 'dry run'})")
+    if args.dry_run:
+        machine, rows = run_dry(args)
+    elif args.cpu_dispatch:
+        machine, rows = run_cpu_dispatch(args)
+    else:
+        machine, rows = run_gpu(args)
+    where = machine.get("gpu") or ("CPU, C dispatch only" if args.cpu_dispatch else "dry run")
+    print(f"launch overhead, {args.launches} launches of a kernel with 6 runtime arguments ({where})")
     print(table(rows))
     if args.json is not None:
         out = Path(args.json) if args.json else Path(args.out) / (

@@ -13,7 +13,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import harness  # noqa: E402
 from bench import workloads as W  # noqa: E402
 from bench.worker import GpuEnv  # noqa: E402
 
@@ -51,7 +50,6 @@ def main(argv=None):
             torch.cuda.synchronize()
             torch.cuda.nvtx.range_pop()
             print(f"{system:8s} {name:24s} {start.elapsed_time(end) * 1000 / args.runs:9.1f} us (mean of {args.runs}, L2 warm)")
-    del harness
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ in one process, checked against a float64 reference, then timed.
     python3 bench/run.py --only softmax,matmul_llm --json
     python3 bench/run.py --dry-run            no GPU: made-up times, to test the plumbing
     python3 bench/run.py --resume bench/results/2026-11-23.events.jsonl   go on where a run stopped
+    python3 bench/run.py --only matmul --hopper off    Nereid on the H100 without wgmma (sm_90, mma.sync)
 
 The cases run in a worker process (bench/worker.py) that logs each step to
 <out>/<name>.events.jsonl.  If the worker dies, hangs (no event for
@@ -16,6 +17,7 @@ plots and, with --json, <out>/<name>.json are written.  See docs/benchmarks.md."
 import argparse
 import importlib.util
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -51,6 +53,9 @@ def parse_args(argv):
     ap.add_argument("--time-limit", type=float, default=0.0,
                     help="stop after this many seconds and report what was measured (0: no limit)")
     ap.add_argument("--no-build", action="store_true", help="do not run make first")
+    ap.add_argument("--hopper", choices=("on", "off"), default="on",
+                    help="on an H100, compile Nereid's kernels for sm_90a (wgmma; the default) or for sm_90 "
+                         "(mma.sync, as on Ampere: NEREID_DISABLE_HOPPER=1)")
     ap.add_argument("--list", action="store_true", help="list the workloads and their cases, and exit")
     ap.add_argument("--dry-run-fail", help=argparse.SUPPRESS)  # tests: see worker.py
     args = ap.parse_args(argv)
@@ -65,8 +70,9 @@ def parse_args(argv):
 
 
 def output_name(out_dir, args):
-    """<date>[-quick][-dry-run], with -2, -3... if that run's files already exist."""
+    """<date>[-quick][-dry-run][-nohopper], with -2, -3... if that run's files already exist."""
     base = time.strftime("%Y-%m-%d") + ("-quick" if args.quick else "") + ("-dry-run" if args.dry_run else "")
+    base += "-nohopper" if args.hopper == "off" else ""
     name, n = base, 1
     while (out_dir / f"{name}.events.jsonl").exists() or (out_dir / f"{name}.csv").exists():
         n += 1
@@ -87,6 +93,16 @@ def worker_command(args, events):
     if args.dry_run_fail:
         cmd += ["--dry-run-fail", args.dry_run_fail]
     return cmd
+
+
+def worker_env(args):
+    """The worker's environment: Hopper's instructions off with --hopper off."""
+    env = dict(os.environ)
+    if args.hopper == "off":
+        env["NEREID_DISABLE_HOPPER"] = "1"
+    else:
+        env.pop("NEREID_DISABLE_HOPPER", None)
+    return env
 
 
 def read_events(path):
@@ -136,7 +152,7 @@ def supervise(args, events, deadline):
     restarts = 0
     while True:
         before = count_results(events)
-        proc = subprocess.Popen(worker_command(args, events))
+        proc = subprocess.Popen(worker_command(args, events), env=worker_env(args))
         size, last_change, stop = -1, time.monotonic(), None
         try:
             while proc.poll() is None:
@@ -226,7 +242,7 @@ def main(argv=None):
     if args.json is not None:
         settings = {"command": command, "quick": args.quick, "dry_run": args.dry_run, "only": args.only,
                     "systems": args.systems, "warmup_ms": args.warmup_ms, "rep_ms": args.rep_ms,
-                    "screen_ms": args.screen_ms, "outcome": outcome}
+                    "screen_ms": args.screen_ms, "hopper": args.hopper, "outcome": outcome}
         json_path = Path(args.json) if args.json else out_dir / f"{name}.json"
         written.append(report.write_json(rows, machine, settings, json_path, plots=[p.name for p in plots]))
     print()
@@ -259,6 +275,8 @@ def _rerun_flags(args):
         flags.append("--quick")
     if args.json is not None:
         flags.append("--json")
+    if args.hopper == "off":
+        flags += ["--hopper", "off"]
     return flags
 
 

@@ -34,13 +34,13 @@ def layer_norm_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.conste
 
 
 def layer_norm(x, w, b, eps=1e-5):
-    import numpy as np
+    from arrays import empty, float32, strides
     M, N = x.shape
-    y = np.empty_like(x)
-    mean = np.empty(M, np.float32)
-    rstd = np.empty(M, np.float32)
+    y = empty(x, x.shape)
+    mean = empty(x, (M,), float32(x))
+    rstd = empty(x, (M,), float32(x))
     block = min(1024, triton.next_power_of_2(N))
-    layer_norm_fwd[(M,)](x, y, w, b, mean, rstd, x.strides[0] // x.itemsize, N, eps, BLOCK_SIZE=block)
+    layer_norm_fwd[(M,)](x, y, w, b, mean, rstd, strides(x)[0], N, eps, BLOCK_SIZE=block)
     return y, mean, rstd
 
 

@@ -45,16 +45,14 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
 
 
 def matmul(a, b, activation="", block_m=64, block_n=64, block_k=32, group_m=8):
-    import numpy as np
+    from arrays import empty, strides
     M, K = a.shape
     K2, N = b.shape
     assert K == K2
-    c = np.empty((M, N), dtype=a.dtype)
+    c = empty(a, (M, N))
     grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)  # noqa: E731
-    it = a.itemsize
-    matmul_kernel[grid](a, b, c, M, N, K,
-                        a.strides[0] // it, a.strides[1] // it, b.strides[0] // it, b.strides[1] // it,
-                        c.strides[0] // it, c.strides[1] // it,
+    sa, sb, sc = strides(a), strides(b), strides(c)
+    matmul_kernel[grid](a, b, c, M, N, K, sa[0], sa[1], sb[0], sb[1], sc[0], sc[1],
                         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m,
                         ACTIVATION=activation)
     return c

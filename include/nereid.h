@@ -41,6 +41,7 @@ typedef enum NrStatus {
     NR_ERR_INVALID = 2,   /* bad arguments to the API call itself */
     NR_ERR_LAUNCH = 3,    /* the launch faulted: bad memory access, failed assert, ... */
     NR_ERR_INTERNAL = 4,
+    NR_ERR_UNAVAILABLE = 5, /* a program the call needs (ptxas) is not installed */
 } NrStatus;
 
 /* One diagnostic.  Strings stay valid until the next call on the context. */
@@ -61,6 +62,8 @@ typedef struct NrOptions {
     int debug;                /* keep device_assert checks (default 1 on the interpreter) */
     const char *arch;         /* NULL or "": block IR for the interpreter; "sm_80", "sm_90", "sm_90a":
                                  GPU IR and PTX for that target */
+    int maxnreg;              /* GPU kernels: registers per thread at most when the driver compiles
+                                 the PTX (0: no limit) */
 } NrOptions;
 
 void nr_options_default(NrOptions *o);
@@ -155,6 +158,102 @@ typedef struct NrGpuKernelInfo {
 
 /* Load k on `device` (if not yet) and report what the driver says of it. */
 NrStatus nr_kernel_gpu_info(NrContext *ctx, const NrKernel *k, int device, NrGpuKernelInfo *out);
+
+/* --- repeated launches (the Python extension's fast path) ---------------------------------------
+ * The kernel loaded on `device` (as nr_launch_gpu loads it) and what a launch
+ * needs, owned by the kernel and valid until nr_kernel_destroy.  Fails like
+ * nr_launch_gpu when the kernel cannot be loaded, and when its threads need
+ * more registers than the device has per block. */
+typedef struct NrGpuEntry NrGpuEntry;
+NrStatus nr_kernel_gpu_entry(NrContext *ctx, const NrKernel *k, int device, const NrGpuEntry **out);
+/* Launch on `stream` with the parameters packed by the caller (one pointer
+ * per runtime argument to its value at the kernel's parameter size, as
+ * cuLaunchKernel takes them), making the kernel's context current for the
+ * call when another one is.  No checks: grid dimensions must be within the
+ * device's limits (max_grid).  Returns 0, or the driver's CUresult. */
+int nr_gpu_entry_launch(const NrGpuEntry *e, const unsigned grid[3], void *stream, void **params);
+void nr_gpu_entry_max_grid(const NrGpuEntry *e, unsigned out[3]);
+
+/* A device address as a launch argument (a CUdeviceptr). */
+#define NR_DEVPTR(dptr) ((NrArg){NR_ARG_BUFFER, (void *)(uintptr_t)(dptr), 0, 0, 0.0})
+
+/* The target to compile for to run on `device` ("sm_80", "sm_86", "sm_89" or
+ * "sm_90"; other devices of compute capability 8.x get "sm_80", newer ones
+ * "sm_90", whose PTX the driver compiles for them), as the Python package
+ * chooses it; NEREID_ARCH overrides it.  Fails like a launch without a driver
+ * or device. */
+NrStatus nr_device_arch(NrContext *ctx, int device, char *buf, size_t size);
+
+/* The disk cache of cubins shared with the Python package: its directory
+ * (NEREID_CACHE_DIR, else $XDG_CACHE_HOME/nereid, else ~/.cache/nereid;
+ * created if missing) into buf.  Returns 0, or -1 when caching is off
+ * (NEREID_NO_CACHE, no usable directory) or buf is too small. */
+int nr_cache_directory(char *buf, size_t size);
+
+/* --- Resource use without a GPU: ptxas, and occupancy -------------------------------------------------
+ * A GPU kernel's PTX assembled with the CUDA toolkit's ptxas (searched on
+ * PATH, in $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin) tells the
+ * registers and spills the kernel needs on its target, without a GPU. */
+typedef struct NrAsmInfo {
+    char arch[16];            /* the target, e.g. "sm_90a" */
+    int num_regs;             /* registers per thread */
+    int spill_store_bytes;    /* bytes spilled to local memory per thread */
+    int spill_load_bytes;
+    int stack_bytes;          /* stack frame per thread */
+    int static_shared_bytes;
+    int dynamic_shared_bytes; /* what each launch requests */
+    int const_bytes;          /* constant bank 0 */
+    int barriers;
+    int threads;              /* threads per program */
+} NrAsmInfo;
+
+/* Assemble k (a GPU kernel) with ptxas (NULL: searched) for its target.
+ * *cubin (if cubin is not NULL) is malloc'd: release it with free().  Fails
+ * with NR_ERR_UNAVAILABLE when ptxas cannot be found. */
+NrStatus nr_kernel_assemble(NrContext *ctx, const NrKernel *k, const char *ptxas, void **cubin, size_t *size,
+                            NrAsmInfo *info);
+
+/* Per-SM limits of a GPU architecture, from the CUDA programming guide's
+ * table of technical specifications per compute capability (docs/aot.md). */
+typedef struct NrSmLimits {
+    int sm;                        /* 80, 86, 89, 90 */
+    const char *gpus;              /* examples: "A100", "H100, H200", ... */
+    int max_threads_per_sm;
+    int max_warps_per_sm;
+    int max_blocks_per_sm;
+    int max_threads_per_block;
+    int regs_per_sm;               /* 32-bit registers */
+    int regs_per_block;
+    int max_regs_per_thread;
+    int reg_alloc_unit;            /* registers are given to warps in units of this many */
+    int shared_per_sm;             /* bytes, with the largest shared-memory carveout */
+    int shared_per_block_optin;    /* bytes a block may use after opting in */
+    int shared_reserved_per_block; /* bytes the driver keeps per resident block */
+    int shared_alloc_unit;         /* shared memory is given to blocks in units of this many bytes */
+} NrSmLimits;
+
+/* The limits of sm (80, 86, 89, 90), or of the GPU named ("A100", "h100",
+ * "sm_90a", "RTX 4090", ...); NULL if unknown. */
+const NrSmLimits *nr_sm_limits(int sm);
+const NrSmLimits *nr_sm_limits_by_name(const char *name);
+/* The table, for listings. */
+const NrSmLimits *nr_sm_limits_table(int *count);
+
+typedef struct NrOccupancy {
+    int blocks_per_sm;        /* programs resident on one SM at a time (0: the launch cannot run) */
+    int warps_per_sm;
+    double occupancy;         /* warps_per_sm / max_warps_per_sm */
+    int limit_warps;          /* blocks per SM each resource allows */
+    int limit_blocks;
+    int limit_regs;
+    int limit_shared;
+    const char *limiter;      /* "warps", "blocks", "registers" or "shared memory" */
+} NrOccupancy;
+
+/* Occupancy of a kernel of `threads` threads per program using `regs`
+ * registers per thread and `shared_bytes` of shared memory (static +
+ * dynamic) per program.  Returns 0, or -1 for arguments out of range. */
+int nr_occupancy(const NrSmLimits *lim, int threads, int regs, int shared_bytes, NrOccupancy *out);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
  * of its compilation (module, IR text, argument table). */
 #include "nereid.h"
 
+#include "aot.h"
 #include "ast.h"
 #include "cache.h"
 #include "cuda_rt.h"
@@ -19,6 +20,7 @@
 #include "util.h"
 
 #include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,11 +35,22 @@ struct NrContext {
     NrCuda *cuda[NR_MAX_DEVICES]; /* driver handles for launches, opened on first use */
 };
 
+/* What a repeated launch needs (nr_kernel_gpu_entry). */
+struct NrGpuEntry {
+    const NrCuDriver *drv;
+    NrCuContext cuctx;
+    NrCuFunction fn;
+    unsigned block[3];
+    unsigned shared_bytes;
+    unsigned max_grid[3];
+};
+
 /* A GPU kernel loaded on one device. */
 typedef struct NrLoaded {
     NrCuda *cu;                 /* the kernel's own handle: loads and unloads under the kernel's lock */
     NrCudaModule *mod;
     NrCudaFunction *fn;
+    NrGpuEntry entry;           /* set by nr_kernel_gpu_entry (entry.fn non-NULL) */
 } NrLoaded;
 
 struct NrKernel {
@@ -54,6 +67,7 @@ struct NrKernel {
     bool sm_a;
     const char *ptx;
     NrPtxInfo pinfo;
+    int maxnreg;                /* NrOptions.maxnreg: a JIT option of the cubin */
     pthread_mutex_t lock;       /* guards loaded[] */
     NrLoaded loaded[NR_MAX_DEVICES];
 };
@@ -236,6 +250,7 @@ NrStatus nr_compile(NrContext *ctx, const char *src, size_t len, const char *fil
         NrGpuOptions go = {o.num_warps, o.num_stages, sm, sm_a, o.stop_after, o.verify_each != 0, NULL};
         if (!nr_run_gpu_pipeline(k->mod, &go, &d) || nr_has_errors(&d)) goto fail;
         k->gpu = true;
+        k->maxnreg = o.maxnreg > 0 ? o.maxnreg : 0;
         k->sm = sm;
         k->sm_a = sm_a;
         if (!o.stop_after || strcmp(o.stop_after, "ptx") == 0) {
@@ -362,12 +377,17 @@ static NrLoaded *kernel_load(NrContext *ctx, NrKernel *k, int device) {
                                   k->name, k->sm, k->sm_a ? "a" : "", device, di->name, dev_sm));
         return NULL;
     }
-    char cc[32], drv[32];
+    char cc[32], drv[32], regs[32];
     snprintf(cc, sizeof cc, "sm_%d", dev_sm);
     snprintf(drv, sizeof drv, "%d", di->driver_version);
-    NrCachePart parts[5] = {NR_CACHE_STR("nereid-cubin"), NR_CACHE_STR(NEREID_VERSION), NR_CACHE_STR(k->ptx),
-                            NR_CACHE_STR(cc), NR_CACHE_STR(drv)};
-    NrCacheKey key = nr_cache_key(parts, 5);
+    snprintf(regs, sizeof regs, "maxnreg=%d", k->maxnreg);
+    NrCachePart parts[6] = {NR_CACHE_STR("nereid-cubin"), NR_CACHE_STR(NEREID_VERSION), NR_CACHE_STR(k->ptx),
+                            NR_CACHE_STR(cc), NR_CACHE_STR(drv), NR_CACHE_STR(regs)};
+    /* Without a register limit the key is the one it always was (five parts). */
+    NrCacheKey key = nr_cache_key(parts, k->maxnreg ? 6 : 5);
+    NrCudaJitOptions jo;
+    nr_cuda_jit_options_default(&jo);
+    jo.max_registers = k->maxnreg;
     NrCache *cache = NULL;
     nr_cache_open(NULL, &cache);
     NrArena tmp;
@@ -378,7 +398,7 @@ static NrLoaded *kernel_load(NrContext *ctx, NrKernel *k, int device) {
     if (cache && nr_cache_get(cache, &key, &tmp, &bin, &binlen) == 1)
         st = nr_cuda_module_load_cubin(ld->cu, bin, binlen, &ld->mod);
     if (st != NR_CUDA_OK) {
-        st = nr_cuda_module_load_ptx(ld->cu, k->ptx, strlen(k->ptx), NULL, &ld->mod);
+        st = nr_cuda_module_load_ptx(ld->cu, k->ptx, strlen(k->ptx), k->maxnreg ? &jo : NULL, &ld->mod);
         if (st == NR_CUDA_OK && cache) {
             size_t n = 0;
             const void *cub = nr_cuda_module_cubin(ld->mod, &n);
@@ -519,4 +539,158 @@ NrStatus nr_launch_gpu(NrContext *ctx, const NrKernel *kc, const NrLaunchConfig 
         return NR_ERR_LAUNCH;
     }
     return NR_OK;
+}
+
+/* --- repeated launches ----------------------------------------------------------------------------- */
+NrStatus nr_kernel_gpu_entry(NrContext *ctx, const NrKernel *kc, int device, const NrGpuEntry **out) {
+    if (!ctx || !kc || !out) return NR_ERR_INVALID;
+    *out = NULL;
+    ctx_reset(ctx);
+    NrKernel *k = (NrKernel *)kc; /* loading is the only mutation, under the lock */
+    if (!k->gpu || !k->ptx) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s' was not compiled for a GPU", k->name));
+        return NR_ERR_INVALID;
+    }
+    if (device < 0 || device >= NR_MAX_DEVICES) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "CUDA device %d is out of range", device));
+        return NR_ERR_INVALID;
+    }
+    NrStatus st = NR_OK;
+    pthread_mutex_lock(&k->lock);
+    NrLoaded *ld = kernel_load(ctx, k, device);
+    if (!ld) {
+        st = NR_ERR_LAUNCH;
+    } else if (!ld->entry.fn) {
+        const NrCudaFuncInfo *fi = nr_cuda_function_info(ld->fn);
+        const NrCudaDeviceInfo *di = nr_cuda_device_info(ld->cu);
+        if (fi->max_threads_per_block < k->pinfo.threads) {
+            ctx_error(ctx, nr_sprintf(&ctx->arena,
+                                      "kernel '%s' uses %d registers per thread: %d threads per program need %d "
+                                      "registers, over the %d per block of device %d (%s); use fewer warps",
+                                      k->name, fi->num_regs, k->pinfo.threads, fi->num_regs * k->pinfo.threads,
+                                      di->regs_per_block, device, di->name));
+            st = NR_ERR_LAUNCH;
+        } else {
+            NrGpuEntry *e = &ld->entry;
+            e->drv = nr_cuda_driver(ld->cu);
+            e->cuctx = nr_cuda_context(ld->cu);
+            e->block[0] = (unsigned)k->pinfo.threads;
+            e->block[1] = e->block[2] = 1;
+            e->shared_bytes = (unsigned)k->pinfo.shared_bytes;
+            for (int i = 0; i < 3; i++) e->max_grid[i] = (unsigned)di->max_grid_dim[i];
+            e->fn = nr_cuda_function_handle(ld->fn);
+        }
+    }
+    pthread_mutex_unlock(&k->lock);
+    if (st == NR_OK) *out = &ld->entry;
+    return st;
+}
+
+int nr_gpu_entry_launch(const NrGpuEntry *e, const unsigned grid[3], void *stream, void **params) {
+    NrCuContext cur = NULL;
+    bool pushed = false;
+    NrCuResult r = e->drv->CtxGetCurrent(&cur);
+    if (r != NR_CU_SUCCESS) return r;
+    if (cur != e->cuctx) {
+        r = e->drv->CtxPushCurrent(e->cuctx);
+        if (r != NR_CU_SUCCESS) return r;
+        pushed = true;
+    }
+    r = e->drv->LaunchKernel(e->fn, grid[0], grid[1], grid[2], e->block[0], e->block[1], e->block[2],
+                             e->shared_bytes, (NrCuStream)stream, params, NULL);
+    if (pushed) {
+        NrCuContext popped;
+        e->drv->CtxPopCurrent(&popped);
+    }
+    return r;
+}
+
+void nr_gpu_entry_max_grid(const NrGpuEntry *e, unsigned out[3]) {
+    for (int i = 0; i < 3; i++) out[i] = e->max_grid[i];
+}
+
+/* --- the device's target, the disk cache, ptxas ---------------------------------------------------- */
+NrStatus nr_device_arch(NrContext *ctx, int device, char *buf, size_t size) {
+    if (!ctx || !buf || size == 0) return NR_ERR_INVALID;
+    ctx_reset(ctx);
+    const char *env = getenv("NEREID_ARCH");
+    int sm = 0;
+    if (env && *env) {
+        snprintf(buf, size, "%s", env);
+        return NR_OK;
+    }
+    NrCuda *cu = ctx_cuda(ctx, device);
+    if (!cu) return NR_ERR_LAUNCH;
+    const NrCudaDeviceInfo *di = nr_cuda_device_info(cu);
+    int cc = di->cc_major * 10 + di->cc_minor;
+    /* As the Python package chooses: the device's own target where Nereid has
+     * one, sm_80 for other Ampere-class devices, sm_90 PTX (compiled by the
+     * driver) for newer ones. */
+    if (cc == 80 || cc == 86 || cc == 89 || cc == 90) sm = cc;
+    else if (cc >= 90) sm = 90;
+    else if (cc >= 80) sm = 80;
+    else {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "device %d (%s) has compute capability %d.%d; Nereid needs 8.0 or newer",
+                                  device, di->name, di->cc_major, di->cc_minor));
+        return NR_ERR_INVALID;
+    }
+    if ((size_t)snprintf(buf, size, "sm_%d", sm) >= size) return NR_ERR_INVALID;
+    return NR_OK;
+}
+
+int nr_cache_directory(char *buf, size_t size) {
+    if (!buf || size == 0) return -1;
+    NrCache *c = NULL;
+    NrCacheMode mode = nr_cache_open(NULL, &c);
+    int rc = mode == NR_CACHE_DISABLED ? -1 : 0;
+    if (rc == 0 && (size_t)snprintf(buf, size, "%s", nr_cache_dir(c)) >= size) rc = -1;
+    if (rc != 0) buf[0] = 0;
+    nr_cache_close(c);
+    return rc;
+}
+
+NrStatus nr_kernel_assemble(NrContext *ctx, const NrKernel *k, const char *ptxas, void **cubin, size_t *size,
+                            NrAsmInfo *info) {
+    if (!ctx || !k) return NR_ERR_INVALID;
+    ctx_reset(ctx);
+    if (cubin) *cubin = NULL;
+    if (size) *size = 0;
+    if (!k->gpu || !k->ptx) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s' was not compiled for a GPU", k->name));
+        return NR_ERR_INVALID;
+    }
+    NrArena a;
+    nr_arena_init(&a);
+    if (!ptxas) ptxas = nr_tool_find(&a, "ptxas");
+    if (!ptxas || access(ptxas, X_OK) != 0) {
+        ctx_error(ctx, ptxas ? nr_sprintf(&ctx->arena, "ptxas '%s' cannot be run", ptxas)
+                             : "ptxas not found (looked " NR_TOOL_SEARCH_TEXT "); install the CUDA toolkit, or set "
+                               "CUDA_HOME");
+        nr_arena_free(&a);
+        return NR_ERR_UNAVAILABLE;
+    }
+    char arch[16];
+    snprintf(arch, sizeof arch, "sm_%d%s", k->sm, k->sm_a ? "a" : "");
+    const void *bin;
+    size_t n;
+    NrAsmInfo ai;
+    memset(&ai, 0, sizeof ai);
+    const char *err = nr_ptxas_assemble(&a, ptxas, k->ptx, arch, &bin, &n, &ai);
+    NrStatus st = NR_OK;
+    if (err) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s': %s", k->name, err));
+        st = NR_ERR_INTERNAL;
+    } else {
+        ai.threads = k->pinfo.threads;
+        ai.dynamic_shared_bytes = (int)k->pinfo.shared_bytes;
+        if (info) *info = ai;
+        if (size) *size = n;
+        if (cubin) {
+            *cubin = malloc(n);
+            if (!*cubin) nr_fatal_oom();
+            memcpy(*cubin, bin, n);
+        }
+    }
+    nr_arena_free(&a);
+    return st;
 }

@@ -57,6 +57,10 @@ struct NrCuda {
     NrCuResult last;           /* last failing CUresult */
     int faulted;               /* a sticky error was seen */
     char *err;                 /* message of the last failure (malloc'd) or NULL */
+    /* cuTensorMapEncodeTiled, optional (CUDA 12+): NULL when the driver lacks it */
+    NrCuResult (*encode_tiled)(NrCuTensorMap *map, int dtype, unsigned rank, void *base, const uint64_t *dims,
+                               const uint64_t *strides, const unsigned *box, const unsigned *elem_strides,
+                               int interleave, int swizzle, int l2_promotion, int oob_fill);
 };
 
 /* ---- messages ---- */
@@ -270,6 +274,8 @@ static NrCudaStatus resolve_entry_points(NrCuda *cu, const NrCudaConfig *cfg) {
     memcpy(&cu->drv.field, &p, sizeof p);
     NR_CU_ENTRY_POINTS(NR_CU_RESOLVE)
 #undef NR_CU_RESOLVE
+    p = lookup(cu, cfg, "cuTensorMapEncodeTiled"); /* optional: TMA only */
+    memcpy(&cu->encode_tiled, &p, sizeof p);
     return NR_CUDA_OK;
 }
 
@@ -775,6 +781,59 @@ NrCudaStatus nr_cuda_launch(NrCuda *cu, NrCudaFunction *f, const NrCudaLaunchCon
         return drv_fail(cu, NR_CUDA_ERR_FAULT, r, NULL, "kernel '%s' (grid %ux%ux%u, block %ux%ux%u)", f->name, g[0],
                         g[1], g[2], b[0], b[1], b[2]);
     return NR_CUDA_OK;
+}
+
+/* ---- tensor maps ---- */
+
+static bool why_not(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool why_not(char *why, size_t n, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (n) vsnprintf(why, n, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+bool nr_tensor_map_check(const NrTensorMapDesc *t, char *why, size_t n) {
+    if (t->rank < 1 || t->rank > 5) return why_not(why, n, "a tensor map has 1 to 5 dimensions, not %d", t->rank);
+    if (t->elem_bytes != 1 && t->elem_bytes != 2 && t->elem_bytes != 4 && t->elem_bytes != 8)
+        return why_not(why, n, "elements of %d bytes have no tensor map type", t->elem_bytes);
+    if (t->base % 16) return why_not(why, n, "the tensor's address 0x%llx is not 16-byte aligned", (unsigned long long)t->base);
+    int sw = t->swizzle_bytes;
+    if (sw != 0 && sw != 32 && sw != 64 && sw != 128) return why_not(why, n, "swizzle of %d bytes", sw);
+    for (int i = 0; i < t->rank; i++) {
+        if (t->dims[i] < 1 || t->dims[i] > ((uint64_t)1 << 32))
+            return why_not(why, n, "dimension %d has %llu elements (1 to 2^32)", i, (unsigned long long)t->dims[i]);
+        if (t->box[i] < 1 || t->box[i] > 256)
+            return why_not(why, n, "the box has %u elements along dimension %d (1 to 256)", t->box[i], i);
+        if (i + 1 < t->rank && (t->strides_bytes[i] % 16 || t->strides_bytes[i] >= ((uint64_t)1 << 40)))
+            return why_not(why, n, "the stride of dimension %d, %llu bytes, is not a multiple of 16 below 2^40", i + 1,
+                           (unsigned long long)t->strides_bytes[i]);
+    }
+    uint64_t inner = (uint64_t)t->box[0] * (uint64_t)t->elem_bytes;
+    if (inner % 16) return why_not(why, n, "the box's rows of %llu bytes are not a multiple of 16", (unsigned long long)inner);
+    if (sw && inner > (uint64_t)sw)
+        return why_not(why, n, "the box's rows of %llu bytes are wider than the %d-byte swizzle", (unsigned long long)inner,
+                       sw);
+    return true;
+}
+
+NrCudaStatus nr_cuda_tensor_map_tiled(NrCuda *cu, const NrTensorMapDesc *t, NrCuTensorMap *out) {
+    char why[256];
+    if (!t || !out || !nr_tensor_map_check(t, why, sizeof why))
+        return fail(cu, NR_CUDA_ERR_INVALID, "invalid tensor map: %s", t && out ? why : "no description");
+    if (!cu->encode_tiled)
+        return fail(cu, NR_CUDA_NO_DRIVER, "the NVIDIA driver %s lacks cuTensorMapEncodeTiled (TMA needs CUDA 12 or "
+                                           "newer)", cu->lib_name);
+    unsigned box[5], ones[5] = {1, 1, 1, 1, 1};
+    for (int i = 0; i < t->rank; i++) box[i] = t->box[i];
+    int swz = t->swizzle_bytes == 128 ? NR_CU_TENSOR_MAP_SWIZZLE_128B : t->swizzle_bytes == 64 ? NR_CU_TENSOR_MAP_SWIZZLE_64B
+              : t->swizzle_bytes == 32 ? NR_CU_TENSOR_MAP_SWIZZLE_32B : NR_CU_TENSOR_MAP_SWIZZLE_NONE;
+    memset(out, 0, sizeof *out);
+    /* interleave none, L2 promotion of 128 bytes, out-of-bounds elements zero */
+    NrCuResult r = cu->encode_tiled(out, t->dtype, (unsigned)t->rank, (void *)(uintptr_t)t->base, t->dims,
+                                    t->strides_bytes, box, ones, 0, swz, 2, 0);
+    return r ? drv_fail(cu, NR_CUDA_ERR_INVALID, r, NULL, "cuTensorMapEncodeTiled") : NR_CUDA_OK;
 }
 
 /* ---- simple calls ---- */

@@ -30,6 +30,7 @@
 
 #include "diag.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -376,6 +377,56 @@ NrCudaStatus nr_cuda_event_destroy(NrCuda *cu, NrCuEvent e);
 NrCudaStatus nr_cuda_event_record(NrCuda *cu, NrCuEvent e, NrCuStream s);
 /* Milliseconds between two recorded events; waits for `end`. */
 NrCudaStatus nr_cuda_event_elapsed(NrCuda *cu, NrCuEvent start, NrCuEvent end, float *ms);
+
+/* ---- tensor maps (TMA, sm_90+) ---- */
+
+/* CUtensorMap: 128 opaque bytes, 64-byte aligned, that cp.async.bulk.tensor
+ * reads (a kernel's `.param .align 64 .b8 [128]` __grid_constant__
+ * parameter, or global memory). */
+typedef struct NrCuTensorMap {
+    _Alignas(64) uint64_t opaque[16];
+} NrCuTensorMap;
+
+/* CUtensorMapDataType, CUtensorMapSwizzle (cuda.h's values). */
+enum {
+    NR_CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+    NR_CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1,
+    NR_CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2,
+    NR_CU_TENSOR_MAP_DATA_TYPE_INT32 = 3,
+    NR_CU_TENSOR_MAP_DATA_TYPE_UINT64 = 4,
+    NR_CU_TENSOR_MAP_DATA_TYPE_INT64 = 5,
+    NR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+    NR_CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+    NR_CU_TENSOR_MAP_DATA_TYPE_FLOAT64 = 8,
+    NR_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+    NR_CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+    NR_CU_TENSOR_MAP_SWIZZLE_32B = 1,
+    NR_CU_TENSOR_MAP_SWIZZLE_64B = 2,
+    NR_CU_TENSOR_MAP_SWIZZLE_128B = 3,
+};
+
+/* A tiled tensor map: `rank` (1..5) dimensions, fastest first as the
+ * driver takes them - dims[i] elements, strides_bytes[i] the byte stride of
+ * dimension i + 1 (rank - 1 of them), box[i] the elements one copy moves
+ * along dimension i - of `elem_bytes`-byte elements of driver type `dtype`,
+ * swizzled (swizzle_bytes 0, 32, 64 or 128) as nvmma_shared buffers are;
+ * out-of-bounds elements read as zeros. */
+typedef struct NrTensorMapDesc {
+    int dtype, elem_bytes, rank;
+    uint64_t base;             /* device address */
+    uint64_t dims[5], strides_bytes[4];
+    uint32_t box[5];
+    int swizzle_bytes;
+} NrTensorMapDesc;
+
+/* Checks the driver's documented limits (base 16-byte aligned, strides
+ * multiples of 16 below 2^40, dims from 1 to 2^32, box entries 1..256, the
+ * box's first dimension a multiple of 16 bytes and no wider than the
+ * swizzle); false with the reason in why[0..n). */
+bool nr_tensor_map_check(const NrTensorMapDesc *t, char *why, size_t n);
+/* Encodes a tiled tensor map with cuTensorMapEncodeTiled (resolved when the
+ * handle was opened; drivers before CUDA 12 lack it: NR_CUDA_NO_DRIVER). */
+NrCudaStatus nr_cuda_tensor_map_tiled(NrCuda *cu, const NrTensorMapDesc *t, NrCuTensorMap *out);
 
 /* The driver's name of a CUresult ("CUDA_ERROR_INVALID_PTX"), or
  * "CUDA_ERROR_<n>" when the driver does not know it. */

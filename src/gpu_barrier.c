@@ -5,13 +5,15 @@
  * byte ranges of shared memory written and read since the last barrier, and
  * the ranges async copies are still filling.  A `barrier` goes before an op
  *   - that reads a range written since the last barrier (local_store or a
- *     completed async copy, then local_load: another thread may read what one
- *     wrote);
+ *     completed async copy, then local_load or warp_group_dot: another thread
+ *     may read what one wrote);
  *   - that writes (local_store, local_alloc with a value, async_copy) a range
  *     read or written since the last barrier (reuse of a buffer, or of bytes
  *     another buffer or an op's scratch used before);
  * and nowhere else.  async_wait turns the copies it waits for into ordinary
- * writes (they become visible to the waiting thread only).  Ops with scratch
+ * writes (they become visible to the waiting thread only).  TMA copies
+ * (tma_load) complete at an mbarrier_wait, where every reader waits itself;
+ * an mbarrier_init is a write that its first use must see.  Ops with scratch
  * start with a barrier of the emitter's own and leave their scratch read.
  * Loops are walked until the state at their head stops growing, so that a
  * hazard between the end of one iteration and the start of the next is
@@ -35,6 +37,7 @@ typedef struct Set {
 
 typedef struct State {
     Set reads, writes, async;
+    Set bulk;          /* tma_load writes, visible to each thread once it waits on their mbarrier */
 } State;
 
 typedef struct Bar {
@@ -89,10 +92,12 @@ static void state_union(State *a, const State *b) {
     set_union(&a->reads, &b->reads);
     set_union(&a->writes, &b->writes);
     set_union(&a->async, &b->async);
+    set_union(&a->bulk, &b->bulk);
 }
 
 static bool state_covers(const State *a, const State *b) {
-    return set_covers(&a->reads, &b->reads) && set_covers(&a->writes, &b->writes) && set_covers(&a->async, &b->async);
+    return set_covers(&a->reads, &b->reads) && set_covers(&a->writes, &b->writes) && set_covers(&a->async, &b->async) &&
+           set_covers(&a->bulk, &b->bulk);
 }
 
 /* --- where ops access shared memory ------------------------------------------------------------------- */
@@ -142,6 +147,13 @@ static void on_write(Bar *b, NrOpId op, State *st, Range r, bool async) {
     set_add(async ? &st->async : &st->writes, r);
 }
 
+/* A TMA copy: like an async copy, but complete for each thread at its
+ * mbarrier_wait (no barrier needed before reading it there). */
+static void on_bulk_write(Bar *b, NrOpId op, State *st, Range r) {
+    if (set_hits(&st->writes, r) || set_hits(&st->reads, r)) insert_barrier(b, op, st);
+    set_add(&st->bulk, r);
+}
+
 static void walk_block(Bar *b, NrBlockId blk, State *st, int depth);
 
 /* A loop whose body runs region after region: walks it until the state at
@@ -172,12 +184,28 @@ static void walk_op(Bar *b, NrOpId op, State *st, int depth) {
         return;
     case NR_OP_LOCAL_STORE: on_write(b, op, st, range_of(b, o->opnds[1], 0), false); return;
     case NR_OP_LOCAL_LOAD: on_read(b, op, st, range_of(b, o->opnds[0], 0)); return;
+    case NR_OP_WARP_GROUP_DOT: /* reads its buffers, and is done with them when it ends (wait_group 0) */
+        for (int i = 0; i < 2; i++)
+            if (b->m->types[f->vals[o->opnds[i]].type].kind == NR_TK_MEMDESC) on_read(b, op, st, range_of(b, o->opnds[i], 0));
+        return;
     case NR_OP_ASYNC_COPY: on_write(b, op, st, range_of(b, o->opnds[1], 0), true); return;
     case NR_OP_ASYNC_WAIT:
         set_union(&st->writes, &st->async);
         if (nr_op_int(f, op, NR_A_NUM, 0) == 0) st->async.n = 0;
         return;
     case NR_OP_BARRIER: st->reads.n = st->writes.n = 0; return;
+    /* an mbarrier's init is a write every later use reads (one barrier after
+     * the init); arrivals and waits are the hardware's own synchronization */
+    case NR_OP_MBARRIER_INIT: on_write(b, op, st, range_of(b, o->opnds[0], 0), false); return;
+    case NR_OP_MBARRIER_EXPECT: on_read(b, op, st, range_of(b, o->opnds[0], 0)); return;
+    case NR_OP_MBARRIER_WAIT:
+        on_read(b, op, st, range_of(b, o->opnds[0], 0));
+        st->bulk.n = 0;
+        return;
+    case NR_OP_TMA_LOAD:
+        on_read(b, op, st, range_of(b, o->opnds[2], 0));
+        on_bulk_write(b, op, st, range_of(b, o->opnds[1], 0));
+        return;
     case NR_OP_FOR:
     case NR_OP_WHILE: walk_loop(b, op, st, depth); return;
     case NR_OP_IF: {

@@ -92,6 +92,11 @@ int32_t nr_gpu_required(NrFunc *f, NrOpId op, int i) {
         if (!r0) return 0;
         if (i == 2) return r0;
         return nr_layout_dot_op(m, r0, i, nr_gpu_k_width(m, r0, nr_type_dtype(m, f->vals[o->opnds[i]].type)));
+    case NR_OP_WARP_GROUP_DOT_WAIT: return i < o->nresults ? nr_gpu_layout_of(f, o->results[i]) : 0;
+    case NR_OP_WARP_GROUP_DOT: /* A in registers, and the accumulator; buffers have no distributed layout */
+        if (!r0 || i == 1) return 0;
+        if (i == 2) return r0;
+        return nr_layout_dot_op(m, r0, 0, nr_gpu_k_width(m, r0, nr_type_dtype(m, f->vals[o->opnds[i]].type)));
     case NR_OP_FOR: {
         const NrBlock *body = &f->blocks[o->regions[0]];
         return i >= 3 && i - 2 < body->nargs ? nr_gpu_layout_of(f, body->args[i - 2]) : 0;
@@ -167,7 +172,11 @@ typedef struct Conv {
     NrFunc *f;
     NrDiags *d;
     int nw, sm;
+    bool sm_a;
     bool ok;
+    NrAxisInfo *ai;      /* axis info of f, computed when a dot first needs it */
+    NrOpId wg[64];       /* dots given an mma version 3 layout, rewritten after the walk */
+    int nwg;
 } Conv;
 
 static int32_t default_of(Conv *c, NrValId v) {
@@ -183,6 +192,123 @@ static void cast_operand(Conv *c, NrOpId op, int i, NrDtype dt) {
     f->ops[op].opnds[i] = r;
 }
 
+/* --- wgmma (sm_90a) ---------------------------------------------------------------------------------- */
+/* k_width of wgmma for operands of dt: 2 for 16-bit floats, 1 for tf32, 4
+ * for i8 and fp8; 0 where wgmma has no form (tf32x3, ieee, ...). */
+static int wgmma_k_width(NrDtype dt, const char *precision) {
+    switch (dt) {
+    case NR_DT_F16:
+    case NR_DT_BF16: return 2;
+    case NR_DT_F32: return !strcmp(precision, "tf32") ? 1 : 0;
+    case NR_DT_I8:
+    case NR_DT_F8E4NV:
+    case NR_DT_F8E5: return 4;
+    default: return 0;
+    }
+}
+
+/* The dimension of a 2-D dot operand that is contiguous in memory: for a
+ * loaded tile, its pointers' most contiguous dimension (ties: the last);
+ * for a computed one, the last (its default layout's fastest). */
+static int natural_fast_dim(Conv *c, NrValId v) {
+    NrFunc *f = c->f;
+    NrOpId def = f->vals[v].def;
+    if (!def || f->ops[def].opc != NR_OP_LOAD) return 1;
+    if (!c->ai) c->ai = nr_axis_analysis(f);
+    const NrAxisInfo *a = &c->ai[f->ops[def].opnds[0]];
+    return a->contiguity[0] > a->contiguity[1] ? 0 : 1;
+}
+
+/* The swizzle of an nvmma buffer whose contiguous dimension holds `bytes`:
+ * the widest of 128, 64 and 32 bytes that fits; 0 if none does (wgmma
+ * reads no unswizzled layout of ours). */
+static int swizzle_for(int64_t bytes) {
+    return bytes >= 128 ? 128 : bytes >= 64 ? 64 : bytes >= 32 ? 32 : 0;
+}
+
+/* Warps of a wgmma accumulator: one warpgroup along M, doubling M while
+ * rows are left for it (16 per warp), then N (Triton's rule). */
+static void wgmma_warps(int64_t M, int nw, int32_t *wm, int32_t *wn) {
+    *wm = 4, *wn = 1;
+    while (*wm * *wn < nw) {
+        if (M > 16 * (int64_t)*wm) *wm *= 2;
+        else *wn *= 2;
+    }
+}
+
+/* The mma version 3 layout for dot `op`, or 0 where wgmma cannot run it:
+ * 2-D, 4 warps or a multiple, M a multiple of 64 per warpgroup, N at least
+ * 8 per warpgroup column, K a multiple of the instruction's, operands whose
+ * buffers can be laid out as wgmma reads them (8- and 32-bit operands only
+ * K-contiguous: B must be, A comes from registers otherwise). */
+static int32_t wgmma_layout(Conv *c, NrOpId op) {
+    NrFunc *f = c->f;
+    const NrOp *o = &f->ops[op];
+    const NrType *a = &c->m->types[f->vals[o->opnds[0]].type], *b = &c->m->types[f->vals[o->opnds[1]].type];
+    const NrType *rt = &c->m->types[f->vals[o->results[0]].type];
+    if (c->sm != 90 || !c->sm_a || rt->rank != 2 || c->nw < 4 || c->nw % 4 || c->nwg >= (int)NR_COUNTOF(c->wg))
+        return 0;
+    const char *precision = nr_op_str(f, op, NR_A_PRECISION, "tf32");
+    int kw = wgmma_k_width((NrDtype)a->dtype, precision);
+    if (!kw || kw != wgmma_k_width((NrDtype)b->dtype, precision)) return 0;
+    bool fp8 = nr_dt_is_fp8((NrDtype)a->dtype) && nr_dt_is_fp8((NrDtype)b->dtype);
+    if (a->dtype != b->dtype && !fp8) return 0;
+    NrDtype acc = (NrDtype)rt->dtype;
+    bool acc_ok = acc == NR_DT_F32 ? a->dtype != NR_DT_I8 : acc == NR_DT_F16 ? (a->dtype == NR_DT_F16 || fp8)
+                                                                              : acc == NR_DT_I32 && a->dtype == NR_DT_I8;
+    if (!acc_ok) return 0;
+    int64_t M = rt->shape[0], N = rt->shape[1], K = a->shape[1];
+    int32_t wm, wn;
+    wgmma_warps(M, c->nw, &wm, &wn);
+    int64_t kinst = 8 * kw, nmax = a->dtype == NR_DT_I8 ? 128 : 256;
+    if (M % (16 * (int64_t)wm) || N % (8 * (int64_t)wn) || K % kinst) return 0;
+    int es = nr_dtype_info[b->dtype].bytes;
+    int bfast = natural_fast_dim(c, o->opnds[1]);
+    if (es != 2 && bfast != 0) return 0;
+    int64_t binner = (bfast == 0 ? K : N) * es;
+    if (!swizzle_for(binner)) return 0;
+    int64_t n = N / wn < nmax ? N / wn : nmax;
+    int32_t wpc[2] = {wm, wn}, instr[3] = {16, (int32_t)n, (int32_t)kinst};
+    c->wg[c->nwg++] = op;
+    return nr_layout_mma(c->m, 3, 2, wpc, instr);
+}
+
+/* Dot `op` (whose result has an mma version 3 layout) becomes
+ *   bb = local_alloc b : !smem<KxN, nvmma_shared>
+ *   [ab = local_alloc a : !smem<MxK, nvmma_shared>]   A loaded from memory
+ *   r = warp_group_dot ab|a, bb, acc
+ * Buffers keep the operand's contiguous dimension when wgmma can read it
+ * that way (16-bit types transpose), else K; A that is computed rather
+ * than loaded, or that wgmma cannot read from its natural layout, stays in
+ * registers (the dot_op layout, converted by nr_gpu_fix_operands). */
+static void to_warp_group_dot(Conv *c, NrOpId op) {
+    NrFunc *f = c->f;
+    NrModule *m = c->m;
+    NrValId opnds[3] = {f->ops[op].opnds[0], f->ops[op].opnds[1], f->ops[op].opnds[2]};
+    NrBuilder b = nr_builder_before(f, op);
+    b.loc = f->ops[op].loc;
+    for (int i = 0; i < 2; i++) {
+        NrValId v = opnds[i];
+        const NrType *t = &m->types[f->vals[v].type];
+        int es = nr_dtype_info[t->dtype].bytes, kdim = i == 0 ? 1 : 0;
+        int fast = natural_fast_dim(c, v);
+        if (es != 2) fast = kdim;
+        NrOpId def = f->vals[v].def;
+        bool loaded = def && f->ops[def].opc == NR_OP_LOAD;
+        if (i == 0 && (!loaded || (es != 2 && natural_fast_dim(c, v) != kdim))) continue; /* A in registers */
+        int32_t order[2] = {fast, 1 - fast};
+        NrType bt = *t;
+        bt.kind = NR_TK_MEMDESC;
+        bt.layout = nr_layout_nvmma(m, 2, swizzle_for((int64_t)t->shape[fast] * es), order);
+        opnds[i] = nr_build1(&b, NR_OP_LOCAL_ALLOC, nr_type_intern(m, &bt), 1, &v);
+    }
+    NrTypeId rt = f->vals[f->ops[op].results[0]].type;
+    NrOpId w = nr_build(&b, NR_OP_WARP_GROUP_DOT, 3, opnds, 1, &rt, 0);
+    nr_op_copy_attrs(f, w, f, op);
+    nr_replace_all_uses(f, f->ops[op].results[0], f->ops[w].results[0]);
+    nr_op_erase(f, op);
+}
+
 /* The accumulator layout of dot `op`: mma where the tensor cores can run it. */
 static int32_t dot_layout(Conv *c, NrOpId op) {
     NrFunc *f = c->f;
@@ -192,6 +318,8 @@ static int32_t dot_layout(Conv *c, NrOpId op) {
     const NrType *rt = &c->m->types[f->vals[r].type];
     int rank = rt->rank;
     int64_t M = rt->shape[rank - 2], N = rt->shape[rank - 1], K = a->shape[rank - 1];
+    int32_t v3 = wgmma_layout(c, op);
+    if (v3) return v3;
     const char *precision = nr_op_str(f, op, NR_A_PRECISION, "tf32");
     NrDtype ca, cb;
     int kwa = mma_k_width((NrDtype)a->dtype, precision, c->sm, &ca);
@@ -272,7 +400,9 @@ bool nr_gpu_convert(NrModule *m, NrDiags *d) {
     for (int i = 0; i < m->nfuncs; i++) {
         NrFunc *f = m->funcs[i];
         if (has_layouts(f)) continue; /* already GPU IR */
-        Conv c = {m, f, d, m->num_warps, m->sm, true};
+        Conv c;
+        memset(&c, 0, sizeof c);
+        c.m = m, c.f = f, c.d = d, c.nw = m->num_warps, c.sm = m->sm, c.sm_a = m->sm_a, c.ok = true;
         NrBlock *body = &f->blocks[f->body];
         for (int a = 0; a < body->nargs; a++) set_default(&c, body->args[a]);
         for (int r = 0; r < f->nrtypes; r++) {
@@ -287,6 +417,7 @@ bool nr_gpu_convert(NrModule *m, NrDiags *d) {
             ok = false;
             continue;
         }
+        for (int k = 0; k < c.nwg; k++) to_warp_group_dot(&c, c.wg[k]);
         nr_gpu_fix_operands(f);
     }
     nr_gpu_compact_layouts(m);

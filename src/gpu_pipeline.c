@@ -47,7 +47,25 @@
  * one, and the reads after every thread's copies.  Copies past the end of the
  * loop are masked off (cp.async zero-fills).  Loads with another `other`
  * than 0, or whose pointers or masks depend on other loop-carried values,
- * stay as they are. */
+ * stay as they are.
+ *
+ * On sm_90a the tiles of a warp_group_dot are staged in the nvmma buffer
+ * gpu-convert gave them (load -> local_alloc -> warp_group_dot): the view
+ * buf[r] replaces the local_alloc.  When the dot may run asynchronously
+ * (async_dot: S >= 3, its accumulator carried in place), its group stays in
+ * flight into the next iteration:
+ *
+ *   for iv ...:
+ *     async_wait {num = D - 1}; barrier (gpu-barriers)
+ *     async_copy q, buf[w], ...; async_commit_group      w: the stage of iv - 2
+ *     acc' = warp_group_dot buf[r], ..., acc {is_async}
+ *     acc'' = warp_group_dot_wait acc' {num = 1}        the dot of iv - 1 is done
+ *     yield acc'', ...
+ *   acc = warp_group_dot_wait acc {num = 0}
+ *
+ * with the copies D = S - 2 iterations ahead instead of S - 1: the stage
+ * they overwrite was read by the dot two iterations back, which every
+ * warpgroup has waited for before the barrier. */
 enum { MAX_CLONE = 64 };
 
 typedef struct Cand {
@@ -128,6 +146,24 @@ static bool is_zero_const(const NrFunc *f, NrValId v) {
     return (a->kind == NR_AK_INT && a->v.i == 0) || (a->kind == NR_AK_FLOAT && a->v.f == 0.0 && !signbit(a->v.f));
 }
 
+/* Buffer v (a local_alloc's result) is a single buffer with a shared
+ * layout that only ops of the loop body read, none of them a region op or
+ * a terminator: a view of this iteration's stage can replace it. */
+static bool staged_in_body(const Pipe *p, NrValId v) {
+    NrFunc *f = p->f;
+    const NrType *t = &p->m->types[f->vals[v].type];
+    if (t->kind != NR_TK_MEMDESC || t->rank != p->m->layouts[t->layout].rank) return false;
+    NrBlockId body = f->ops[p->loop].regions[0];
+    for (NrOpId u = 1; u < f->nops; u++) {
+        const NrOp *uo = &f->ops[u];
+        if (uo->dead || !uo->block) continue;
+        for (int i = 0; i < uo->nopnds; i++)
+            if (uo->opnds[i] == v && (uo->block != body || uo->nregions || (nr_op_info[uo->opc].flags & NR_OPF_TERM)))
+                return false;
+    }
+    return true;
+}
+
 /* Load `op` of the loop body qualifies (see above); fills c. */
 static bool candidate(Pipe *p, NrOpId op, Cand *c) {
     NrFunc *f = p->f;
@@ -138,20 +174,25 @@ static bool candidate(Pipe *p, NrOpId op, Cand *c) {
     if (o->opc != NR_OP_LOAD || o->block != body || !nr_gpu_layout_of(f, o->results[0])) return false;
     const NrType *rt = &m->types[f->vals[o->results[0]].type];
     if (rt->rank < 2 || rt->ptr) return false;
-    /* its only user converts it to a dot operand */
+    /* its only user converts it to a dot operand, or stages it in a buffer
+     * (for warp_group_dot) that only ops of the body read */
     NrOpId conv = NR_NONE;
     for (NrOpId u = 1; u < f->nops; u++) {
         const NrOp *uo = &f->ops[u];
         if (uo->dead || !uo->block) continue;
         for (int i = 0; i < uo->nopnds; i++) {
             if (uo->opnds[i] != o->results[0]) continue;
-            if (conv || uo->opc != NR_OP_CONVERT_LAYOUT) return false;
+            if (conv || (uo->opc != NR_OP_CONVERT_LAYOUT && uo->opc != NR_OP_LOCAL_ALLOC)) return false;
             conv = u;
         }
     }
-    if (!conv) return false;
-    int32_t cl = nr_gpu_layout_of(f, f->ops[conv].results[0]);
-    if (!cl || m->layouts[cl].kind != NR_LK_DOT_OP) return false;
+    if (!conv || f->ops[conv].block != body) return false;
+    if (f->ops[conv].opc == NR_OP_LOCAL_ALLOC) {
+        if (!staged_in_body(p, f->ops[conv].results[0])) return false;
+    } else {
+        int32_t cl = nr_gpu_layout_of(f, f->ops[conv].results[0]);
+        if (!cl || m->layouts[cl].kind != NR_LK_DOT_OP) return false;
+    }
     /* pointers: a carried argument advanced by an invariant step */
     NrValId ptr = o->opnds[0];
     int arg = -1;
@@ -284,6 +325,63 @@ static void drop_dead_pointers(Pipe *p, int arg) {
     nr_block_remove_arg(f, body, arg);
 }
 
+/* The loop's warp_group_dot, if it may run asynchronously, one group in
+ * flight across iterations: S >= 3; it is the body's only dot; both its
+ * operands are staged by the candidates; its accumulator is a carried
+ * value (a body argument used by it alone, 32-bit elements so that wgmma
+ * updates its registers in place) and its result is only yielded back
+ * into that argument. */
+static NrOpId async_dot(Pipe *p, const Cand *cands, int nc) {
+    NrFunc *f = p->f;
+    NrBlockId body = f->ops[p->loop].regions[0];
+    if (p->stages < 3) return NR_NONE;
+    NrOpId wg = NR_NONE;
+    NR_FOR_OPS(f, body, o) {
+        if (f->ops[o].opc == NR_OP_DOT || (f->ops[o].opc == NR_OP_WARP_GROUP_DOT && wg)) return NR_NONE;
+        if (f->ops[o].opc == NR_OP_WARP_GROUP_DOT) wg = o;
+    }
+    if (!wg) return NR_NONE;
+    const NrOp *w = &f->ops[wg];
+    for (int i = 0; i < 2; i++) {
+        bool staged = false;
+        for (int k = 0; k < nc; k++) staged |= f->ops[cands[k].conv].opc == NR_OP_LOCAL_ALLOC &&
+                                              f->ops[cands[k].conv].results[0] == w->opnds[i];
+        if (!staged) return NR_NONE;
+    }
+    NrValId acc = w->opnds[2], r = w->results[0];
+    if (f->vals[acc].def || f->vals[acc].block != body || uses_of(f, acc) != 1 || uses_of(f, r) != 1) return NR_NONE;
+    if (nr_dtype_info[p->m->types[f->vals[r].type].dtype].bytes != 4) return NR_NONE;
+    NrOpId y = nr_block_terminator(f, body);
+    int arg = f->vals[acc].index;
+    if (!y || arg < 1 || arg - 1 >= f->ops[y].nopnds || f->ops[y].opnds[arg - 1] != r) return NR_NONE;
+    return wg;
+}
+
+/* Dot wg (see async_dot) becomes asynchronous: a wait for all but its own
+ * group follows it in the body, and one for every group the loop's
+ * result. */
+static void make_async(Pipe *p, NrOpId wg, NrBuilder *after_loop) {
+    NrFunc *f = p->f;
+    nr_op_set_bool(f, wg, NR_A_IS_ASYNC, true);
+    NrValId r = f->ops[wg].results[0];
+    NrTypeId t = f->vals[r].type;
+    NrBuilder b = f->ops[wg].next ? nr_builder_before(f, f->ops[wg].next) : nr_builder_at_end(f, f->ops[wg].block);
+    b.loc = f->ops[wg].loc;
+    NrOpId w1 = nr_build(&b, NR_OP_WARP_GROUP_DOT_WAIT, 1, &r, 1, &t, 0);
+    nr_op_set_int(f, w1, NR_A_NUM, 1);
+    NrOpId y = nr_block_terminator(f, f->ops[wg].block);
+    int slot = -1;
+    for (int i = 0; i < f->ops[y].nopnds; i++)
+        if (f->ops[y].opnds[i] == r) f->ops[y].opnds[i] = f->ops[w1].results[0], slot = i;
+    NR_ASSERT(slot >= 0);
+    NrValId res = f->ops[p->loop].results[slot];
+    NrOpId w0 = nr_build(after_loop, NR_OP_WARP_GROUP_DOT_WAIT, 1, &res, 1, &t, 0);
+    nr_op_set_int(f, w0, NR_A_NUM, 0);
+    NrValId ready = f->ops[w0].results[0];
+    nr_replace_all_uses(f, res, ready);
+    f->ops[w0].opnds[0] = res;
+}
+
 static void pipeline_loop(Pipe *p) {
     NrFunc *f = p->f;
     NrModule *m = p->m;
@@ -295,6 +393,11 @@ static void pipeline_loop(Pipe *p) {
         if (nc < 8 && candidate(p, o, &cands[nc])) nc++;
     }
     if (!nc) return;
+    /* an async warp_group_dot reads its stage until the next iteration's
+     * wait: the copies then run one iteration less ahead (the stage they
+     * overwrite is the one two dots back) */
+    NrOpId wg = async_dot(p, cands, nc);
+    int D = wg ? S - 2 : S - 1;
     NrValId lb = f->ops[p->loop].opnds[0], ub = f->ops[p->loop].opnds[1], step = f->ops[p->loop].opnds[2];
     NrTypeId ivt = f->vals[lb].type, i1 = nr_type_scalar(m, NR_DT_I1);
     NrValId iv = f->blocks[body].args[0];
@@ -306,7 +409,8 @@ static void pipeline_loop(Pipe *p) {
         const NrType *t = &m->types[f->vals[f->ops[c->load].results[0]].type];
         NrType bt = *t;
         bt.kind = NR_TK_MEMDESC;
-        bt.layout = staging_layout(m, t, nr_gpu_layout_of(f, f->ops[c->load].opnds[0]));
+        if (f->ops[c->conv].opc == NR_OP_LOCAL_ALLOC) bt.layout = m->types[f->vals[f->ops[c->conv].results[0]].type].layout;
+        else bt.layout = staging_layout(m, t, nr_gpu_layout_of(f, f->ops[c->load].opnds[0]));
         c->view = nr_type_intern(m, &bt);
         bt.rank = (uint8_t)(t->rank + 1);
         bt.shape[0] = S;
@@ -315,7 +419,7 @@ static void pipeline_loop(Pipe *p) {
         c->buf = nr_build1(&b, NR_OP_LOCAL_ALLOC, all, 0, NULL);
         ptr[k] = f->ops[p->loop].opnds[3 + c->arg - 1];
     }
-    for (int s = 0; s < S - 1; s++) {
+    for (int s = 0; s < D; s++) {
         p->nmap = 0;
         NrValId iv_s = lb;
         if (s) {
@@ -340,28 +444,28 @@ static void pipeline_loop(Pipe *p) {
         }
         nr_build(&b, NR_OP_ASYNC_COMMIT_GROUP, 0, NULL, 0, NULL, 0);
     }
-    /* the loop carries the pointers S-1 iterations ahead and both buffer indices */
+    /* the loop carries the pointers D iterations ahead and both buffer indices */
     NrValId inits[10];
     for (int k = 0; k < nc; k++) {
         NrValId ad[2] = {ptr[k], cands[k].inc};
         inits[k] = nr_build1(&b, NR_OP_ADDPTR, f->vals[ptr[k]].type, 2, ad);
     }
     inits[nc] = const_i32(&b, m, 0);
-    inits[nc + 1] = const_i32(&b, m, S - 1);
+    inits[nc + 1] = const_i32(&b, m, D);
     NrValId consts[3] = {const_i32(&b, m, 1), const_i32(&b, m, S), inits[nc]};
-    NrValId k_ahead = nr_build_const_int(&b, ivt, S - 1);
+    NrValId k_ahead = nr_build_const_int(&b, ivt, D);
     NrValId mk[2] = {step, k_ahead};
-    NrValId ahead = nr_build1(&b, NR_OP_MUL, ivt, 2, mk); /* (S-1) * step, loop-invariant */
+    NrValId ahead = nr_build1(&b, NR_OP_MUL, ivt, 2, mk); /* D * step, loop-invariant */
     NrOpId loop = widen_loop(p, nc + 2, inits);
     NrBlock *blk = &f->blocks[body];
     int base = blk->nargs - (nc + 2);
     for (int k = 0; k < nc; k++) cands[k].q = blk->args[base + k];
     NrValId r = blk->args[base + nc], w = blk->args[base + nc + 1];
-    /* the body: wait, issue the copies S-1 iterations ahead, read this iteration's buffers */
+    /* the body: wait, issue the copies D iterations ahead, read this iteration's buffers */
     NrBuilder top = nr_builder_before(f, f->blocks[body].first);
     top.loc = f->ops[loop].loc;
     NrOpId wait = nr_build(&top, NR_OP_ASYNC_WAIT, 0, NULL, 0, NULL, 0);
-    nr_op_set_int(f, wait, NR_A_NUM, S - 2);
+    nr_op_set_int(f, wait, NR_A_NUM, D - 1);
     p->nmap = 0;
     NrValId ad[2] = {iv, ahead};
     NrValId iv_ahead = nr_build1(&top, NR_OP_ADD, ivt, 2, ad);
@@ -378,7 +482,9 @@ static void pipeline_loop(Pipe *p) {
         Cand *c = &cands[j];
         NrValId ops[2] = {c->buf, r};
         NrValId view = nr_build1(&top, NR_OP_MEMDESC_INDEX, c->view, 2, ops);
-        NrValId x = nr_build1(&top, NR_OP_LOCAL_LOAD, f->vals[f->ops[c->conv].results[0]].type, 1, &view);
+        NrValId x = view; /* a staged buffer is the view itself */
+        if (f->ops[c->conv].opc != NR_OP_LOCAL_ALLOC)
+            x = nr_build1(&top, NR_OP_LOCAL_LOAD, f->vals[f->ops[c->conv].results[0]].type, 1, &view);
         nr_replace_all_uses(f, f->ops[c->conv].results[0], x);
     }
     /* (only now: `top` inserts before the body's first op, which may be one of these) */
@@ -405,11 +511,12 @@ static void pipeline_loop(Pipe *p) {
     NrBuilder tail = after ? nr_builder_before(f, after) : nr_builder_at_end(f, f->ops[loop].block);
     NrOpId drain = nr_build(&tail, NR_OP_ASYNC_WAIT, 0, NULL, 0, NULL, 0);
     nr_op_set_int(f, drain, NR_A_NUM, 0);
+    if (wg) make_async(p, wg, &tail);
 }
 
 static bool has_dot(const NrFunc *f, NrBlockId b) {
     NR_FOR_OPS(f, b, o) {
-        if (f->ops[o].opc == NR_OP_DOT) return true;
+        if (f->ops[o].opc == NR_OP_DOT || f->ops[o].opc == NR_OP_WARP_GROUP_DOT) return true;
     }
     return false;
 }
@@ -502,6 +609,7 @@ bool nr_run_gpu_pipeline(NrModule *m, const NrGpuOptions *opt, NrDiags *d) {
     }
     m->num_warps = opt->num_warps;
     m->sm = opt->sm;
+    m->sm_a = opt->sm_a && opt->sm == 90;
     Run r = {m, opt, d, false, true};
     run(&r, "gpu-convert", nr_gpu_convert);
     run(&r, "gpu-coalesce", nr_gpu_coalesce);

@@ -8,8 +8,8 @@
  *      results of elementwise ops, loads, stores and atomics, broadcast,
  *      hint; the initial, carried, yielded and result values of for, while
  *      and if; both sides of every convert_layout (all of which go).
- *   2. Anchors fix a group's layout: dot results and local_load results
- *      first, then loads; groups related to decided ones take the derived
+ *   2. Anchors fix a group's layout: dot (and warp_group_dot) results and
+ *      local_load results first, then loads; groups related to decided ones take the derived
  *      layout (reduce result = slice of its operand, expand_dims operand =
  *      slice of its result, trans = permuted); then groups anchored only by
  *      stores or atomics; the rest take the default blocked layout (higher
@@ -139,6 +139,7 @@ static void collect(NrFunc *f, NrOpId op, void *ctx) {
     case NR_OP_STORE:
     case NR_OP_ATOMIC_RMW:
     case NR_OP_ATOMIC_CAS: join_all(s, op); break;
+    case NR_OP_WARP_GROUP_DOT_WAIT: join_lists(s, o->results, o->nresults, o->opnds, o->nopnds); break;
     case NR_OP_ASYNC_COPY:
         join(s, o->opnds[0], o->opnds[2]);
         join(s, o->opnds[0], o->opnds[3]);
@@ -198,7 +199,8 @@ static void record_anchor(NrFunc *f, NrOpId op, void *ctx) {
     *NR_PUSH(&s->scratch, s->walk, s->nwalk, s->capwalk) = op;
     if (is_memory_op((NrOpcode)o->opc) && o->nopnds && is_block(f, o->opnds[0]))
         s->anchor[op] = nr_gpu_layout_of(f, o->opnds[0]);
-    else if ((o->opc == NR_OP_DOT || o->opc == NR_OP_LOCAL_LOAD) && is_block(f, o->results[0]))
+    else if ((o->opc == NR_OP_DOT || o->opc == NR_OP_WARP_GROUP_DOT || o->opc == NR_OP_LOCAL_LOAD) &&
+             is_block(f, o->results[0]))
         s->anchor[op] = nr_gpu_layout_of(f, o->results[0]);
 }
 
@@ -240,7 +242,7 @@ static void decide_anchors(Solve *s, int level) {
         const NrOp *o = &f->ops[op];
         if (o->dead || !s->anchor[op]) continue;
         NrOpcode opc = (NrOpcode)o->opc;
-        int prio = opc == NR_OP_DOT || opc == NR_OP_LOCAL_LOAD ? PRIO_FIXED
+        int prio = opc == NR_OP_DOT || opc == NR_OP_WARP_GROUP_DOT || opc == NR_OP_LOCAL_LOAD ? PRIO_FIXED
                    : opc == NR_OP_LOAD || opc == NR_OP_ASYNC_COPY ? PRIO_LOAD
                                                                    : PRIO_WEAK;
         if (prio != level) continue;
@@ -429,6 +431,7 @@ static void forced_results(NrFunc *f, NrOpId op, void *ctx) {
         break;
     }
     case NR_OP_DOT:
+    case NR_OP_WARP_GROUP_DOT:
     case NR_OP_LOCAL_LOAD:
         if (s->anchor[op]) nr_gpu_set_layout(f, o->results[0], s->anchor[op]);
         break;

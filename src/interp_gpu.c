@@ -27,3 +27,12 @@ NrIStatus nr_iexec_ASYNC_COMMIT_GROUP(NrInterp *in, NrIFrame *fr, const NrOp *op
     return gpu_only(in, op);
 }
 NrIStatus nr_iexec_ASYNC_WAIT(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
+NrIStatus nr_iexec_WARP_GROUP_DOT(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
+NrIStatus nr_iexec_WARP_GROUP_DOT_WAIT(NrInterp *in, NrIFrame *fr, const NrOp *op) {
+    (void)fr;
+    return gpu_only(in, op);
+}
+NrIStatus nr_iexec_MBARRIER_INIT(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
+NrIStatus nr_iexec_MBARRIER_EXPECT(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
+NrIStatus nr_iexec_MBARRIER_WAIT(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
+NrIStatus nr_iexec_TMA_LOAD(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }

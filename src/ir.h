@@ -203,6 +203,7 @@ typedef struct NrModule {
     struct NrLayout *layouts; int32_t nlayouts, caplayouts;
     int32_t num_warps;      /* 0 while the module is target-independent */
     int32_t sm;             /* target compute capability x10 (80, 90); 0 = none */
+    bool sm_a;              /* sm_90a: the architecture-specific features (wgmma, setmaxnreg) may be used */
 } NrModule;
 
 /* --- module and functions -------------------------------------------------------------------- */

@@ -1027,7 +1027,8 @@ static bool parse_func(Parser *p) {
 }
 
 /* --- the GPU module header and layout table ------------------------------------------------------ */
-/* attributes := 'attributes' '{' 'num_warps' '=' INT ',' 'sm' '=' INT '}' */
+/* attributes := 'attributes' '{' 'num_warps' '=' INT ',' 'sm' '=' INT ['a'] '}'
+ * (`sm = 90a`: the 'a' right after the digits) */
 static bool parse_module_attrs(Parser *p) {
     advance(p);
     if (!expect(p, T_LBRACE, "'{' after 'attributes'")) return false;
@@ -1048,7 +1049,19 @@ static bool parse_module_attrs(Parser *p) {
         return false;
     }
     advance(p);
-    return expect(p, T_EQ, "'='") && parse_int32(p, 0, &p->m->sm) && expect(p, T_RBRACE, "'}'");
+    if (!expect(p, T_EQ, "'='")) return false;
+    Tok num = p->tok;
+    if (!parse_int32(p, 0, &p->m->sm)) return false;
+    if (p->tok.kind == T_IDENT && p->tok.start == num.end && tok_is(p, &p->tok, "a")) {
+        if (p->m->sm != 90) {
+            error_at(p, tok_loc(p, &num), "only sm = 90 has an architecture-specific variant ('90a'), got %da",
+                     p->m->sm);
+            return false;
+        }
+        p->m->sm_a = true;
+        advance(p);
+    }
+    return expect(p, T_RBRACE, "'}'");
 }
 
 /* layoutref := '#' 'L' INT  (an id defined before `limit`) */

@@ -303,12 +303,12 @@ void nr_func_print(const NrFunc *f, const NrPrintOptions *opt, FILE *out) {
     print_func(f, opt && opt->locs, out, 0);
 }
 
-/* module := 'module' ['attributes' '{' 'num_warps' '=' INT ',' 'sm' '=' INT '}'] '{' layoutdef* func* '}'
+/* module := 'module' ['attributes' '{' 'num_warps' '=' INT ',' 'sm' '=' INT ['a'] '}'] '{' layoutdef* func* '}'
  * GPU IR: the target's attributes, then the layout table, one `#Ln = layout`
  * line per id (gpu.h), then a blank line. */
 void nr_module_print(const NrModule *m, const NrPrintOptions *opt, FILE *out) {
     if (m->num_warps > 0 || m->sm > 0)
-        fprintf(out, "module attributes {num_warps = %d, sm = %d} {\n", m->num_warps, m->sm);
+        fprintf(out, "module attributes {num_warps = %d, sm = %d%s} {\n", m->num_warps, m->sm, m->sm_a ? "a" : "");
     else fputs("module {\n", out);
     for (int32_t l = 1; l < m->nlayouts; l++) {
         fprintf(out, "  #L%d = ", l);

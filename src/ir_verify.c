@@ -1013,6 +1013,113 @@ static void rule_async_copy(V *v, NrOpId op) {
     get_choice(v, op, NR_A_CACHE, k_cache, false);
 }
 
+/* warp_group_dot a, b, acc: a dot on wgmma.  A is a buffer or a block in
+ * the dot_op layout (op_idx 0) of the result's mma version 3 layout; B a
+ * buffer; acc the result's type. */
+static void rule_warp_group_dot(V *v, NrOpId op) {
+    const NrType *a = oty(v, op, 0), *b = oty(v, op, 1), *c = oty(v, op, 2), *r = rty(v, op, 0);
+    get_choice(v, op, NR_A_PRECISION, k_precision, false);
+    get_attr(v, op, NR_A_MAX_IMPRECISE, NR_AK_INT, false);
+    get_attr(v, op, NR_A_IS_ASYNC, NR_AK_BOOL, false);
+    expect_same(v, op, "result", rtype(v, op, 0), otype(v, op, 2));
+    const NrLayout *rl = layout_of(v, r);
+    if (!is_block_value(r) || r->rank != 2 || !rl || rl->kind != NR_LK_MMA || rl->version != 3) {
+        op_error(v, op, "result has type %s, expected a 2-D block with an mma version 3 layout", tstr(v, rtype(v, op, 0)));
+        return;
+    }
+    if (a->kind == NR_TK_MEMDESC) {
+        if (!single_buffer(v, op, "operand 0", a, otype(v, op, 0))) return;
+    } else {
+        const NrLayout *al = layout_of(v, a);
+        if (!is_block_value(a) || !al || al->kind != NR_LK_DOT_OP || al->op_idx != 0 || al->parent != r->layout) {
+            op_error(v, op, "operand 0 has type %s, expected a buffer or the dot_op layout (op_idx = 0, parent = #L%d) "
+                            "of the result", tstr(v, otype(v, op, 0)), r->layout);
+            return;
+        }
+    }
+    if (!single_buffer(v, op, "operand 1", b, otype(v, op, 1))) return;
+    if (a->rank != 2 || b->rank != 2 || a->ptr || b->ptr || a->shape[0] != r->shape[0] || b->shape[1] != r->shape[1] ||
+        a->shape[1] != b->shape[0]) {
+        op_error(v, op, "shapes %s, %s and %s do not form MxK @ KxN + MxN", dims_str(v, a), dims_str(v, b),
+                 dims_str(v, c));
+        return;
+    }
+    unsigned accs = dot_acc_dtypes((NrDtype)a->dtype, (NrDtype)b->dtype);
+    if (!accs || !(accs & (1u << c->dtype)))
+        op_error(v, op, "%s and %s operands cannot accumulate into %s", nr_dtype_info[a->dtype].ir,
+                 nr_dtype_info[b->dtype].ir, nr_dtype_info[c->dtype].ir);
+}
+
+/* warp_group_dot_wait a... : the results are the operands' types. */
+static void rule_warp_group_dot_wait(V *v, NrOpId op) {
+    const NrOp *o = &v->f->ops[op];
+    int64_t num;
+    get_int_in(v, op, NR_A_NUM, 0, 1 << 16, &num);
+    if (o->nresults != o->nopnds) {
+        op_error(v, op, "expected as many results as operands, got %d and %d", o->nresults, o->nopnds);
+        return;
+    }
+    for (int i = 0; i < o->nopnds; i++) expect_same(v, op, "result", rtype(v, op, i), otype(v, op, i));
+}
+
+/* An mbarrier: a single i64 buffer of one element. */
+static bool mbarrier_operand(V *v, NrOpId op, int i) {
+    const NrType *t = oty(v, op, i);
+    char what[32];
+    snprintf(what, sizeof what, "operand %d (mbarrier)", i);
+    if (!single_buffer(v, op, what, t, otype(v, op, i))) return false;
+    if (t->ptr || t->dtype != NR_DT_I64 || t->rank != 1 || t->shape[0] != 1) {
+        op_error(v, op, "operand %d (mbarrier) must be a buffer of one i64, got %s", i, tstr(v, otype(v, op, i)));
+        return false;
+    }
+    return true;
+}
+
+static void optional_pred(V *v, NrOpId op, int i) {
+    if (v->f->ops[op].opnds[i] && !is_i1_scalar(oty(v, op, i)))
+        op_error(v, op, "operand %d (predicate) must be an i1 scalar, got %s", i, tstr(v, otype(v, op, i)));
+}
+
+static void rule_mbarrier(V *v, NrOpId op) {
+    int64_t n;
+    mbarrier_operand(v, op, 0);
+    switch ((NrOpcode)v->f->ops[op].opc) {
+    case NR_OP_MBARRIER_INIT: get_int_in(v, op, NR_A_ARRIVALS, 1, 1 << 20, &n); break;
+    case NR_OP_MBARRIER_EXPECT:
+        get_int_in(v, op, NR_A_BYTES, 0, (1 << 20) - 1, &n);
+        optional_pred(v, op, 1);
+        break;
+    default: {
+        NrType i32 = scalar_of(NR_DT_I32);
+        expect_type(v, op, "operand 1 (phase parity)", otype(v, op, 1), &i32);
+        break;
+    }
+    }
+}
+
+/* tma_load d, b, m, pred, c...: d a 64-bit address, b a single buffer, m
+ * an mbarrier, one i32 coordinate per dimension of b. */
+static void rule_tma_load(V *v, NrOpId op) {
+    const NrOp *o = &v->f->ops[op];
+    if (o->nopnds < 5) {
+        op_error(v, op, "expected the tensor map, the buffer, the mbarrier, a predicate and coordinates");
+        return;
+    }
+    const NrType *d = oty(v, op, 0), *b = oty(v, op, 1);
+    if (d->rank != 0 || (!d->ptr && d->dtype != NR_DT_I64 && d->dtype != NR_DT_U64))
+        op_error(v, op, "operand 0 (tensor map) must be a pointer or a 64-bit integer scalar, got %s",
+                 tstr(v, otype(v, op, 0)));
+    if (!single_buffer(v, op, "operand 1", b, otype(v, op, 1))) return;
+    mbarrier_operand(v, op, 2);
+    optional_pred(v, op, 3);
+    if (o->nopnds != 4 + b->rank) {
+        op_error(v, op, "expected %d coordinates (one per dimension of the buffer), got %d", b->rank, o->nopnds - 4);
+        return;
+    }
+    NrType i32 = scalar_of(NR_DT_I32);
+    for (int i = 4; i < o->nopnds; i++) expect_type(v, op, "coordinate", otype(v, op, i), &i32);
+}
+
 static void rule_async_wait(V *v, NrOpId op) {
     int64_t num;
     get_int_in(v, op, NR_A_NUM, 0, 1 << 16, &num);
@@ -1123,6 +1230,12 @@ static void rule_gpu_op(V *v, NrOpId op) {
     case NR_OP_MEMDESC_INDEX: rule_memdesc_index(v, op); break;
     case NR_OP_ASYNC_COPY: rule_async_copy(v, op); break;
     case NR_OP_ASYNC_WAIT: rule_async_wait(v, op); break;
+    case NR_OP_WARP_GROUP_DOT: rule_warp_group_dot(v, op); break;
+    case NR_OP_WARP_GROUP_DOT_WAIT: rule_warp_group_dot_wait(v, op); break;
+    case NR_OP_MBARRIER_INIT:
+    case NR_OP_MBARRIER_EXPECT:
+    case NR_OP_MBARRIER_WAIT: rule_mbarrier(v, op); break;
+    case NR_OP_TMA_LOAD: rule_tma_load(v, op); break;
     default: break;
     }
 }
@@ -1174,7 +1287,13 @@ static void rule_custom(V *v, NrOpId op) {
     case NR_OP_MEMDESC_INDEX:
     case NR_OP_ASYNC_COPY:
     case NR_OP_ASYNC_COMMIT_GROUP:
-    case NR_OP_ASYNC_WAIT: rule_gpu_op(v, op); break;
+    case NR_OP_ASYNC_WAIT:
+    case NR_OP_WARP_GROUP_DOT:
+    case NR_OP_WARP_GROUP_DOT_WAIT:
+    case NR_OP_MBARRIER_INIT:
+    case NR_OP_MBARRIER_EXPECT:
+    case NR_OP_MBARRIER_WAIT:
+    case NR_OP_TMA_LOAD: rule_gpu_op(v, op); break;
     default: NR_ICE("op %s has no verifier rule", nr_op_info[v->f->ops[op].opc].name);
     }
 }
@@ -1184,6 +1303,8 @@ static bool optional_slot(NrOpcode opc, int i) {
     switch (opc) {
     case NR_OP_LOAD: return i == 1 || i == 2;
     case NR_OP_ASYNC_COPY: return i == 2 || i == 3;
+    case NR_OP_MBARRIER_EXPECT: return i == 1;
+    case NR_OP_TMA_LOAD: return i == 3;
     case NR_OP_STORE:
     case NR_OP_ATOMIC_RMW: return i == 2;
     default: return false;

@@ -16,6 +16,8 @@
  *                 vectorized st/ld.shared), async copies (cp.async)
  *   ptx_mma.c     tensor cores: mma.sync dots, ldmatrix operand loads,
  *                 conversions into and out of their layouts
+ *   ptx_wgmma.c   warpgroup tensor cores (sm_90a): warp_group_dot on
+ *                 wgmma.mma_async with matrix descriptors
  *
  * Values.  A block value with a distributed layout lives in R = 2^nreg
  * elements per thread; a scalar is one element, the same in every thread.
@@ -166,6 +168,7 @@ typedef struct NrPtx {
     char names[48][32];        /* ring of formatted operand names */
     int name_next;
     int ptx_version;           /* PTX ISA version x10 the kernel needs (0: the default, 8.0) */
+    int smem_align;            /* alignment of the dynamic shared memory (0: 16 bytes) */
     struct NrPtxMma *mma;      /* ptx_mma.c's state (packed operand words), NULL until needed */
 } NrPtx;
 
@@ -345,7 +348,11 @@ struct NrPtxMma {
     int32_t *uses;             /* uses per value id (computed when first needed) */
     struct NrPtxThreadOff *toffs; /* thread parts of shared addresses (prologue registers) */
     int ntoffs, captoffs;
+    int8_t async_proxy;        /* the function reads buffers through the async proxy (wgmma): -1 not known yet */
 };
+/* Whether writes to buffers must be followed by fence.proxy.async (the
+ * function has a warp_group_dot). */
+bool nr_ptx_async_proxy(NrPtx *p);
 struct NrPtxMma *nr_ptx_mma_state(NrPtx *p);  /* p->mma, created on first use */
 /* A buffer's address map: the element with flat x (its row-major index in
  * the buffer) lies at element offset XOR over x's set bits i of img[i].
@@ -408,6 +415,28 @@ bool nr_ptx_op_memdesc_index(NrPtx *p, NrOpId op);
 bool nr_ptx_op_async_copy(NrPtx *p, NrOpId op);
 bool nr_ptx_op_async_commit(NrPtx *p, NrOpId op);
 bool nr_ptx_op_async_wait(NrPtx *p, NrOpId op);
+/* mbarriers and TMA copies (sm_90): thread 0 initializes, arrives and
+ * issues; cp.async.bulk.tensor copies a tile from the tensor map at a
+ * 64-bit generic address into an nvmma buffer, completing on an mbarrier
+ * (mbarrier.try_wait.parity). */
+bool nr_ptx_op_mbarrier_init(NrPtx *p, NrOpId op);
+bool nr_ptx_op_mbarrier_expect(NrPtx *p, NrOpId op);
+bool nr_ptx_op_mbarrier_wait(NrPtx *p, NrOpId op);
+bool nr_ptx_op_tma_load(NrPtx *p, NrOpId op);
+/* How tma_load fills a buffer of `shape` with shared layout l (nvmma):
+ * the tensor map's dimension k (fastest first) is the buffer's dim[k]; a
+ * box holds box[k] elements along it; `nbox` copies, copy j at byte
+ * `j * stride` of the buffer and at coordinate + j * box[0] along the
+ * fastest dimension.  The host's tensor map must have these box sizes and
+ * the layout's swizzle.  false if TMA cannot fill the buffer. */
+typedef struct NrTmaPlan {
+    int rank;
+    int dim[5];
+    int64_t box[5];
+    int64_t nbox, stride;
+    int swizzle;
+} NrTmaPlan;
+bool nr_tma_plan(const NrLayout *l, int rank, const int32_t *shape, int es, NrTmaPlan *out);
 
 /* --- ptx_mma.c: tensor cores (mma.sync), ldmatrix, conversions to and from their layouts ------------------ */
 /* ldmatrix for a dot operand: each instruction loads nmat 8x8 matrices of
@@ -467,5 +496,68 @@ bool nr_ptx_op_convert_layout(NrPtx *p, NrOpId op);
 /* Scratch bytes of the ops above (convert_layout, mma dots, buffer ops);
  * false if op is none of them. */
 bool nr_ptx_mma_scratch(NrModule *m, NrFunc *f, NrOpId op, int num_warps, NrArena *a, int64_t *bytes);
+
+/* --- ptx_wgmma.c: warp_group_dot on wgmma.mma_async (sm_90a) ------------------------------------------- */
+/* An operand in shared memory as wgmma reads it through a matrix
+ * descriptor (PTX ISA, "Matrix Descriptor Format"): 64 bits of
+ *   13-0   (start address & 0x3FFFF) >> 4
+ *   29-16  leading dimension byte offset >> 4
+ *   45-32  stride dimension byte offset >> 4
+ *   51-49  base offset (0: buffers start on their swizzle pattern)
+ *   63-62  swizzle: 0 none, 1 128-byte, 2 64-byte, 3 32-byte
+ * Our nvmma buffers are canonical layouts of 8-row x swizzle-byte atoms.
+ * K-major (trans 0): rows of the atom run along M (A) or N (B), k along
+ * the swizzled row; SBO = 8 x swizzle (one atom), LBO unused (1).
+ * MN-major (trans 1, 16-bit types only): rows run along k, the swizzled
+ * row along M or N; SBO = 8 x swizzle, LBO = the distance of the next
+ * swizzle-wide block of M or N (rows x swizzle bytes). */
+typedef struct NrWgmmaDesc {
+    bool trans;
+    int swizzle;               /* 32, 64 or 128 bytes */
+    int64_t lbo, sbo;          /* bytes */
+    int es;                    /* element bytes */
+    int nwarp;
+    uint32_t warp[NR_LL_MAX_BITS]; /* per warp bit: element offset (XOR) of the warpgroup's tile shift */
+} NrWgmmaDesc;
+/* The 64-bit descriptor of an operand whose first element is at shared
+ * address `start`. */
+uint64_t nr_wgmma_desc_bits(const NrWgmmaDesc *d, uint32_t start);
+typedef struct NrWgmmaInstr {
+    uint32_t aoff, boff;       /* element offsets in the buffers (XOR of map images) of the tile's A and B origins,
+                                  for warpgroup 0 */
+    int32_t a[16];             /* A in registers: the register of each fragment slot */
+    int32_t *d;                /* the accumulator register of each D fragment slot (n / 2 of them) */
+    bool first;                /* the tile's first k step */
+} NrWgmmaInstr;
+typedef struct NrWgmmaPlan {
+    int n, k;                  /* wgmma.m64nNkK */
+    bool a_regs;               /* A from registers (its dot_op layout) */
+    NrWgmmaDesc A, B;          /* A unused when a_regs */
+    int na;                    /* A fragment slots (registers of A elements) */
+    int nd;                    /* D fragment slots: n / 2 */
+    int ninstr;
+    NrWgmmaInstr *ins;
+} NrWgmmaPlan;
+/* A buffer operand: its nvmma layout, shape (one buffer), element bytes and
+ * address map. */
+typedef struct NrWgmmaBuf {
+    const NrLayout *layout;
+    int32_t shape[2];
+    int es;
+    NrSmemMap map;
+} NrWgmmaBuf;
+/* The plan of warp_group_dot with accumulator layout C (mma version 3), A
+ * from registers (layout Ar, k_width kw) or buffer Ab, B from buffer Bb.
+ * Every D and A slot of every lane and warp, and every element of every
+ * descriptor's tile, is checked against the layouts; false with a reason. */
+bool nr_wgmma_plan(const NrLayout *cl, const NrPtxLay *C, const NrPtxLay *Ar, int kw, const NrWgmmaBuf *Ab,
+                   const NrWgmmaBuf *Bb, NrArena *a, NrWgmmaPlan *out, char *why, size_t n);
+/* Byte offset from a descriptor's start address of element (r, k) of its
+ * tile - r along M (A) or N (B), k along K - before the swizzle; and the
+ * swizzle of a shared address (address bits 4.. XOR bits 7..). */
+int64_t nr_wgmma_canonical(const NrWgmmaDesc *d, int r, int k);
+uint32_t nr_wgmma_swizzle(int swizzle, uint32_t addr);
+bool nr_ptx_op_warp_group_dot(NrPtx *p, NrOpId op);
+bool nr_ptx_op_warp_group_dot_wait(NrPtx *p, NrOpId op);
 
 #endif

@@ -838,6 +838,12 @@ static const OpFn op_table[NR_OP_COUNT] = {
     [NR_OP_ASYNC_COPY] = nr_ptx_op_async_copy,
     [NR_OP_ASYNC_COMMIT_GROUP] = nr_ptx_op_async_commit,
     [NR_OP_ASYNC_WAIT] = nr_ptx_op_async_wait,
+    [NR_OP_WARP_GROUP_DOT] = nr_ptx_op_warp_group_dot,
+    [NR_OP_WARP_GROUP_DOT_WAIT] = nr_ptx_op_warp_group_dot_wait,
+    [NR_OP_MBARRIER_INIT] = nr_ptx_op_mbarrier_init,
+    [NR_OP_MBARRIER_EXPECT] = nr_ptx_op_mbarrier_expect,
+    [NR_OP_MBARRIER_WAIT] = nr_ptx_op_mbarrier_wait,
+    [NR_OP_TMA_LOAD] = nr_ptx_op_tma_load,
 };
 
 /* Emits the ops of block b; returns its yield/condition (not emitted), or
@@ -968,7 +974,8 @@ static char *assemble(NrPtx *p, NrPtxBuf *params) {
                 ".extern .func __assertfail(.param .b64 nr_msg, .param .b64 nr_file, .param .b32 nr_line, "
                 ".param .b64 nr_func, .param .b64 nr_csize);\n");
     if (p->glob.n) buf_add(p->a, &out, "%.*s", (int)p->glob.n, p->glob.s);
-    if (p->smem_bytes > 0) buf_add(p->a, &out, ".extern .shared .align 16 .b8 nr_smem[];\n");
+    if (p->smem_bytes > 0)
+        buf_add(p->a, &out, ".extern .shared .align %d .b8 nr_smem[];\n", p->smem_align > 16 ? p->smem_align : 16);
     buf_add(p->a, &out, "\n.visible .entry %s(\n%.*s\n)\n.reqntid %d, 1, 1\n{\n", p->f->name, (int)params->n,
             params->s ? params->s : "", 32 * p->num_warps);
     for (int c = NR_RC_P; c <= NR_RC_D; c++)
@@ -986,7 +993,7 @@ static void init_ctx(NrPtx *p, NrFunc *f, const NrGpuOptions *opt, NrDiags *d) {
     p->m = f->mod;
     p->d = d;
     p->sm = opt && opt->sm ? opt->sm : (f->mod->sm ? f->mod->sm : 80);
-    p->sm_a = opt && opt->sm_a;
+    p->sm_a = opt ? opt->sm_a : f->mod->sm_a;
     p->num_warps = f->mod->num_warps ? f->mod->num_warps : (opt && opt->num_warps ? opt->num_warps : 4);
     p->vals = nr_alloc(p->a, sizeof(NrPtxVal) * (size_t)(f->nvals + 1));
     p->out = &p->body;

@@ -679,8 +679,8 @@ static bool mma_dot(NrPtx *p, NrOpId op) {
     const NrType *rt = nr_type(p->m, nr_val_type(p->f, r));
     const NrType *at = nr_type(p->m, nr_val_type(p->f, a)), *btp = nr_type(p->m, nr_val_type(p->f, b));
     const NrLayout *pl = layout_of(p->m, rt), *al = layout_of(p->m, at), *bl = layout_of(p->m, btp);
-    if (pl->version != 2) {
-        nr_ptx_error(p, "dot: mma version %d (wgmma) is not emitted yet", pl->version);
+    if (pl->version != 2) { /* version 3 dots are warp_group_dot ops (ptx_wgmma.c) */
+        nr_ptx_error(p, "dot: an mma version %d result belongs to warp_group_dot, not dot", pl->version);
         return false;
     }
     if (!al || !bl || al->kind != NR_LK_DOT_OP || bl->kind != NR_LK_DOT_OP || al->parent != rt->layout ||
@@ -772,7 +772,13 @@ bool nr_ptx_mma_scratch(NrModule *m, NrFunc *f, NrOpId op, int nw, NrArena *a, i
     case NR_OP_MEMDESC_INDEX:
     case NR_OP_ASYNC_COPY:
     case NR_OP_ASYNC_COMMIT_GROUP:
-    case NR_OP_ASYNC_WAIT: return true;
+    case NR_OP_ASYNC_WAIT:
+    case NR_OP_WARP_GROUP_DOT:
+    case NR_OP_WARP_GROUP_DOT_WAIT:
+    case NR_OP_MBARRIER_INIT:
+    case NR_OP_MBARRIER_EXPECT:
+    case NR_OP_MBARRIER_WAIT:
+    case NR_OP_TMA_LOAD: return true;
     case NR_OP_DOT: {
         const NrLayout *l = o->nresults == 1 ? layout_of(m, nr_type(m, nr_val_type(f, o->results[0]))) : NULL;
         return l && l->kind == NR_LK_MMA;

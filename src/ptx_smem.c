@@ -41,8 +41,39 @@ struct NrPtxMma *nr_ptx_mma_state(NrPtx *p) {
         p->mma->words = nr_alloc(p->a, sizeof(NrPv *) * (size_t)(p->f ? p->f->nvals + 1 : 1));
         p->mma->nwords = nr_alloc(p->a, sizeof(int32_t) * (size_t)(p->f ? p->f->nvals + 1 : 1));
         p->mma->pending = nr_alloc(p->a, sizeof(struct NrPtxLdsmLoad *) * (size_t)(p->f ? p->f->nvals + 1 : 1));
+        p->mma->async_proxy = -1;
     }
     return p->mma;
+}
+
+/* Whether the function has a warp_group_dot, whose wgmma reads buffers
+ * through the async proxy. */
+static void find_wgmma(NrFunc *f, NrOpId op, void *ctx) {
+    if (f->ops[op].opc == NR_OP_WARP_GROUP_DOT) *(bool *)ctx = true;
+}
+
+bool nr_ptx_async_proxy(NrPtx *p) {
+    struct NrPtxMma *s = nr_ptx_mma_state(p);
+    if (s->async_proxy < 0) {
+        bool any = false;
+        nr_walk(p->f, find_wgmma, &any);
+        s->async_proxy = any;
+    }
+    return s->async_proxy > 0;
+}
+
+/* After generic-proxy writes to buffers (st.shared, completed cp.async):
+ * they become visible to the async proxy (wgmma) once a barrier follows. */
+static void fence_async(NrPtx *p) {
+    if (nr_ptx_async_proxy(p)) nr_ptx_emit(p, "fence.proxy.async.shared::cta;");
+}
+
+/* Buffers of nvmma layouts start on their swizzle pattern (8 x swizzle
+ * bytes): the dynamic shared memory must be aligned to it. */
+static void need_align(NrPtx *p, const NrModule *m, int32_t layout) {
+    const NrLayout *l = layout > 0 && layout < m->nlayouts ? &m->layouts[layout] : NULL;
+    if (l && l->kind == NR_LK_SHARED && l->nvmma && 8 * l->swizzle_bytes > p->smem_align)
+        p->smem_align = 8 * l->swizzle_bytes;
 }
 
 /* --- address maps ---------------------------------------------------------------------------------------- */
@@ -425,6 +456,7 @@ bool nr_ptx_op_local_alloc(NrPtx *p, NrOpId op) {
     }
     NrPv base = nr_ptx_inreg(p, nr_ptx_smem_addr(p, off->v.i));
     def_buffer(p, r, base);
+    need_align(p, p->m, nr_type(p->m, nr_val_type(p->f, r))->layout);
     if (o->nopnds == 0 || !o->opnds[0]) return true;
     NrSmemMap S;
     if (!buffer_map(p, r, &S)) return false;
@@ -434,6 +466,7 @@ bool nr_ptx_op_local_alloc(NrPtx *p, NrOpId op) {
         return false;
     }
     nr_smem_store(p, v->lay, &S, base, dt_of(nr_type(p->m, nr_val_type(p->f, o->opnds[0]))), v->e);
+    fence_async(p);
     return true;
 }
 
@@ -448,6 +481,7 @@ bool nr_ptx_op_local_store(NrPtx *p, NrOpId op) {
     }
     nr_smem_store(p, v->lay, &S, buffer_addr(p, o->opnds[1]), dt_of(nr_type(p->m, nr_val_type(p->f, o->opnds[0]))),
                   v->e);
+    fence_async(p);
     return true;
 }
 
@@ -594,5 +628,118 @@ bool nr_ptx_op_async_wait(NrPtx *p, NrOpId op) {
         return false;
     }
     nr_ptx_emit(p, "cp.async.wait_group %lld;", (long long)n);
+    fence_async(p);
+    return true;
+}
+
+/* --- mbarriers and TMA (sm_90) -------------------------------------------------------------------------------- */
+/* One thread (thread 0) initializes, arrives and issues TMA copies; every
+ * thread that needs the data waits on the mbarrier's phase.  An mbarrier
+ * is an 8-byte buffer; mbarrier_init is followed by fence.mbarrier_init
+ * (and gpu-barriers places a barrier before its first use). */
+static bool need_sm90(NrPtx *p, const char *what) {
+    if (p->sm >= 90) return true;
+    nr_ptx_error(p, "%s needs sm_90 or newer, not sm_%d", what, p->sm);
+    return false;
+}
+
+/* thread 0, and the op's optional predicate operand i */
+static NrPv issuer(NrPtx *p, NrOpId op, int i) {
+    NrPv t0 = {NR_PK_P, nr_ptx_thread0(p), 0};
+    NrValId pv = i < p->f->ops[op].nopnds ? p->f->ops[op].opnds[i] : NR_NONE;
+    return pv ? nr_ptx_inreg(p, nr_pb_pand(p, t0, nr_ptx_val(p, pv)->e[0])) : t0;
+}
+
+bool nr_ptx_op_mbarrier_init(NrPtx *p, NrOpId op) {
+    if (!need_sm90(p, "mbarrier_init")) return false;
+    int64_t count = nr_op_int(p->f, op, NR_A_ARRIVALS, 1);
+    NrPv t0 = {NR_PK_P, nr_ptx_thread0(p), 0};
+    NrPv a = nr_ptx_inreg(p, buffer_addr(p, p->f->ops[op].opnds[0]));
+    nr_ptx_emit(p, "@%s mbarrier.init.shared::cta.b64 [%s], %lld;", nr_ptx_reg(p, t0.r), nr_ptx_reg(p, a.r), (long long)count);
+    nr_ptx_emit(p, "fence.mbarrier_init.release.cluster;");
+    return true;
+}
+
+bool nr_ptx_op_mbarrier_expect(NrPtx *p, NrOpId op) {
+    if (!need_sm90(p, "mbarrier_expect")) return false;
+    int64_t bytes = nr_op_int(p->f, op, NR_A_BYTES, 0);
+    NrPv g = issuer(p, op, 1);
+    NrPv a = nr_ptx_inreg(p, buffer_addr(p, p->f->ops[op].opnds[0]));
+    int32_t state = nr_ptx_newreg(p, NR_PK_I64);
+    nr_ptx_emit(p, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %lld;", nr_ptx_reg(p, g.r),
+                nr_ptx_reg(p, state), nr_ptx_reg(p, a.r), (long long)bytes);
+    return true;
+}
+
+bool nr_ptx_op_mbarrier_wait(NrPtx *p, NrOpId op) {
+    if (!need_sm90(p, "mbarrier_wait")) return false;
+    NrPv a = nr_ptx_inreg(p, buffer_addr(p, p->f->ops[op].opnds[0]));
+    NrPv parity = nr_ptx_inreg(p, nr_pb_bin(p, NR_PO_AND, NR_PT_B32, nr_ptx_val(p, p->f->ops[op].opnds[1])->e[0],
+                                             nr_pv_i32(1)));
+    NrPv done = {NR_PK_P, nr_ptx_newreg(p, NR_PK_P), 0};
+    int again = nr_ptx_label(p);
+    nr_ptx_emit(p, "$L%d:", again);
+    nr_ptx_emit(p, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s;", nr_ptx_reg(p, done.r), nr_ptx_reg(p, a.r),
+                nr_ptx_reg(p, parity.r));
+    nr_ptx_emit(p, "@!%s bra $L%d;", nr_ptx_reg(p, done.r), again);
+    return true;
+}
+
+/* The tensor map's dimensions are the buffer's, fastest first (its
+ * layout's order); a box is at most one swizzle wide, so a tile wider
+ * than its swizzle takes one copy per swizzle-wide block of columns, each
+ * into its own block of the buffer (nvmma_shared stores them one after
+ * another). */
+bool nr_tma_plan(const NrLayout *l, int rank, const int32_t *shape, int es, NrTmaPlan *out) {
+    memset(out, 0, sizeof *out);
+    if (!l || l->kind != NR_LK_SHARED || !l->nvmma || l->rank != rank || rank < 1 || rank > 5) return false;
+    int64_t inner = shape[l->order[0]], box0 = l->swizzle_bytes ? l->swizzle_bytes / es : inner, numel = 1;
+    if (box0 > inner) box0 = inner;
+    if (box0 < 1 || box0 > 256 || inner % box0 || box0 * es % 16) return false;
+    out->rank = rank;
+    out->swizzle = l->swizzle_bytes;
+    for (int k = 0; k < rank; k++) {
+        out->dim[k] = l->order[k];
+        out->box[k] = k ? shape[l->order[k]] : box0;
+        numel *= shape[k];
+        if (out->box[k] > 256) return false;
+    }
+    out->nbox = inner / box0;
+    out->stride = numel / inner * box0 * es;
+    return true;
+}
+
+bool nr_ptx_op_tma_load(NrPtx *p, NrOpId op) {
+    if (!need_sm90(p, "tma_load")) return false;
+    const NrOp *o = &p->f->ops[op];
+    const NrType *bt = nr_type(p->m, nr_val_type(p->f, o->opnds[1]));
+    const NrLayout *l = bt->layout > 0 && bt->layout < p->m->nlayouts ? &p->m->layouts[bt->layout] : NULL;
+    NrTmaPlan pl;
+    if (o->nopnds != 4 + bt->rank || !nr_tma_plan(l, bt->rank, bt->shape, nr_ptx_smem_es(dt_of(bt)), &pl)) {
+        nr_ptx_error(p, "tma_load: buffer %s cannot be filled by TMA boxes (an nvmma_shared layout of its rank, at "
+                        "most 256 elements per box dimension)", nr_type_str(p->m, nr_val_type(p->f, o->opnds[1])));
+        return false;
+    }
+    NrPv g = issuer(p, op, 3);
+    NrPv map = nr_ptx_inreg(p, nr_ptx_val(p, o->opnds[0])->e[0]);
+    NrPv dst = nr_ptx_inreg(p, buffer_addr(p, o->opnds[1])), mbar = nr_ptx_inreg(p, buffer_addr(p, o->opnds[2]));
+    need_align(p, p->m, bt->layout);
+    for (int64_t j = 0; j < pl.nbox; j++) {
+        char coords[160];
+        size_t len = 0;
+        for (int k = 0; k < pl.rank; k++) {
+            NrPv c = nr_ptx_val(p, o->opnds[4 + pl.dim[k]])->e[0];
+            if (k == 0 && j) c = nr_pb_bin(p, NR_PO_ADD, NR_PT_S32, c, nr_pv_i32(j * pl.box[0]));
+            c = nr_ptx_inreg(p, c);
+            len += (size_t)snprintf(coords + len, sizeof coords - len, "%s%s", k ? ", " : "", nr_ptx_reg(p, c.r));
+        }
+        char dsts[48], maps[48];
+        snprintf(dsts, sizeof dsts, "%s", nr_ptx_addr(p, dst, j * pl.stride));
+        snprintf(maps, sizeof maps, "%s", nr_ptx_reg(p, map.r));
+        nr_ptx_emit(p,
+                    "@%s cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes %s, [%s, {%s}], "
+                    "[%s];",
+                    nr_ptx_reg(p, g.r), pl.rank, dsts, maps, coords, nr_ptx_reg(p, mbar.r));
+    }
     return true;
 }

@@ -1,17 +1,34 @@
 /* _C.c - the CPython extension over Nereid's C API (include/nereid.h).
  *
- *   compile(source, filename, kernel, signature, num_warps, num_stages, stop_after) -> Kernel
+ *   compile(source, filename, kernel, signature, num_warps, num_stages, stop_after) -> (Kernel, notes)
  *   check(source, filename) -> None
  *   Kernel.name, Kernel.ir, Kernel.args  ((kind, name, dtype, param_index), ...)
  *   Kernel.launch_interp(grid, args)     args: (address, nbytes) for buffers, int, float
+ *   Kernel.launch_gpu(grid, args, stream, device, sync)
+ *   Dispatcher                           base class of nereid.JITFunction: the launch fast path
+ *   device_properties(device) -> dict    what the driver says of a CUDA device
  *
  * Compile errors raise CompileError(text, diagnostics) where diagnostics is a
  * list of (severity, file, line, col, message, source_line); launch faults
- * raise LaunchError(text, diagnostics). */
+ * raise LaunchError(text, diagnostics).
+ *
+ * The launch fast path.  `kernel[grid](*args, **kw)` is a Launcher call: in C
+ * it binds the arguments to the kernel's parameters, computes the
+ * specialization key (per argument its kind: torch tensor, numpy or CUDA array
+ * interface, int, float, bool, None or a constexpr value; pointer dtypes,
+ * 16-byte alignment of data pointers, integers equal to 1 or divisible by 16
+ * and their range, constexpr values; then num_warps, num_stages, maxnreg),
+ * looks it up in the Dispatcher's table and, on a hit, packs the parameters
+ * and launches on the tensors' device and current stream.  Everything else
+ * (the first launch of a key, the interpreter, errors, hooks that replace
+ * JITFunction.run) goes to the Python method `run`, which compiles, launches
+ * and registers the key (Dispatcher._register) for the next call. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 #include "nereid.h"
+#include "cuda_rt.h"
+#include "fp.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -325,12 +342,12 @@ static PyObject *build_args_tuple(NrKernel *k) {
 static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     (void)mod;
     static char *kwlist[] = {"source", "filename", "kernel", "signature", "num_warps", "num_stages", "stop_after",
-                             "verify_each", "arch", NULL};
+                             "verify_each", "arch", "maxnreg", NULL};
     const char *src, *filename, *kernel, *sig, *stop_after = NULL, *arch = NULL;
     Py_ssize_t len;
-    int num_warps = 4, num_stages = 3, verify_each = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#sss|iizpz", kwlist, &src, &len, &filename, &kernel, &sig,
-                                     &num_warps, &num_stages, &stop_after, &verify_each, &arch))
+    int num_warps = 4, num_stages = 3, verify_each = 0, maxnreg = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#sss|iizpzi", kwlist, &src, &len, &filename, &kernel, &sig,
+                                     &num_warps, &num_stages, &stop_after, &verify_each, &arch, &maxnreg))
         return NULL;
     NrOptions o;
     nr_options_default(&o);
@@ -339,6 +356,7 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     o.stop_after = stop_after;
     o.verify_each = verify_each;
     o.arch = arch;
+    o.maxnreg = maxnreg;
     NrContext *ctx = nr_context_create();
     NrKernel *k = NULL;
     NrStatus st;
@@ -385,11 +403,1121 @@ static PyObject *py_check(PyObject *mod, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ==== the launch fast path ============================================================================ */
+
+enum { MAX_PARAMS = 64, MAX_KEY_WORDS = 2 * MAX_PARAMS + 4, MAX_DTYPES = 64 };
+
+/* Parameter flags, set by JITFunction. */
+enum { PF_CONSTEXPR = 1, PF_NOSPEC = 2, PF_NOSPEC_ALIGN = 4 };
+
+/* Key words: a tag in the top byte, its data below. */
+enum {
+    KT_NONE = 1,   /* None (a constexpr literal) */
+    KT_BOOL,       /* runtime bool: i1 */
+    KT_INT,        /* runtime int: range class (0 i32, 1 i64, 2 u64) << 4 | 1 equal to 1, 2 divisible by 16 */
+    KT_FLOAT,      /* runtime float: fp32 */
+    KT_TENSOR,     /* torch tensor: dtype << 24 | aligned << 20 | (device + 1) */
+    KT_ARRAY,      /* __array_interface__ (host): dtype << 24 | aligned << 20 */
+    KT_CAI,        /* __cuda_array_interface__: dtype << 24 | aligned << 20 */
+    KT_CBOOL,      /* constexpr bool: value */
+    KT_CINT,       /* constexpr int: the next word is its value */
+    KT_CFLOAT,     /* constexpr float: the next word is its bits */
+    KT_COBJ,       /* another constexpr value (str, dtype...): hash; compared by ==  */
+    KT_OPTS,       /* the last word: num_warps | num_stages << 8 | maxnreg << 16 */
+};
+#define KW(tag, data) (((uint64_t)(tag) << 56) | (uint64_t)(data))
+#define KTAG(w) ((int)((w) >> 56))
+
+/* Pack codes of runtime arguments: how a value becomes its kernel parameter. */
+enum { PK_PTR, PK_I1, PK_I8, PK_I16, PK_I32, PK_I64, PK_F8E4, PK_F8E5, PK_F16, PK_BF16, PK_F32, PK_F64 };
+
+/* What the fast path knows of the host program: set from Python (set_api). */
+static struct {
+    PyTypeObject *tensor_type;  /* torch.Tensor (or a stand-in) */
+    PyObject *get_stream;       /* device -> current raw CUDA stream (an int) */
+    PyTypeObject *constexpr_type;
+    PyTypeObject *literal_type; /* nereid.language.dtype: passed as constexpr literals */
+    PyObject *plain_run;        /* JITFunction.run: another run (a test hook) takes every launch */
+    PyObject *no_default;       /* marks parameters without a default */
+    int ndtypes;
+    PyObject *dtype_obj[MAX_DTYPES];  /* dtype objects seen (torch or numpy), index = key code - 1 */
+    PyObject *dtype_sig[MAX_DTYPES];  /* their signature names ("fp32") as str */
+} api;
+
+static PyObject *s_data_ptr, *s_dtype, *s_get_device, *s_run, *s_value, *s_array_interface, *s_cai, *s_num_warps,
+    *s_num_stages, *s_maxnreg, *s_grid, *s_data, *s_num_ctas;
+
+typedef struct Key {
+    uint64_t w[MAX_KEY_WORDS];
+    int n;
+    PyObject *objs[MAX_PARAMS]; /* owned references of KT_COBJ values */
+    int nobjs;
+    int device;                 /* the CUDA device of the tensors; -1 none yet; -2 host arrays or mixed */
+    int fast;                   /* every pointer argument is a CUDA torch tensor */
+} Key;
+
+typedef union PVal {
+    uint64_t ptr;
+    int64_t i;
+    double f;
+} PVal;
+
+static void key_release(Key *k) {
+    for (int i = 0; i < k->nobjs; i++) Py_DECREF(k->objs[i]);
+    k->nobjs = 0;
+}
+
+static uint64_t key_hash(const Key *k) {
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < k->n; i++) {
+        h ^= k->w[i];
+        h *= 1099511628211ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+/* The key code of a dtype object (1-based), or 0 when not registered yet. */
+static int dtype_code(PyObject *dt) {
+    for (int i = 0; i < api.ndtypes; i++)
+        if (api.dtype_obj[i] == dt) return i + 1;
+    return 0;
+}
+
+static void sig_put(char *sig, const char *s) {
+    if (sig) snprintf(sig, 40, "%s", s);
+}
+
+/* A constexpr literal: append its words.  0, or 1 when Python must handle it. */
+static int key_literal(Key *k, PyObject *v) {
+    if (k->n + 2 > MAX_KEY_WORDS) return 1;
+    if (v == Py_None) {
+        k->w[k->n++] = KW(KT_NONE, 0);
+    } else if (PyBool_Check(v)) {
+        k->w[k->n++] = KW(KT_CBOOL, v == Py_True);
+    } else if (PyLong_CheckExact(v)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow || (x == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 1;
+        }
+        k->w[k->n++] = KW(KT_CINT, 0);
+        k->w[k->n++] = (uint64_t)x;
+    } else if (PyFloat_CheckExact(v)) {
+        double x = PyFloat_AS_DOUBLE(v);
+        uint64_t bits;
+        memcpy(&bits, &x, sizeof bits);
+        k->w[k->n++] = KW(KT_CFLOAT, 0);
+        k->w[k->n++] = bits;
+    } else {
+        Py_hash_t h = PyObject_Hash(v);
+        if (h == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 1;
+        }
+        k->w[k->n++] = KW(KT_COBJ, ((uint64_t)h ^ (uint64_t)(uintptr_t)Py_TYPE(v)) & 0xffffffffffffull);
+        Py_INCREF(v);
+        k->objs[k->nobjs++] = v;
+    }
+    return 0;
+}
+
+static void note_device(Key *k, int dev) {
+    if (k->device == -1) k->device = dev;
+    else if (k->device != dev) k->device = -2;
+}
+
+/* A torch tensor: its data pointer, dtype and device. */
+static int key_tensor(Key *k, uint8_t flags, PyObject *v, PVal *pv, char *sig) {
+    PyObject *dt = PyObject_GetAttr(v, s_dtype);
+    if (!dt) goto python;
+    int code = dtype_code(dt);
+    Py_DECREF(dt);
+    if (!code) return 1;
+    PyObject *p = PyObject_CallMethodNoArgs(v, s_data_ptr);
+    if (!p) goto python;
+    unsigned long long addr = PyLong_AsUnsignedLongLong(p);
+    Py_DECREF(p);
+    if (addr == (unsigned long long)-1 && PyErr_Occurred()) goto python;
+    PyObject *d = PyObject_CallMethodNoArgs(v, s_get_device);
+    if (!d) goto python;
+    long dev = PyLong_AsLong(d);
+    Py_DECREF(d);
+    if (dev == -1 && PyErr_Occurred()) goto python;
+    if (dev < -1 || dev > 0xffff) return 1;
+    int aligned = !(flags & (PF_NOSPEC | PF_NOSPEC_ALIGN)) && addr % 16 == 0;
+    k->w[k->n++] = KW(KT_TENSOR, (uint64_t)code << 24 | (uint64_t)aligned << 20 | (uint64_t)(dev + 1));
+    pv->ptr = addr;
+    if (dev < 0) k->fast = 0;
+    note_device(k, dev < 0 ? -2 : (int)dev);
+    if (sig) snprintf(sig, 40, "*%s%s", PyUnicode_AsUTF8(api.dtype_sig[code - 1]), aligned ? ":16" : "");
+    return 0;
+python:
+    PyErr_Clear();
+    return 1;
+}
+
+/* An object with __array_interface__ (host) or __cuda_array_interface__: slow, for the interpreter. */
+static int key_array(Key *k, uint8_t flags, PyObject *v, PyObject *iface, int tag, PVal *pv, char *sig) {
+    PyObject *data = PyDict_Check(iface) ? PyDict_GetItemWithError(iface, s_data) : NULL;
+    if (!data || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) < 1) goto python;
+    unsigned long long addr = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(data, 0));
+    if (addr == (unsigned long long)-1 && PyErr_Occurred()) goto python;
+    PyObject *dt = PyObject_GetAttr(v, s_dtype);
+    if (!dt) goto python;
+    int code = dtype_code(dt);
+    Py_DECREF(dt);
+    if (!code) return 1;
+    int aligned = !(flags & (PF_NOSPEC | PF_NOSPEC_ALIGN)) && addr % 16 == 0;
+    k->w[k->n++] = KW(tag, (uint64_t)code << 24 | (uint64_t)aligned << 20);
+    pv->ptr = addr;
+    k->fast = 0;
+    note_device(k, -2);
+    if (sig) snprintf(sig, 40, "*%s%s", PyUnicode_AsUTF8(api.dtype_sig[code - 1]), aligned ? ":16" : "");
+    return 0;
+python:
+    PyErr_Clear();
+    return 1;
+}
+
+/* Append the key words of one argument and keep its runtime value in pv; sig
+ * (40 bytes, may be NULL) gets its signature entry, or "" for literals.
+ * Returns 0, or 1 when the argument is one that Python must look at. */
+static int key_param(Key *k, uint8_t flags, PyObject *v, PVal *pv, char *sig) {
+    if (sig) sig[0] = 0;
+    if (k->n + 2 > MAX_KEY_WORDS) return 1;
+    PyObject *unwrapped = NULL;
+    if (api.constexpr_type && PyObject_TypeCheck(v, api.constexpr_type)) {
+        unwrapped = PyObject_GetAttr(v, s_value);
+        if (!unwrapped) {
+            PyErr_Clear();
+            return 1;
+        }
+        int r = key_literal(k, unwrapped);
+        Py_DECREF(unwrapped);
+        return r;
+    }
+    if ((flags & PF_CONSTEXPR) || v == Py_None || PyUnicode_Check(v) ||
+        (api.literal_type && PyObject_TypeCheck(v, api.literal_type)))
+        return key_literal(k, v);
+    if (PyBool_Check(v)) {
+        k->w[k->n++] = KW(KT_BOOL, 0);
+        pv->i = v == Py_True;
+        sig_put(sig, "i1");
+        return 0;
+    }
+    if (PyLong_Check(v)) {
+        int overflow = 0, cls = 0, f = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        uint64_t u;
+        if (overflow > 0) {
+            u = PyLong_AsUnsignedLongLong(v);
+            if (u == (uint64_t)-1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                return 1; /* does not fit in 64 bits: Python says so */
+            }
+            cls = 2;
+        } else if (overflow < 0 || (x == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 1;
+        } else {
+            u = (uint64_t)x;
+            cls = (x >= -2147483648LL && x <= 2147483647LL) ? 0 : 1;
+        }
+        if (!(flags & PF_NOSPEC)) f = u == 1 ? 1 : u % 16 == 0 ? 2 : 0;
+        k->w[k->n++] = KW(KT_INT, cls << 4 | f);
+        pv->i = (int64_t)u;
+        if (sig) {
+            static const char *const cn[] = {"i32", "i64", "u64"};
+            snprintf(sig, 40, "%s%s", cn[cls], f == 1 ? ":1" : f == 2 ? ":16" : "");
+        }
+        return 0;
+    }
+    if (PyFloat_Check(v)) {
+        k->w[k->n++] = KW(KT_FLOAT, 0);
+        pv->f = PyFloat_AsDouble(v);
+        sig_put(sig, "fp32");
+        return 0;
+    }
+    if (api.tensor_type && PyObject_TypeCheck(v, api.tensor_type)) return key_tensor(k, flags, v, pv, sig);
+    /* Arrays seen through their interfaces: CUDA first (torch tensors have both when torch is not known yet). */
+    PyObject *iface = PyObject_GetAttr(v, s_cai);
+    int tag = KT_CAI;
+    if (!iface) {
+        PyErr_Clear();
+        iface = PyObject_GetAttr(v, s_array_interface);
+        tag = KT_ARRAY;
+    }
+    if (!iface) {
+        PyErr_Clear();
+        return 1;
+    }
+    int r = key_array(k, flags, v, iface, tag, pv, sig);
+    Py_DECREF(iface);
+    return r;
+}
+
+/* The key of bound argument values vals[nparams] and the launch options. */
+static int key_build(Key *k, int nparams, const uint8_t *flags, PyObject *const *vals, const int opts[3], PVal *pv,
+                     char (*sigs)[40]) {
+    k->n = 0;
+    k->nobjs = 0;
+    k->device = -1;
+    k->fast = 1;
+    for (int i = 0; i < nparams; i++) {
+        int r = key_param(k, flags[i], vals[i], &pv[i], sigs ? sigs[i] : NULL);
+        if (r) return r;
+    }
+    if (opts[0] < 0 || opts[0] > 255 || opts[1] < 0 || opts[1] > 255 || opts[2] < 0 || opts[2] > 65535) return 1;
+    k->w[k->n++] = KW(KT_OPTS, (uint64_t)opts[0] | (uint64_t)opts[1] << 8 | (uint64_t)opts[2] << 16);
+    if (k->device < 0) k->fast = 0;
+    return 0;
+}
+
+/* One registered specialization: a compiled kernel, ready to launch on one device. */
+typedef struct Entry {
+    uint64_t hash;
+    int nwords;
+    uint64_t *words;
+    int nobjs;
+    PyObject **objs;
+    PyObject *kernel;           /* the KernelObject (keeps the NrKernel alive) */
+    PyObject *result;           /* what a launch returns (the CompiledKernel) */
+    int device;
+    const NrGpuEntry *ge;       /* NULL: a stand-in launch that only records (tests, benchmarks) */
+    unsigned max_grid[3];
+    int nrt;
+    int16_t *rt_param;          /* per runtime argument: its parameter index */
+    uint8_t *rt_pack;           /* and its pack code */
+} Entry;
+
+static void entry_free(Entry *e) {
+    if (!e) return;
+    for (int i = 0; i < e->nobjs; i++) Py_XDECREF(e->objs[i]);
+    Py_XDECREF(e->kernel);
+    Py_XDECREF(e->result);
+    PyMem_Free(e->words);
+    PyMem_Free(e->objs);
+    PyMem_Free(e->rt_param);
+    PyMem_Free(e->rt_pack);
+    PyMem_Free(e);
+}
+
+/* What the stand-in launch recorded last. */
+typedef struct FakeLaunch {
+    unsigned long long count;
+    unsigned grid[3];
+    int device;
+    unsigned long long stream;
+    int nparams;
+    uint64_t params[MAX_PARAMS];
+} FakeLaunch;
+
+typedef struct {
+    PyObject_HEAD
+    int nparams;
+    PyObject *names;            /* tuple of str */
+    PyObject *defaults;         /* tuple: the default or api.no_default */
+    uint8_t flags[MAX_PARAMS];
+    int opt_param[3];           /* the parameter named num_warps, num_stages, maxnreg, or -1 */
+    int slow_only;              /* more parameters than the fast path takes */
+    PyObject *meta;             /* the meta dict of callable grids, kept for reuse */
+    Entry **table;              /* open addressing, linear probing */
+    size_t cap, count;
+    FakeLaunch fake;
+} DispatcherObject;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    DispatcherObject *d;
+    PyObject *grid;
+} LauncherObject;
+
+static Entry *table_find(DispatcherObject *D, const Key *k, uint64_t h) {
+    if (!D->cap) return NULL;
+    size_t mask = D->cap - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        Entry *e = D->table[i];
+        if (!e) return NULL;
+        if (e->hash != h || e->nwords != k->n || e->nobjs != k->nobjs ||
+            memcmp(e->words, k->w, sizeof(uint64_t) * (size_t)k->n) != 0)
+            continue;
+        int same = 1;
+        for (int j = 0; j < k->nobjs && same; j++) {
+            if (Py_TYPE(e->objs[j]) != Py_TYPE(k->objs[j])) same = 0;
+            else {
+                int c = PyObject_RichCompareBool(e->objs[j], k->objs[j], Py_EQ);
+                if (c < 0) PyErr_Clear();
+                same = c == 1;
+            }
+        }
+        if (same) return e;
+    }
+}
+
+/* Insert e (replacing an equal key); 0, or -1 with an exception. */
+static int table_put(DispatcherObject *D, Entry *e) {
+    if ((D->count + 1) * 2 > D->cap) {
+        size_t ncap = D->cap ? D->cap * 2 : 16;
+        Entry **nt = PyMem_Calloc(ncap, sizeof(Entry *));
+        if (!nt) return PyErr_NoMemory(), -1;
+        for (size_t i = 0; i < D->cap; i++) {
+            Entry *x = D->table[i];
+            if (!x) continue;
+            size_t j = x->hash & (ncap - 1);
+            while (nt[j]) j = (j + 1) & (ncap - 1);
+            nt[j] = x;
+        }
+        PyMem_Free(D->table);
+        D->table = nt;
+        D->cap = ncap;
+    }
+    size_t mask = D->cap - 1;
+    for (size_t i = e->hash & mask;; i = (i + 1) & mask) {
+        Entry *x = D->table[i];
+        if (!x) {
+            D->table[i] = e;
+            D->count++;
+            return 0;
+        }
+        if (x->hash == e->hash && x->nwords == e->nwords &&
+            memcmp(x->words, e->words, sizeof(uint64_t) * (size_t)e->nwords) == 0 && x->nobjs == e->nobjs) {
+            int same = 1;
+            for (int j = 0; j < e->nobjs && same; j++) {
+                int c = PyObject_RichCompareBool(x->objs[j], e->objs[j], Py_EQ);
+                if (c < 0) PyErr_Clear();
+                same = c == 1 && Py_TYPE(x->objs[j]) == Py_TYPE(e->objs[j]);
+            }
+            if (same) {
+                D->table[i] = e;
+                entry_free(x);
+                return 0;
+            }
+        }
+    }
+}
+
+static void table_clear(DispatcherObject *D) {
+    for (size_t i = 0; i < D->cap; i++) entry_free(D->table[i]);
+    PyMem_Free(D->table);
+    D->table = NULL;
+    D->cap = D->count = 0;
+}
+
+/* Pack one runtime argument's value at its parameter size (little-endian, like the driver reads it). */
+static uint64_t pack_value(int pk, const PVal *v) {
+    switch (pk) {
+    case PK_PTR: return v->ptr;
+    case PK_I1: return v->i != 0;
+    case PK_I8: return (uint8_t)v->i;
+    case PK_I16: return (uint16_t)v->i;
+    case PK_I32: return (uint32_t)v->i;
+    case PK_I64: return (uint64_t)v->i;
+    case PK_F8E4: return nr_f32_to_f8e4nv((float)v->f);
+    case PK_F8E5: return nr_f32_to_f8e5((float)v->f);
+    case PK_F16: return nr_f64_to_f16(v->f);
+    case PK_BF16: return nr_f64_to_bf16(v->f);
+    case PK_F32: {
+        float f = (float)v->f;
+        uint32_t u;
+        memcpy(&u, &f, sizeof u);
+        return u;
+    }
+    default: {
+        uint64_t u;
+        memcpy(&u, &v->f, sizeof u);
+        return u;
+    }
+    }
+}
+
+static int pack_code(const NrArgInfo *ai) {
+    if (ai->kind == NR_ARG_BUFFER) return PK_PTR;
+    static const struct {
+        const char *name;
+        int code;
+    } t[] = {{"i1", PK_I1},      {"i8", PK_I8},      {"u8", PK_I8},        {"i16", PK_I16},  {"u16", PK_I16},
+             {"i32", PK_I32},    {"u32", PK_I32},    {"i64", PK_I64},      {"u64", PK_I64},  {"fp8e4nv", PK_F8E4},
+             {"fp8e5", PK_F8E5}, {"fp16", PK_F16},   {"bf16", PK_BF16},    {"fp32", PK_F32}, {"fp64", PK_F64}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (strcmp(t[i].name, ai->dtype) == 0) return t[i].code;
+    return -1;
+}
+
+/* A grid item: a positive int (an object with __index__ too).  0, or 1 when Python must say why not. */
+static int grid_item(PyObject *o, unsigned *out) {
+    long long v;
+    if (PyLong_CheckExact(o)) {
+        v = PyLong_AsLongLong(o);
+    } else {
+        PyObject *i = PyNumber_Index(o);
+        if (!i) {
+            PyErr_Clear();
+            return 1;
+        }
+        v = PyLong_AsLongLong(i);
+        Py_DECREF(i);
+    }
+    if (v == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 1;
+    }
+    if (v <= 0 || v > 0x7fffffffLL) return 1;
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int grid_seq(PyObject *g, unsigned out[3]) {
+    out[0] = out[1] = out[2] = 1;
+    if (PyLong_Check(g)) return grid_item(g, &out[0]);
+    if (!PyTuple_Check(g) && !PyList_Check(g)) return 1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(g);
+    if (n < 1 || n > 3) return 1;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (grid_item(PySequence_Fast_GET_ITEM(g, i), &out[i])) return 1;
+    return 0;
+}
+
+/* The grid of a launch: a tuple (list, int) or a callable taking the meta dict. */
+static int grid_eval(DispatcherObject *D, PyObject *grid, PyObject *const *vals, const int opts[3], unsigned out[3]) {
+    if (PyTuple_CheckExact(grid) || PyLong_CheckExact(grid)) return grid_seq(grid, out);
+    if (!PyCallable_Check(grid)) return grid_seq(grid, out);
+    /* The meta dict of the last call is reused when nobody kept it (most grids only read it). */
+    PyObject *meta = D->meta;
+    if (meta && Py_REFCNT(meta) == 1 && PyDict_GET_SIZE(meta) == D->nparams + 2) {
+        D->meta = NULL;
+    } else {
+        meta = PyDict_New();
+        if (!meta) goto python;
+    }
+    for (int i = 0; i < D->nparams; i++)
+        if (PyDict_SetItem(meta, PyTuple_GET_ITEM(D->names, i), vals[i])) goto python_meta;
+    PyObject *nw = PyLong_FromLong(opts[0]), *ns = PyLong_FromLong(opts[1]);
+    int bad = !nw || !ns || PyDict_SetItem(meta, s_num_warps, nw) || PyDict_SetItem(meta, s_num_stages, ns);
+    Py_XDECREF(nw);
+    Py_XDECREF(ns);
+    if (bad) goto python_meta;
+    PyObject *g = PyObject_CallOneArg(grid, meta);
+    if (!D->meta && Py_REFCNT(meta) == 1) D->meta = meta;
+    else Py_DECREF(meta);
+    if (!g) goto python;
+    int r = grid_seq(g, out);
+    Py_DECREF(g);
+    return r;
+python_meta:
+    Py_DECREF(meta);
+python:
+    PyErr_Clear();
+    return 1;
+}
+
+/* Bind positional and keyword arguments to vals[] and the options; 0, or 1 for Python. */
+static int bind_args(DispatcherObject *D, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                     PyObject **vals, int opts[3]) {
+    if (D->slow_only || nargs > D->nparams) return 1;
+    int n = D->nparams;
+    for (int i = 0; i < n; i++) vals[i] = i < nargs ? args[i] : NULL;
+    opts[0] = 4;
+    opts[1] = 3;
+    opts[2] = 0;
+    int opt_given[3] = {0, 0, 0};
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t j = 0; j < nkw; j++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, j), *v = args[nargs + j];
+        int found = -1;
+        for (int i = 0; i < n; i++)
+            if (PyTuple_GET_ITEM(D->names, i) == name) {
+                found = i;
+                break;
+            }
+        if (found < 0)
+            for (int i = 0; i < n; i++)
+                if (PyUnicode_Compare(PyTuple_GET_ITEM(D->names, i), name) == 0) {
+                    found = i;
+                    break;
+                }
+        if (found >= 0) {
+            if (vals[found]) return 1;
+            vals[found] = v;
+            continue;
+        }
+        int o = PyUnicode_Compare(name, s_num_warps) == 0    ? 0
+                : PyUnicode_Compare(name, s_num_stages) == 0 ? 1
+                : PyUnicode_Compare(name, s_maxnreg) == 0    ? 2
+                                                             : -1;
+        if (o < 0 || !PyLong_CheckExact(v)) {
+            if (o == 2 && v == Py_None) continue;
+            /* num_ctas=1 (Triton's tutorials pass it): one program is one CTA anyway */
+            if (o < 0 && PyUnicode_Compare(name, s_num_ctas) == 0 && PyLong_CheckExact(v) && PyLong_AsLong(v) == 1)
+                continue;
+            PyErr_Clear();
+            return 1;
+        }
+        long x = PyLong_AsLong(v);
+        if (x < 0 || x > 65535) {
+            PyErr_Clear();
+            return 1;
+        }
+        opts[o] = (int)x;
+        opt_given[o] = 1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (vals[i]) continue;
+        PyObject *d = PyTuple_GET_ITEM(D->defaults, i);
+        if (d == api.no_default) return 1;
+        vals[i] = d;
+    }
+    /* A parameter named like a launch option (num_stages: tl.constexpr) is
+     * that option too, unless the option was given on its own. */
+    for (int o = 0; o < 3; o++) {
+        int i = D->opt_param[o];
+        if (i < 0 || opt_given[o]) continue;
+        if (!PyLong_CheckExact(vals[i])) return 1;
+        long x = PyLong_AsLong(vals[i]);
+        if (x < 0 || x > 65535) {
+            PyErr_Clear();
+            return 1;
+        }
+        opts[o] = (int)x;
+    }
+    return 0;
+}
+
+static int interpret_env(void) {
+    const char *e = getenv("NEREID_INTERPRET");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+/* The launch itself, after a hit. */
+static int fast_launch(DispatcherObject *D, Entry *e, const unsigned g[3], const PVal *pv) {
+    void *stream = NULL;
+    if (api.get_stream) {
+        PyObject *dev = PyLong_FromLong(e->device);
+        if (!dev) return -1;
+        PyObject *s = PyObject_CallOneArg(api.get_stream, dev);
+        Py_DECREF(dev);
+        if (!s) return -1;
+        stream = PyLong_AsVoidPtr(s);
+        Py_DECREF(s);
+        if (PyErr_Occurred()) return -1;
+    }
+    uint64_t slots[MAX_PARAMS];
+    void *params[MAX_PARAMS];
+    for (int i = 0; i < e->nrt; i++) {
+        slots[i] = pack_value(e->rt_pack[i], &pv[e->rt_param[i]]);
+        params[i] = &slots[i];
+    }
+    if (!e->ge) {
+        FakeLaunch *f = &D->fake;
+        f->count++;
+        memcpy(f->grid, g, sizeof f->grid);
+        f->device = e->device;
+        f->stream = (unsigned long long)(uintptr_t)stream;
+        f->nparams = e->nrt;
+        memcpy(f->params, slots, sizeof(uint64_t) * (size_t)e->nrt);
+        return 0;
+    }
+    return nr_gpu_entry_launch(e->ge, g, stream, params) == 0 ? 0 : 1;
+}
+
+/* Everything the fast path does not: self.run(*args, grid=grid, **kwargs). */
+static PyObject *call_run(DispatcherObject *D, PyObject *grid, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+    PyObject *run = PyObject_GetAttr((PyObject *)D, s_run);
+    if (!run) return NULL;
+    PyObject *pos = PyTuple_New(nargs);
+    PyObject *kw = PyDict_New();
+    PyObject *r = NULL;
+    if (!pos || !kw) goto done;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(pos, i, args[i]);
+    }
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t j = 0; j < nkw; j++)
+        if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, j), args[nargs + j])) goto done;
+    if (PyDict_SetItem(kw, s_grid, grid)) goto done;
+    r = PyObject_Call(run, pos, kw);
+done:
+    Py_DECREF(run);
+    Py_XDECREF(pos);
+    Py_XDECREF(kw);
+    return r;
+}
+
+static PyObject *Launcher_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    LauncherObject *L = (LauncherObject *)self;
+    DispatcherObject *D = L->d;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *vals[MAX_PARAMS];
+    PVal pv[MAX_PARAMS];
+    int opts[3];
+    Key k;
+    k.nobjs = 0;
+    if (!api.plain_run || _PyType_Lookup(Py_TYPE(D), s_run) != api.plain_run) goto python;
+    if (!D->count || bind_args(D, args, nargs, kwnames, vals, opts)) goto python;
+    if (key_build(&k, D->nparams, D->flags, vals, opts, pv, NULL) || !k.fast) goto python;
+    Entry *e = table_find(D, &k, key_hash(&k));
+    if (!e || interpret_env()) goto python;
+    unsigned g[3];
+    if (grid_eval(D, L->grid, vals, opts, g)) goto python;
+    if (g[0] > e->max_grid[0] || g[1] > e->max_grid[1] || g[2] > e->max_grid[2]) goto python;
+    int r = fast_launch(D, e, g, pv);
+    if (r < 0) PyErr_Clear();
+    if (r) goto python; /* Python launches again and reports the problem */
+    key_release(&k);
+    Py_INCREF(e->result);
+    return e->result;
+python:
+    key_release(&k);
+    return call_run(D, L->grid, args, nargs, kwnames);
+}
+
+static void Launcher_dealloc(LauncherObject *self) {
+    Py_XDECREF(self->d);
+    Py_XDECREF(self->grid);
+    PyObject_Free(self);
+}
+
+static PyObject *Launcher_get_grid(LauncherObject *self, void *closure) {
+    (void)closure;
+    Py_INCREF(self->grid);
+    return self->grid;
+}
+
+static PyObject *Launcher_get_fn(LauncherObject *self, void *closure) {
+    (void)closure;
+    Py_INCREF(self->d);
+    return (PyObject *)self->d;
+}
+
+static PyGetSetDef Launcher_getset[] = {
+    {"grid", (getter)Launcher_get_grid, NULL, "the launch grid", NULL},
+    {"fn", (getter)Launcher_get_fn, NULL, "the kernel", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject LauncherType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "nereid._C.Launcher",
+    .tp_basicsize = sizeof(LauncherObject),
+    .tp_dealloc = (destructor)Launcher_dealloc,
+    .tp_vectorcall_offset = offsetof(LauncherObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "kernel[grid]: call it with the kernel's arguments to launch",
+    .tp_getset = Launcher_getset,
+};
+
+static PyObject *Dispatcher_subscript(DispatcherObject *self, PyObject *grid) {
+    LauncherObject *L = PyObject_New(LauncherObject, &LauncherType);
+    if (!L) return NULL;
+    L->vectorcall = Launcher_vectorcall;
+    Py_INCREF(self);
+    L->d = self;
+    Py_INCREF(grid);
+    L->grid = grid;
+    return (PyObject *)L;
+}
+
+static PyMappingMethods Dispatcher_as_mapping = {NULL, (binaryfunc)Dispatcher_subscript, NULL};
+
+static int Dispatcher_traverse(DispatcherObject *self, visitproc visit, void *arg) {
+    Py_VISIT(self->names);
+    Py_VISIT(self->defaults);
+    Py_VISIT(self->meta);
+    for (size_t i = 0; i < self->cap; i++) {
+        Entry *e = self->table[i];
+        if (!e) continue;
+        Py_VISIT(e->kernel);
+        Py_VISIT(e->result);
+        for (int j = 0; j < e->nobjs; j++) Py_VISIT(e->objs[j]);
+    }
+    return 0;
+}
+
+static int Dispatcher_clear(DispatcherObject *self) {
+    Py_CLEAR(self->names);
+    Py_CLEAR(self->defaults);
+    Py_CLEAR(self->meta);
+    table_clear(self);
+    return 0;
+}
+
+static void Dispatcher_dealloc(DispatcherObject *self) {
+    PyObject_GC_UnTrack(self);
+    Dispatcher_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* _setup(names, flags, defaults): the parameters (flags: bytes of PF_* per parameter). */
+static PyObject *Dispatcher_setup(DispatcherObject *self, PyObject *a) {
+    PyObject *names, *flags, *defaults;
+    if (!PyArg_ParseTuple(a, "O!SO!", &PyTuple_Type, &names, &flags, &PyTuple_Type, &defaults)) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(names);
+    if (PyBytes_GET_SIZE(flags) != n || PyTuple_GET_SIZE(defaults) != n) {
+        PyErr_SetString(PyExc_ValueError, "_setup: names, flags and defaults differ in length");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(names, i))) {
+            PyErr_SetString(PyExc_TypeError, "_setup: parameter names must be str");
+            return NULL;
+        }
+    table_clear(self);
+    Py_INCREF(names);
+    Py_XSETREF(self->names, names);
+    Py_INCREF(defaults);
+    Py_XSETREF(self->defaults, defaults);
+    self->slow_only = n > MAX_PARAMS;
+    self->nparams = self->slow_only ? 0 : (int)n;
+    memset(self->flags, 0, sizeof self->flags);
+    if (!self->slow_only) memcpy(self->flags, PyBytes_AS_STRING(flags), (size_t)n);
+    PyObject *optnames[3] = {s_num_warps, s_num_stages, s_maxnreg};
+    for (int o = 0; o < 3; o++) {
+        self->opt_param[o] = -1;
+        for (int i = 0; i < self->nparams; i++)
+            if (PyUnicode_Compare(PyTuple_GET_ITEM(names, i), optnames[o]) == 0) self->opt_param[o] = i;
+    }
+    Py_RETURN_NONE;
+}
+
+/* Parse the values tuple and options of _specialize / _register. */
+static int parse_values(DispatcherObject *D, PyObject *values, int opts[3], PyObject **vals) {
+    if (!D->names) {
+        PyErr_SetString(PyExc_RuntimeError, "Dispatcher._setup was not called");
+        return -1;
+    }
+    if (!PyTuple_Check(values) || PyTuple_GET_SIZE(values) != D->nparams || D->slow_only) {
+        PyErr_Format(PyExc_ValueError, "expected a tuple of %d values", D->nparams);
+        return -1;
+    }
+    for (int i = 0; i < D->nparams; i++) vals[i] = PyTuple_GET_ITEM(values, i);
+    (void)opts;
+    return 0;
+}
+
+static PyObject *key_to_bytes(const Key *k) {
+    return PyBytes_FromStringAndSize((const char *)k->w, (Py_ssize_t)(sizeof(uint64_t) * (size_t)k->n));
+}
+
+static PyObject *key_objs_tuple(const Key *k) {
+    PyObject *t = PyTuple_New(k->nobjs);
+    if (!t) return NULL;
+    for (int i = 0; i < k->nobjs; i++) {
+        Py_INCREF(k->objs[i]);
+        PyTuple_SET_ITEM(t, i, k->objs[i]);
+    }
+    return t;
+}
+
+/* _specialize(values, num_warps, num_stages, maxnreg) -> (key, objs, sigs, device, fast):
+ * key (bytes) is None when some argument needs Python's attention (an unknown
+ * dtype, an unsupported object, an int over 64 bits); sigs[i] is the
+ * signature entry of a runtime argument, or None for constexpr literals;
+ * device is the CUDA device of the tensors (-1 none, -2 host arrays or mixed). */
+static PyObject *Dispatcher_specialize(DispatcherObject *self, PyObject *a) {
+    PyObject *values;
+    int opts[3] = {4, 3, 0};
+    if (!PyArg_ParseTuple(a, "O|iii", &values, &opts[0], &opts[1], &opts[2])) return NULL;
+    PyObject *vals[MAX_PARAMS];
+    if (parse_values(self, values, opts, vals)) return NULL;
+    Key k;
+    PVal pv[MAX_PARAMS];
+    char sigs[MAX_PARAMS][40];
+    int r = key_build(&k, self->nparams, self->flags, vals, opts, pv, sigs);
+    if (r) {
+        key_release(&k);
+        if (PyErr_Occurred()) return NULL;
+        return Py_BuildValue("(OOOiO)", Py_None, Py_None, Py_None, -2, Py_False);
+    }
+    PyObject *sl = PyList_New(self->nparams);
+    if (!sl) {
+        key_release(&k);
+        return NULL;
+    }
+    for (int i = 0; i < self->nparams; i++) {
+        PyObject *s = sigs[i][0] ? PyUnicode_FromString(sigs[i]) : (Py_INCREF(Py_None), Py_None);
+        if (!s) {
+            Py_DECREF(sl);
+            key_release(&k);
+            return NULL;
+        }
+        PyList_SET_ITEM(sl, i, s);
+    }
+    PyObject *res = Py_BuildValue("(NNNiO)", key_to_bytes(&k), key_objs_tuple(&k), sl, k.device,
+                                  k.fast ? Py_True : Py_False);
+    key_release(&k);
+    return res;
+}
+
+/* _register(key, objs, kernel, device, fake=False, result=None): launch
+ * `kernel` directly for arguments of this key from now on, returning
+ * `result`.  fake: record launches instead of making them (tests and the
+ * dispatch benchmark; the kernel need not be a GPU kernel). */
+static PyObject *Dispatcher_register(DispatcherObject *self, PyObject *a) {
+    PyObject *key, *objs, *result = Py_None;
+    KernelObject *ko;
+    int device, fake = 0;
+    if (!PyArg_ParseTuple(a, "SO!O!i|pO", &key, &PyTuple_Type, &objs, &KernelType, &ko, &device, &fake, &result))
+        return NULL;
+    Py_ssize_t nbytes = PyBytes_GET_SIZE(key);
+    if (nbytes % 8 || nbytes / 8 > MAX_KEY_WORDS || nbytes == 0 || PyTuple_GET_SIZE(objs) > MAX_PARAMS) {
+        PyErr_SetString(PyExc_ValueError, "_register: not a key of _specialize");
+        return NULL;
+    }
+    int nrt = nr_kernel_num_args(ko->k);
+    if (nrt > MAX_PARAMS) {
+        PyErr_SetString(PyExc_ValueError, "_register: too many runtime arguments for the fast path");
+        return NULL;
+    }
+    Entry *e = PyMem_Calloc(1, sizeof *e);
+    if (!e) return PyErr_NoMemory();
+    e->nwords = (int)(nbytes / 8);
+    e->words = PyMem_Malloc((size_t)nbytes);
+    e->nobjs = (int)PyTuple_GET_SIZE(objs);
+    e->objs = PyMem_Calloc((size_t)(e->nobjs ? e->nobjs : 1), sizeof(PyObject *));
+    e->rt_param = PyMem_Calloc((size_t)(nrt ? nrt : 1), sizeof(int16_t));
+    e->rt_pack = PyMem_Calloc((size_t)(nrt ? nrt : 1), 1);
+    if (!e->words || !e->objs || !e->rt_param || !e->rt_pack) {
+        entry_free(e);
+        return PyErr_NoMemory();
+    }
+    memcpy(e->words, PyBytes_AS_STRING(key), (size_t)nbytes);
+    for (int i = 0; i < e->nobjs; i++) {
+        e->objs[i] = PyTuple_GET_ITEM(objs, i);
+        Py_INCREF(e->objs[i]);
+    }
+    Py_INCREF(ko);
+    e->kernel = (PyObject *)ko;
+    Py_INCREF(result);
+    e->result = result;
+    e->device = device;
+    e->nrt = nrt;
+    for (int i = 0; i < nrt; i++) {
+        NrArgInfo ai;
+        nr_kernel_arg_info(ko->k, i, &ai);
+        int pk = pack_code(&ai);
+        if (pk < 0 || ai.param_index < 0 || ai.param_index >= self->nparams) {
+            PyErr_Format(PyExc_ValueError, "_register: argument '%s' (%s) cannot be packed", ai.name, ai.dtype);
+            entry_free(e);
+            return NULL;
+        }
+        e->rt_param[i] = (int16_t)ai.param_index;
+        e->rt_pack[i] = (uint8_t)pk;
+    }
+    if (fake) {
+        e->max_grid[0] = 0x7fffffffu;
+        e->max_grid[1] = e->max_grid[2] = 65535;
+    } else {
+        NrContext *ctx = thread_context();
+        if (!ctx) {
+            entry_free(e);
+            return PyErr_NoMemory();
+        }
+        NrStatus st;
+        Py_BEGIN_ALLOW_THREADS
+        st = nr_kernel_gpu_entry(ctx, ko->k, device, &e->ge);
+        Py_END_ALLOW_THREADS
+        if (st != NR_OK) {
+            raise_with_diags(st == NR_ERR_LAUNCH ? LaunchError : PyExc_ValueError, ctx);
+            entry_free(e);
+            return NULL;
+        }
+        nr_gpu_entry_max_grid(e->ge, e->max_grid);
+    }
+    Key k; /* the hash as table_find computes it */
+    k.n = e->nwords;
+    memcpy(k.w, e->words, (size_t)nbytes);
+    e->hash = key_hash(&k);
+    if (table_put(self, e)) {
+        entry_free(e);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *Dispatcher_clear_entries(DispatcherObject *self, PyObject *unused) {
+    (void)unused;
+    table_clear(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Dispatcher_fake_launch(DispatcherObject *self, PyObject *unused) {
+    (void)unused;
+    FakeLaunch *f = &self->fake;
+    PyObject *params = PyTuple_New(f->nparams);
+    if (!params) return NULL;
+    for (int i = 0; i < f->nparams; i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(f->params[i]);
+        if (!v) {
+            Py_DECREF(params);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(params, i, v);
+    }
+    return Py_BuildValue("{s:K,s:(III),s:i,s:K,s:N}", "count", f->count, "grid", f->grid[0], f->grid[1], f->grid[2],
+                         "device", f->device, "stream", f->stream, "params", params);
+}
+
+static PyObject *Dispatcher_get_entries(DispatcherObject *self, void *closure) {
+    (void)closure;
+    return PyLong_FromSize_t(self->count);
+}
+
+static PyMethodDef Dispatcher_methods[] = {
+    {"_setup", (PyCFunction)Dispatcher_setup, METH_VARARGS, "_setup(names, flags, defaults)"},
+    {"_specialize", (PyCFunction)Dispatcher_specialize, METH_VARARGS,
+     "_specialize(values, num_warps, num_stages, maxnreg) -> (key, objs, sigs, device, fast)"},
+    {"_register", (PyCFunction)Dispatcher_register, METH_VARARGS, "_register(key, objs, kernel, device, fake=False, result=None)"},
+    {"_clear_fast_path", (PyCFunction)Dispatcher_clear_entries, METH_NOARGS, "forget every registered key"},
+    {"_fake_launch", (PyCFunction)Dispatcher_fake_launch, METH_NOARGS, "what the stand-in launch recorded last"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Dispatcher_getset[] = {
+    {"_fast_entries", (getter)Dispatcher_get_entries, NULL, "keys registered for the fast path", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject DispatcherType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "nereid._C.Dispatcher",
+    .tp_basicsize = sizeof(DispatcherObject),
+    .tp_dealloc = (destructor)Dispatcher_dealloc,
+    .tp_as_mapping = &Dispatcher_as_mapping,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "the launch fast path of a kernel (the base class of JITFunction)",
+    .tp_traverse = (traverseproc)Dispatcher_traverse,
+    .tp_clear = (inquiry)Dispatcher_clear,
+    .tp_methods = Dispatcher_methods,
+    .tp_getset = Dispatcher_getset,
+    .tp_new = PyType_GenericNew,
+};
+
+/* set_api(tensor_type=..., get_stream=..., constexpr_type=..., literal_type=..., plain_run=..., no_default=...):
+ * what the fast path knows of the program; arguments left out keep their value, None clears. */
+static PyObject *py_set_api(PyObject *mod, PyObject *args, PyObject *kw) {
+    (void)mod;
+    static char *kwlist[] = {"tensor_type", "get_stream", "constexpr_type", "literal_type", "plain_run", "no_default",
+                             NULL};
+    PyObject *v[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOOOO", kwlist, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]))
+        return NULL;
+    for (int i = 0; i < 6; i++)
+        if (v[i] && v[i] != Py_None && (i == 0 || i == 2 || i == 3) && !PyType_Check(v[i])) {
+            PyErr_Format(PyExc_TypeError, "set_api: %s must be a type", kwlist[i]);
+            return NULL;
+        }
+    PyObject *old = Py_BuildValue("{s:O,s:O,s:O}", "tensor_type",
+                                  api.tensor_type ? (PyObject *)api.tensor_type : Py_None, "get_stream",
+                                  api.get_stream ? api.get_stream : Py_None, "plain_run",
+                                  api.plain_run ? api.plain_run : Py_None);
+    if (!old) return NULL;
+    PyObject **slot[6] = {(PyObject **)&api.tensor_type, &api.get_stream, (PyObject **)&api.constexpr_type,
+                          (PyObject **)&api.literal_type, &api.plain_run, &api.no_default};
+    for (int i = 0; i < 6; i++) {
+        if (!v[i]) continue;
+        PyObject *nv = v[i] == Py_None ? NULL : v[i];
+        Py_XINCREF(nv);
+        Py_XSETREF(*slot[i], nv);
+    }
+    return old;
+}
+
+/* register_dtype(dtype_object, signature_name) */
+static PyObject *py_register_dtype(PyObject *mod, PyObject *a) {
+    (void)mod;
+    PyObject *obj, *sig;
+    if (!PyArg_ParseTuple(a, "OU", &obj, &sig)) return NULL;
+    if (dtype_code(obj)) Py_RETURN_TRUE;
+    if (api.ndtypes >= MAX_DTYPES) Py_RETURN_FALSE; /* the fast path leaves the rest to Python */
+    Py_INCREF(obj);
+    Py_INCREF(sig);
+    api.dtype_obj[api.ndtypes] = obj;
+    api.dtype_sig[api.ndtypes] = sig;
+    api.ndtypes++;
+    Py_RETURN_TRUE;
+}
+
+/* device_properties(device) -> dict: what the driver says of a CUDA device. */
+static PyObject *py_device_properties(PyObject *mod, PyObject *a) {
+    (void)mod;
+    int device = 0;
+    if (!PyArg_ParseTuple(a, "|i", &device)) return NULL;
+    NrCudaConfig cfg;
+    nr_cuda_config_default(&cfg);
+    cfg.device = device;
+    NrCuda *cu = NULL;
+    char err[512] = "";
+    NrCudaStatus st;
+    Py_BEGIN_ALLOW_THREADS
+    st = nr_cuda_open(&cfg, &cu, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    if (st != NR_CUDA_OK) {
+        PyErr_SetString(PyExc_RuntimeError, err);
+        return NULL;
+    }
+    const NrCudaDeviceInfo *d = nr_cuda_device_info(cu);
+    PyObject *r = Py_BuildValue(
+        "{s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:n,s:i,s:(iii),s:(iii)}", "name",
+        d->name, "major", d->cc_major, "minor", d->cc_minor, "multiprocessor_count", d->sm_count, "warp_size",
+        d->warp_size, "max_threads_per_block", d->max_threads_per_block, "max_shared_mem",
+        d->max_shared_per_block_optin, "max_shared_mem_default", d->max_shared_per_block, "max_shared_mem_per_sm",
+        d->max_shared_per_sm, "max_num_regs", d->regs_per_block, "max_regs_per_sm", d->regs_per_sm,
+        "max_threads_per_sm", d->max_threads_per_sm, "l2_cache_size", d->l2_bytes, "sm_clock_rate", d->clock_khz,
+        "mem_clock_rate", d->mem_clock_khz, "mem_bus_width", d->mem_bus_width_bits, "driver_version",
+        d->driver_version, "total_memory", (Py_ssize_t)d->total_mem_bytes, "reserved_shared_mem",
+        d->reserved_shared_per_block, "max_grid", d->max_grid_dim[0], d->max_grid_dim[1], d->max_grid_dim[2],
+        "max_block", d->max_block_dim[0], d->max_block_dim[1], d->max_block_dim[2]);
+    nr_cuda_close(cu);
+    return r;
+}
+
+static int init_fast_path(PyObject *m) {
+    struct {
+        PyObject **slot;
+        const char *s;
+    } names[] = {{&s_data_ptr, "data_ptr"},
+                 {&s_dtype, "dtype"},
+                 {&s_get_device, "get_device"},
+                 {&s_run, "run"},
+                 {&s_value, "value"},
+                 {&s_array_interface, "__array_interface__"},
+                 {&s_cai, "__cuda_array_interface__"},
+                 {&s_num_warps, "num_warps"},
+                 {&s_num_stages, "num_stages"},
+                 {&s_maxnreg, "maxnreg"},
+                 {&s_grid, "grid"},
+                 {&s_data, "data"},
+                 {&s_num_ctas, "num_ctas"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        *names[i].slot = PyUnicode_InternFromString(names[i].s);
+        if (!*names[i].slot) return -1;
+    }
+    if (PyType_Ready(&DispatcherType) < 0 || PyType_Ready(&LauncherType) < 0) return -1;
+    Py_INCREF(&DispatcherType);
+    PyModule_AddObject(m, "Dispatcher", (PyObject *)&DispatcherType);
+    Py_INCREF(&LauncherType);
+    PyModule_AddObject(m, "Launcher", (PyObject *)&LauncherType);
+    PyModule_AddIntConstant(m, "PF_CONSTEXPR", PF_CONSTEXPR);
+    PyModule_AddIntConstant(m, "PF_NOSPEC", PF_NOSPEC);
+    PyModule_AddIntConstant(m, "PF_NOSPEC_ALIGN", PF_NOSPEC_ALIGN);
+    PyModule_AddIntConstant(m, "MAX_FAST_PARAMS", MAX_PARAMS);
+    return 0;
+}
+
 static PyMethodDef module_methods[] = {
     {"compile", (PyCFunction)(void (*)(void))py_compile, METH_VARARGS | METH_KEYWORDS,
      "compile(source, filename, kernel, signature, num_warps=4, num_stages=3, stop_after=None, verify_each=False)"
      " -> (Kernel, notes)"},
     {"check", py_check, METH_VARARGS, "check(source, filename): parse and check a module"},
+    {"set_api", (PyCFunction)(void (*)(void))py_set_api, METH_VARARGS | METH_KEYWORDS,
+     "set_api(tensor_type, get_stream, constexpr_type, literal_type, plain_run, no_default) -> old values"},
+    {"register_dtype", py_register_dtype, METH_VARARGS, "register_dtype(dtype_object, signature_name)"},
+    {"device_properties", py_device_properties, METH_VARARGS, "device_properties(device=0) -> dict"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -411,5 +1539,6 @@ PyMODINIT_FUNC PyInit__C(void) {
     Py_INCREF(&KernelType);
     PyModule_AddObject(m, "Kernel", (PyObject *)&KernelType);
     PyModule_AddStringConstant(m, "VERSION", NEREID_VERSION);
+    if (init_fast_path(m) < 0) return NULL;
     return m;
 }

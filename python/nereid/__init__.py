@@ -4,8 +4,11 @@ Use it as Triton: ``import nereid as triton`` and ``import nereid.language as tl
 """
 from . import _C
 from . import language  # noqa: F401
-from .errors import CompilationError, LaunchError  # noqa: F401
-from .runtime.jit import JITFunction, jit  # noqa: F401
+from .errors import CompilationError, LaunchError, OutOfResources  # noqa: F401
+from .runtime.jit import CompiledKernel, JITFunction, jit  # noqa: F401
+from .runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics  # noqa: F401
+from . import runtime  # noqa: F401
+from . import testing  # noqa: F401
 
 __version__ = _C.VERSION
 
@@ -23,4 +26,6 @@ def next_power_of_2(n):
     return 1 << (n - 1).bit_length()
 
 
-__all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "CompilationError", "LaunchError", "language"]
+__all__ = ["jit", "JITFunction", "CompiledKernel", "autotune", "Config", "heuristics", "Autotuner", "Heuristics",
+           "cdiv", "next_power_of_2", "CompilationError", "LaunchError", "OutOfResources", "language", "runtime",
+           "testing"]

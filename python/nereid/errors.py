@@ -49,3 +49,20 @@ class Diagnostic(tuple):
     col = property(lambda s: s[3])
     message = property(lambda s: s[4])
     source_line = property(lambda s: s[5])
+
+
+class OutOfResources(Exception):
+    """A kernel needs more of a device resource than the device has (shared
+    memory per block, registers per block); raised before the launch.
+    ``required``, ``limit`` and ``name`` say which and how much."""
+
+    def __init__(self, required, limit, name, kernel=None):
+        self.required = required
+        self.limit = limit
+        self.name = name
+        self.kernel = kernel
+        who = f"kernel '{kernel}'" if kernel else "the kernel"
+        hint = ("use smaller blocks or fewer stages" if name == "shared memory"
+                else "use fewer warps or smaller blocks")
+        super().__init__(f"out of resources: {who} needs {required} {'bytes of ' if name == 'shared memory' else ''}"
+                         f"{name}, over the device's limit of {limit}; {hint}")

@@ -51,7 +51,9 @@ def install():
     def run(self, *args, grid, **kwargs):
         arrays = [(i, a) for i, a in enumerate(args) if isinstance(a, np.ndarray)]
         karrays = [(k, a) for k, a in kwargs.items() if isinstance(a, np.ndarray)]
-        if not arrays and not karrays:
+        negative = any(st < 0 for _, a in arrays + karrays for st in a.strides)
+        if (not arrays and not karrays) or kwargs.get("warmup") or negative:
+            # (arrays torch cannot hold: the launch's own error is what the test checks)
             return orig_run(self, *args, grid=grid, **kwargs)
         # 1. the interpreter, on copies
         iargs = list(args)
@@ -72,7 +74,7 @@ def install():
         for k, a in karrays:
             dev[("k", k)] = _as_tensor(torch, a)
             gkw[k] = dev[("k", k)]
-        orig_run(self, *gargs, grid=grid, **gkw)
+        compiled = orig_run(self, *gargs, grid=grid, **gkw)
         torch.cuda.synchronize()
         # 3. compare and copy back
         for (kind, key), t in dev.items():
@@ -89,7 +91,7 @@ def install():
                 _mismatches.append(msg)
                 raise AssertionError(msg)
             a[...] = got
-        return None
+        return compiled
 
     _jit.JITFunction.run = run
 

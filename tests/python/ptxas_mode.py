@@ -1,6 +1,6 @@
 """PTX check of the end-to-end suite (NEREID_TEST_PTXAS=1, part of `make test`).
 
-Every kernel a test launches is also compiled for sm_80 and sm_90 with the
+Every kernel a test launches is also compiled for sm_80, sm_90 and sm_90a (wgmma) with the
 same specialization, and its PTX is assembled with ptxas, which must accept
 it without errors.  Needs no GPU: only ptxas (CUDA toolkit)."""
 import importlib
@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 
 _jit = importlib.import_module("nereid.runtime.jit")
-ARCHS = ("sm_80", "sm_90")
+ARCHS = ("sm_80", "sm_90", "sm_90a")
 _seen = set()
 
 
@@ -25,8 +25,8 @@ def install():
     ptxas = ptxas_path()
     orig_compile = _jit.JITFunction.compile
 
-    def compile(self, signature, num_warps=4, num_stages=3, stop_after=None, arch=None):
-        k = orig_compile(self, signature, num_warps, num_stages, stop_after, arch)
+    def compile(self, signature, num_warps=4, num_stages=3, stop_after=None, arch=None, **kw):
+        k = orig_compile(self, signature, num_warps, num_stages, stop_after, arch, **kw)
         key = (self.__name__, signature, num_warps, num_stages)
         if arch is None and stop_after is None and key not in _seen:
             _seen.add(key)

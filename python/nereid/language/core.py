@@ -170,6 +170,10 @@ _builtin_names = [
     "atomic_xchg", "atomic_cas",
     "multiple_of", "max_contiguous", "max_constancy", "assume",
     "device_print", "device_assert", "debug_barrier", "static_print", "static_assert",
+    "associative_scan", "cumsum", "cumprod", "flip", "gather", "histogram", "interleave", "join", "split", "cat",
+    "ravel", "sort", "topk", "swizzle2d", "reduce_or", "bitonic_merge",
+    "rand", "rand4x", "randint", "randint4x", "randn", "randn4x", "philox", "philox_impl",
+    "pair_uniform_to_normal", "uint_to_uniform_float",
 ]
 
 

@@ -1,19 +1,26 @@
 """@nereid.jit: kernels compiled from their source text and launched over a grid.
 
-A JITFunction keeps the source of the Python module that defines it.  On a
-launch ``kernel[grid](*args, **meta)`` it binds the arguments to the
-parameters, derives the specialization signature (pointer dtypes, scalar
-types, divisible-by-16 and equal-to-1 integers, constexpr values), compiles
-once per signature with the C compiler and runs the kernel.  Without a GPU
-backend, kernels run on the reference interpreter over host memory.
+A JITFunction keeps the source of the Python module that defines it.  A
+launch ``kernel[grid](*args, **meta)`` is handled in C (nereid._C.Dispatcher)
+when its specialization has been seen before on the same GPU: the extension
+binds the arguments, computes the specialization key and launches the
+compiled kernel on the tensors' current stream.  Everything else comes here,
+to ``JITFunction.run``: it binds the arguments to the parameters, derives the
+signature (pointer dtypes, scalar types, divisible-by-16 and equal-to-1
+integers, constexpr values), compiles once per signature with the C compiler,
+runs the kernel (on the GPU for CUDA tensors, else on the reference
+interpreter) and registers the key for the fast path.
 """
+import hashlib
 import inspect
 import math
 import os
+import sys
 import textwrap
+import threading
 
 from .. import _C
-from ..errors import CompilationError, LaunchError
+from ..errors import CompilationError, LaunchError, OutOfResources
 from ..language import core as _core
 
 # NEREID_VERIFY_EACH=1 runs the IR verifier after every pass (the test suite sets it).
@@ -33,6 +40,22 @@ _TORCH_DTYPES = {
     "torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.float32": "fp32", "torch.float64": "fp64",
     "torch.float8_e4m3fn": "fp8e4nv", "torch.float8_e5m2": "fp8e5",
 }
+# Launch options of Triton that Nereid accepts and does not need.
+_IGNORED_OPTIONS = ("num_ctas", "enable_fp_fusion", "launch_cooperative_grid", "launch_pdl", "num_buffers_warp_spec",
+                    "num_consumer_groups", "reg_dec_producer", "reg_inc_consumer", "maxnreg_ignored", "debug",
+                    "sanitize_overflow", "extern_libs", "instrumentation_mode")
+
+
+class _NoDefault:
+    def __repr__(self):
+        return "<no default>"
+
+
+_NO_DEFAULT = _NoDefault()
+
+
+def _interpret():
+    return os.environ.get("NEREID_INTERPRET", "") not in ("", "0")
 
 
 def _is_constexpr_annotation(ann):
@@ -50,8 +73,7 @@ def _float_literal(v):
         return "float('nan')"
     if math.isinf(v):
         return "float('inf')" if v > 0 else "float('-inf')"
-    r = repr(float(v))
-    return r
+    return repr(float(v))
 
 
 def _str_literal(s):
@@ -71,7 +93,7 @@ def _str_literal(s):
     return "".join(out)
 
 
-def _constexpr_literal(name, v):
+def _constexpr_literal(fn_name, name, v):
     if isinstance(v, _core.constexpr):
         v = v.value
     if v is None:
@@ -86,7 +108,7 @@ def _constexpr_literal(name, v):
         return _str_literal(v)
     if isinstance(v, _core.dtype):
         return "tl." + _core._TL_NAME.get(v.name, v.name)
-    raise TypeError(f"constexpr argument '{name}' must be an int, float, bool, str, None or a dtype, "
+    raise TypeError(f"{fn_name}: constexpr argument '{name}' must be an int, float, bool, str, None or a dtype, "
                     f"not {type(v).__name__}")
 
 
@@ -103,49 +125,6 @@ def _extent(shape, strides_bytes, item):
     return hi
 
 
-def _buffer_of(name, v):
-    """(signature dtype, address, nbytes, device) of an array-like argument, or None.
-    device is None for host memory, else the CUDA device ordinal."""
-    if hasattr(v, "data_ptr") and hasattr(v, "dtype") and hasattr(v, "stride"):  # torch.Tensor
-        dt = _TORCH_DTYPES.get(str(v.dtype))
-        if dt is None:
-            raise TypeError(f"argument '{name}': tensors of dtype {v.dtype} are not supported")
-        item = v.element_size()
-        nbytes = _extent(v.shape, [st * item for st in v.stride()], item)
-        if nbytes is None:
-            raise TypeError(f"argument '{name}': tensors with negative strides are not supported")
-        dev = v.device
-        if dev.type == "cuda":
-            return dt, v.data_ptr(), nbytes, dev.index if dev.index is not None else 0
-        if dev.type != "cpu":
-            raise TypeError(f"argument '{name}' is on device {dev}; Nereid runs on CUDA devices and the CPU")
-        return dt, v.data_ptr(), nbytes, None
-    cai = getattr(v, "__cuda_array_interface__", None)
-    if cai is not None:
-        import numpy as np
-        npdt = np.dtype(cai["typestr"])
-        dt = _NP_DTYPES.get(str(npdt)) or _NP_DTYPES.get(str(getattr(v, "dtype", "")))
-        if dt is None:
-            raise TypeError(f"argument '{name}': arrays of dtype {npdt} are not supported")
-        shape = cai["shape"]
-        strides = cai.get("strides") or _c_strides(shape, npdt.itemsize)
-        nbytes = _extent(shape, strides, npdt.itemsize)
-        if nbytes is None:
-            raise TypeError(f"argument '{name}': arrays with negative strides are not supported")
-        dev = getattr(getattr(v, "device", None), "id", 0)
-        return dt, cai["data"][0], nbytes, dev
-    ai = getattr(v, "__array_interface__", None)
-    if ai is not None and hasattr(v, "dtype"):
-        dt = _NP_DTYPES.get(str(v.dtype))
-        if dt is None:
-            raise TypeError(f"argument '{name}': arrays of dtype {v.dtype} are not supported")
-        nbytes = _extent(v.shape, v.strides, v.dtype.itemsize)
-        if nbytes is None:
-            raise TypeError(f"argument '{name}': arrays with negative strides are not supported")
-        return dt, ai["data"][0], nbytes, None
-    return None
-
-
 def _c_strides(shape, item):
     st, acc = [], item
     for n in reversed(shape):
@@ -154,27 +133,116 @@ def _c_strides(shape, item):
     return list(reversed(st))
 
 
+def _is_torch_tensor(v):
+    t = sys.modules.get("torch")
+    return t is not None and isinstance(v, t.Tensor)
+
+
+def _buffer_of(fn_name, name, v):
+    """(signature dtype, address, nbytes, device) of an array-like argument, or None.
+    device is None for host memory, else the CUDA device ordinal."""
+    if hasattr(v, "data_ptr") and hasattr(v, "dtype") and hasattr(v, "stride"):  # torch.Tensor
+        dt = _TORCH_DTYPES.get(str(v.dtype))
+        if dt is None:
+            raise TypeError(f"{fn_name}: argument '{name}' is a tensor of dtype {v.dtype}, which kernels do not "
+                            f"take; expected one of {', '.join(sorted(_TORCH_DTYPES))}")
+        _C.register_dtype(v.dtype, dt)
+        item = v.element_size()
+        nbytes = _extent(v.shape, [st * item for st in v.stride()], item)
+        if nbytes is None:
+            raise TypeError(f"{fn_name}: argument '{name}' has negative strides; pass a tensor with "
+                            f"non-negative strides (e.g. .contiguous())")
+        dev = v.device
+        if dev.type == "cuda":
+            return dt, v.data_ptr(), nbytes, dev.index if dev.index is not None else 0
+        if dev.type != "cpu":
+            raise TypeError(f"{fn_name}: argument '{name}' is on device {dev}; kernels run on CUDA devices "
+                            f"(and on the CPU interpreter)")
+        return dt, v.data_ptr(), nbytes, None
+    cai = getattr(v, "__cuda_array_interface__", None)
+    if cai is not None:
+        import numpy as np
+        npdt = np.dtype(cai["typestr"])
+        dt = _NP_DTYPES.get(str(npdt)) or _NP_DTYPES.get(str(getattr(v, "dtype", "")))
+        if dt is None:
+            raise TypeError(f"{fn_name}: argument '{name}' is an array of dtype {npdt}, which kernels do not take")
+        if hasattr(v, "dtype"):
+            _C.register_dtype(v.dtype, dt)
+        shape = cai["shape"]
+        strides = cai.get("strides") or _c_strides(shape, npdt.itemsize)
+        nbytes = _extent(shape, strides, npdt.itemsize)
+        if nbytes is None:
+            raise TypeError(f"{fn_name}: argument '{name}' has negative strides")
+        dev = getattr(getattr(v, "device", None), "id", 0)
+        return dt, cai["data"][0], nbytes, dev
+    ai = getattr(v, "__array_interface__", None)
+    if ai is not None and hasattr(v, "dtype"):
+        dt = _NP_DTYPES.get(str(v.dtype))
+        if dt is None:
+            raise TypeError(f"{fn_name}: argument '{name}' is an array of dtype {v.dtype}, which kernels do not "
+                            f"take; expected one of {', '.join(sorted(_NP_DTYPES))}")
+        _C.register_dtype(v.dtype, dt)
+        nbytes = _extent(v.shape, v.strides, v.dtype.itemsize)
+        if nbytes is None:
+            raise TypeError(f"{fn_name}: argument '{name}' has negative strides; pass a copy "
+                            f"(numpy.ascontiguousarray)")
+        return dt, ai["data"][0], nbytes, None
+    return None
+
+
 def _arch_for(device):
-    """The PTX target for a CUDA device: NEREID_ARCH if set, else from its compute capability."""
+    """The PTX target for a CUDA device: NEREID_ARCH if set, else from its compute capability
+    (sm_90a on Hopper, for wgmma; sm_90 with NEREID_DISABLE_HOPPER=1)."""
     env = os.environ.get("NEREID_ARCH")
     if env:
         return env
+    from .driver import capability
     try:
-        import torch
-        major, minor = torch.cuda.get_device_capability(device)
-    except Exception:  # no torch: ask the driver through a tiny probe compile is overkill; default to sm_80
+        major, minor = capability(device)
+    except Exception:  # no driver: the oldest target Nereid supports
         return "sm_80"
     if major >= 9:
-        return "sm_90"
+        return "sm_90" if os.environ.get("NEREID_DISABLE_HOPPER", "") not in ("", "0") or major > 9 else "sm_90a"
     return f"sm_{major}{minor}" if (major, minor) in ((8, 0), (8, 6), (8, 9)) else "sm_80"
 
 
 def _current_stream(device):
+    t = sys.modules.get("torch")
+    if t is None:
+        return 0
     try:
-        import torch
-        return torch.cuda.current_stream(device).cuda_stream
+        return t.cuda.current_stream(device).cuda_stream
     except Exception:
         return 0
+
+
+# --- the torch hookup of the fast path -------------------------------------------------------------------------
+
+_torch_lock = threading.Lock()
+_torch_done = []
+
+
+def _hook_torch():
+    """Tell the extension about torch once torch is imported: its tensor type,
+    its dtypes and the cheapest way to read the current stream."""
+    if _torch_done:
+        return
+    torch = sys.modules.get("torch")
+    if torch is None or not hasattr(torch, "Tensor"):
+        return
+    with _torch_lock:
+        if _torch_done:
+            return
+        get_stream = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+        if get_stream is None:
+            def get_stream(device, _torch=torch):
+                return _torch.cuda.current_stream(device).cuda_stream
+        _C.set_api(tensor_type=torch.Tensor, get_stream=get_stream)
+        for name, sig in _TORCH_DTYPES.items():
+            dt = getattr(torch, name.split(".", 1)[1], None)
+            if dt is not None:
+                _C.register_dtype(dt, sig)
+        _torch_done.append(True)
 
 
 class _ModuleSource:
@@ -191,6 +259,7 @@ class _ModuleSource:
                 self.text = f.read()
         else:
             self.text = "\n" * max(first - 1, 0) + textwrap.dedent("".join(lines))
+        self.hash = hashlib.sha256((self.filename + "\0" + self.text).encode()).hexdigest()
 
 
 class _Buf(tuple):
@@ -203,26 +272,153 @@ class _Buf(tuple):
         return t
 
 
-class JITFunction:
+class _Metadata:
+    """What Triton's CompiledKernel.metadata holds, for the fields programs read."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def __repr__(self):
+        return "Metadata(" + ", ".join(f"{k}={v!r}" for k, v in sorted(self.__dict__.items())) + ")"
+
+    def _asdict(self):
+        return dict(self.__dict__)
+
+
+# Without a driver, n_regs and n_spills are these (documented in docs/python_api.md).
+ASSUMED_REGS_PER_THREAD = 32
+
+
+class CompiledKernel:
+    """A kernel compiled for one specialization: what ``kernel.warmup(...)``
+    and a launch return.
+
+    ``n_regs`` and ``n_spills`` come from the driver once the kernel is
+    loaded on its GPU (``_init_handles``); without a driver (interpreter
+    kernels, machines without a GPU) they are ASSUMED_REGS_PER_THREAD and 0.
+    ``metadata.shared`` is the dynamic shared memory a launch requests (the
+    compiler's figure; for interpreter kernels, that of the same
+    specialization compiled for the GPU target)."""
+
+    def __init__(self, fn, kernel, signature, options, device, arch):
+        self.fn = fn
+        self.kernel = kernel
+        self.signature = signature
+        self.device = device
+        self.arch = arch
+        self.name = kernel.name
+        self.num_warps = options["num_warps"]
+        self.num_stages = options["num_stages"]
+        self.maxnreg = options.get("maxnreg")
+        self._info = None
+        self._shared = None
+        self.asm = {"ir": kernel.ir}
+        if arch:
+            self.asm["ptx"] = kernel.ptx
+
+    # -- what the driver says ----------------------------------------------------------------
+    def _init_handles(self):
+        """Load the kernel on its GPU (no-op for interpreter kernels)."""
+        if self._info is None and self.arch and self.device is not None:
+            try:
+                self._info = self.kernel.gpu_info(self.device)
+            except (_C.LaunchError, ValueError) as e:
+                raise LaunchError(*e.args) if isinstance(e, _C.LaunchError) else e
+        return self
+
+    @property
+    def n_regs(self):
+        self._init_handles()
+        return self._info["n_regs"] if self._info else ASSUMED_REGS_PER_THREAD
+
+    @property
+    def n_spills(self):
+        self._init_handles()
+        return self._info["n_spills"] if self._info else 0
+
+    def _shared_bytes(self):
+        if self._shared is None:
+            if self.arch:
+                self._shared = self.kernel.shared
+            else:
+                try:
+                    gk = self.fn.compile(self.signature, self.num_warps, self.num_stages,
+                                         arch=os.environ.get("NEREID_ARCH") or "sm_80")
+                    self._shared = gk.shared
+                except CompilationError:
+                    self._shared = 0
+        return self._shared
+
+    @property
+    def metadata(self):
+        return _Metadata(name=self.name, num_warps=self.num_warps, num_stages=self.num_stages, num_ctas=1,
+                         shared=self._shared_bytes(), maxnreg=self.maxnreg,
+                         target=self.arch or "interpreter", signature=self.signature)
+
+    @property
+    def packed_metadata(self):
+        return self.metadata
+
+    def __getitem__(self, grid):
+        """compiled[grid](*args): launch with every argument of the kernel (constexprs included)."""
+        fn, nw, ns = self.fn, self.num_warps, self.num_stages
+
+        def launch(*args, **kwargs):
+            # (a parameter named like an option is that option: the argument gives it)
+            if "num_warps" not in fn._param_index:
+                kwargs.setdefault("num_warps", nw)
+            if "num_stages" not in fn._param_index:
+                kwargs.setdefault("num_stages", ns)
+            return fn[grid](*args, **kwargs)
+
+        return launch
+
+    def __repr__(self):
+        return f"CompiledKernel({self.name}, [{self.signature}], {self.arch or 'interpreter'})"
+
+
+class JITFunction(_C.Dispatcher):
     """A kernel (or a helper called by kernels)."""
 
-    def __init__(self, fn, do_not_specialize=None, noinline=False, debug=None):
+    def __init__(self, fn, do_not_specialize=None, do_not_specialize_on_alignment=None, noinline=False,
+                 debug=None, repr=None, launch_metadata=None):  # noqa: A002 - Triton's keyword
         self.fn = fn
         self.__name__ = fn.__name__
         self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
         self.__doc__ = fn.__doc__
         self.__module__ = fn.__module__
         self.__wrapped__ = fn
+        self.__globals__ = getattr(fn, "__globals__", {})
         self.signature = inspect.signature(fn)
         self.params = list(self.signature.parameters.values())
         self.arg_names = [p.name for p in self.params]
+        self._param_index = {n: i for i, n in enumerate(self.arg_names)}
         self.constexprs = [i for i, p in enumerate(self.params) if _is_constexpr_annotation(p.annotation)]
-        dns = do_not_specialize or ()
-        self.do_not_specialize = {self.arg_names[d] if isinstance(d, int) else d for d in dns}
+        for p in self.params:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY):
+                raise TypeError(f"@jit function '{fn.__name__}': parameter '{p.name}' must be a plain positional "
+                                f"parameter (no *args, **kwargs or keyword-only parameters)")
+        self.do_not_specialize = {self.arg_names[d] if isinstance(d, int) else d for d in (do_not_specialize or ())}
+        self.do_not_specialize_on_alignment = {self.arg_names[d] if isinstance(d, int) else d
+                                               for d in (do_not_specialize_on_alignment or ())}
         self.noinline = noinline
         self.debug = debug
+        self._repr = repr
+        self.launch_metadata = launch_metadata
         self._source = None
         self.cache = {}
+        self._cache_lock = threading.Lock()
+        self._resources_checked = set()
+        flags = bytearray()
+        for i, p in enumerate(self.params):
+            f = _C.PF_CONSTEXPR if i in self.constexprs else 0
+            if p.name in self.do_not_specialize:
+                f |= _C.PF_NOSPEC
+            if p.name in self.do_not_specialize_on_alignment:
+                f |= _C.PF_NOSPEC_ALIGN
+            flags.append(f)
+        defaults = tuple(_NO_DEFAULT if p.default is inspect.Parameter.empty else p.default for p in self.params)
+        self._setup(tuple(self.arg_names), bytes(flags), defaults)
 
     @property
     def src(self):
@@ -233,15 +429,17 @@ class JITFunction:
             self._source = _ModuleSource(self.fn)
         return self._source
 
+    def cache_key(self):
+        """A hash of everything the compiled code depends on besides the
+        specialization: the compiler's version and the text of the module
+        (which holds the kernel, the @jit helpers it calls and its constexpr
+        globals)."""
+        src = self._module_source()
+        return hashlib.sha256(f"{_C.VERSION}\0{self.__name__}\0{src.hash}".encode()).hexdigest()
+
     def __call__(self, *args, **kwargs):
         raise RuntimeError(f"@jit function '{self.__name__}' cannot be called from host code; "
                            f"launch it with {self.__name__}[grid](...)")
-
-    def __getitem__(self, grid):
-        def launcher(*args, **kwargs):
-            return self.run(*args, grid=grid, **kwargs)
-
-        return launcher
 
     def __repr__(self):
         return f"JITFunction({self.__module__}:{self.__qualname__})"
@@ -251,16 +449,17 @@ class JITFunction:
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
-            raise TypeError(f"{self.__name__}: {e}") from None
+            params = ", ".join(self.arg_names)
+            raise TypeError(f"{self.__name__}({params}): {e}") from None
         bound.apply_defaults()
         return bound.arguments
 
     def _signature_entry(self, i, name, v):
         """(signature text, runtime value or None)."""
         if i in self.constexprs:
-            return _constexpr_literal(name, v), None
+            return _constexpr_literal(self.__name__, name, v), None
         if v is None or isinstance(v, (_core.constexpr, str, _core.dtype)):
-            return _constexpr_literal(name, v), None
+            return _constexpr_literal(self.__name__, name, v), None
         spec = name not in self.do_not_specialize
         if isinstance(v, bool):
             return "i1", int(v)
@@ -272,7 +471,7 @@ class JITFunction:
             elif 0 <= v < 2**64:
                 ty = "u64"
             else:
-                raise TypeError(f"argument '{name}' = {v} does not fit in 64 bits")
+                raise TypeError(f"{self.__name__}: argument '{name}' = {v} does not fit in 64 bits")
             if spec and v == 1:
                 ty += ":1"
             elif spec and v % 16 == 0:
@@ -280,81 +479,217 @@ class JITFunction:
             return ty, v
         if isinstance(v, float):
             return "fp32", v
-        buf = _buffer_of(name, v)
+        buf = _buffer_of(self.__name__, name, v)
         if buf is not None:
             dt, addr, nbytes, dev = buf
             ty = "*" + dt
-            if spec and addr % 16 == 0:
+            if spec and name not in self.do_not_specialize_on_alignment and addr % 16 == 0:
                 ty += ":16"
             return ty, _Buf(addr, nbytes, dev, name)
-        # Objects exposing a numpy-like dtype but no buffer (e.g. a Python scalar type).
-        raise TypeError(f"argument '{name}' of {self.__name__}: expected an array, a tensor, an int, a float, "
-                        f"a bool or None, got {type(v).__name__}")
+        raise TypeError(f"{self.__name__}: argument '{name}' must be a tensor or array, an int, a float, a bool "
+                        f"or None, got {type(v).__name__}")
 
-    def compile(self, signature, num_warps=4, num_stages=3, stop_after=None, arch=None):
+    def compile(self, signature, num_warps=4, num_stages=3, stop_after=None, arch=None, maxnreg=None):
+        """The kernel compiled for `signature` (cached); arch None: for the interpreter."""
         key = (signature, num_warps, num_stages, stop_after, arch)
+        if maxnreg:
+            key += (maxnreg,)
         k = self.cache.get(key)
         if k is None:
             src = self._module_source()
+            extra = {"maxnreg": maxnreg} if maxnreg else {}
             try:
                 k, _notes = _C.compile(src.text, src.filename, self.__name__, signature, num_warps, num_stages,
-                                       stop_after, _VERIFY_EACH, arch)
+                                       stop_after, _VERIFY_EACH, arch, **extra)
             except _C.CompileError as e:
                 raise CompilationError(*e.args) from None
-            self.cache[key] = k
+            with self._cache_lock:
+                k = self.cache.setdefault(key, k)
+            if stop_after is None and os.environ.get("NEREID_DUMP_DIR"):
+                from .cache import dump
+                dump(self, k, signature, num_warps, num_stages, arch)
         return k
 
-    def run(self, *args, grid, num_warps=4, num_stages=3, **kwargs):
-        for opt in ("num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid"):
-            kwargs.pop(opt, None)
-        bound = self._bind(args, kwargs)
-        entries, values = [], {}
+    def _specialize(self, bound, opts):
+        """(signature, runtime values by name, C key, its objects, fast) for bound arguments."""
+        values = tuple(bound.values())
+        key = objs = sigs = None
+        fast = False
+        if len(values) <= _C.MAX_FAST_PARAMS:
+            key, objs, sigs, _dev, fast = _C.Dispatcher._specialize(self, values, *opts)
+        entries, rt_values = [], {}
         for i, (name, v) in enumerate(bound.items()):
             text, rt = self._signature_entry(i, name, v)
+            if sigs is not None and sigs[i] is not None:
+                text = sigs[i]
             entries.append(text)
             if rt is not None:
-                values[name] = rt
-        signature = ", ".join(entries)
-        devices = {b.device for b in values.values() if isinstance(b, _Buf)}
-        gpu_devices = {d for d in devices if d is not None}
-        interpret = os.environ.get("NEREID_INTERPRET", "") not in ("", "0")
-        if gpu_devices and not interpret:
-            if len(gpu_devices) > 1:
-                raise ValueError(f"{self.__name__}: arguments are on different CUDA devices {sorted(gpu_devices)}")
-            if None in devices:
-                host = next(b.name for b in values.values() if isinstance(b, _Buf) and b.device is None)
-                raise ValueError(f"{self.__name__}: argument '{host}' is in host memory but the other arrays are "
-                                 f"on CUDA device {next(iter(gpu_devices))}")
-            device = next(iter(gpu_devices))
-        elif gpu_devices:
-            raise ValueError(f"{self.__name__}: NEREID_INTERPRET=1 runs kernels on host memory; pass CPU arrays")
-        else:
-            device = None
-        arch = _arch_for(device) if device is not None else None
-        kernel = self.compile(signature, num_warps, num_stages, arch=arch)
+                rt_values[name] = rt
+        if key is None and len(values) <= _C.MAX_FAST_PARAMS:
+            # _signature_entry registered the dtypes it met: the key may be known now.
+            key, objs, sigs2, _dev, fast = _C.Dispatcher._specialize(self, values, *opts)
+            if sigs2 is not None:
+                for i, s in enumerate(sigs2):
+                    if s is not None:
+                        entries[i] = s
+        return ", ".join(entries), rt_values, key, objs, fast
+
+    def _device_of(self, values):
+        """The CUDA device of the arrays, or None for host memory; raises on a mix."""
+        bufs = [b for b in values.values() if isinstance(b, _Buf)]
+        gpu = sorted({b.device for b in bufs if b.device is not None})
+        if len(gpu) > 1:
+            names = {d: next(b.name for b in bufs if b.device == d) for d in gpu}
+            raise ValueError(f"{self.__name__}: arguments are on different CUDA devices: "
+                             + ", ".join(f"'{n}' on cuda:{d}" for d, n in names.items())
+                             + "; expected every tensor on one device")
+        if gpu:
+            host = [b.name for b in bufs if b.device is None]
+            if host:
+                raise ValueError(f"{self.__name__}: argument '{host[0]}' is in host memory but the other tensors are "
+                                 f"on CUDA device {gpu[0]}; expected a CUDA tensor (move it with .cuda())")
+            return gpu[0]
+        return None
+
+    def _grid(self, grid, bound, options):
         if callable(grid):
             meta = dict(bound)
-            meta.update(num_warps=num_warps, num_stages=num_stages)
+            meta.update(options)
             grid = grid(meta)
-        if isinstance(grid, int):
+        if isinstance(grid, (int, _core.constexpr)) and not isinstance(grid, bool):
             grid = (grid,)
-        grid = tuple(int(g.value if isinstance(g, _core.constexpr) else g) for g in grid)
+        try:
+            grid = tuple(grid)
+        except TypeError:
+            raise TypeError(f"{self.__name__}: the grid must be a tuple of 1 to 3 positive ints or a callable "
+                            f"returning one, got {type(grid).__name__}") from None
         if not 1 <= len(grid) <= 3:
-            raise ValueError(f"grid must have 1 to 3 dimensions, got {len(grid)}")
+            raise ValueError(f"{self.__name__}: the grid must have 1 to 3 dimensions, got {len(grid)}")
+        out = []
         for d, g in enumerate(grid):
-            if g < 0:
-                raise ValueError(f"grid dimension {d} is {g}; it must not be negative")
-        rt_args = []
-        for kind, name, _dt, _pi in kernel.args:
-            rt_args.append(values[name])
+            try:
+                g = int(g.value if isinstance(g, _core.constexpr) else g.__index__())
+            except (AttributeError, TypeError):
+                raise TypeError(f"{self.__name__}: grid dimension {d} must be an int, "
+                                f"got {type(g).__name__}") from None
+            if g <= 0:
+                raise ValueError(f"{self.__name__}: grid dimension {d} is {g}; expected a positive number of "
+                                 f"programs")
+            if g > 0x7fffffff:
+                raise ValueError(f"{self.__name__}: grid dimension {d} is {g}; expected at most 2^31-1")
+            out.append(g)
+        return tuple(out)
+
+    def _check_resources(self, kernel, device):
+        """Shared memory and registers against the device's limits, before the first launch there."""
+        if (id(kernel), device) in self._resources_checked:
+            return
+        from .driver import properties
+        props = properties(device)
+        shared = kernel.shared
+        if props is not None and shared > props["max_shared_mem"]:
+            raise OutOfResources(shared, props["max_shared_mem"], "shared memory", kernel=self.__name__)
+        try:
+            info = kernel.gpu_info(device)
+        except _C.LaunchError as e:
+            raise LaunchError(*e.args) from None
+        threads = info["threads"]
+        if info["max_threads"] < threads:
+            need = info["n_regs"] * threads
+            limit = props["max_num_regs"] if props else need
+            raise OutOfResources(need, limit, "registers", kernel=self.__name__)
+        if info["static_shared"] + shared > info["max_shared_optin"]:
+            raise OutOfResources(info["static_shared"] + shared, info["max_shared_optin"], "shared memory",
+                                 kernel=self.__name__)
+        self._resources_checked.add((id(kernel), device))
+
+    def run(self, *args, grid, num_warps=None, num_stages=None, maxnreg=None, warmup=False, **kwargs):
+        for opt in _IGNORED_OPTIONS:
+            kwargs.pop(opt, None)
+        # A parameter named like a launch option (num_stages: tl.constexpr) is
+        # that option too, unless the option was given on its own.
+        given = {"num_warps": num_warps, "num_stages": num_stages, "maxnreg": maxnreg}
+        shared = [o for o in given if o in self._param_index]
+        for o in shared:
+            if given[o] is not None and self._param_index[o] >= len(args) and o not in kwargs:
+                kwargs[o] = given[o]
+        if shared:
+            params = dict(zip(self.arg_names, args))
+            params.update(kwargs)
+            for o in shared:
+                if given[o] is None and isinstance(params.get(o), int):
+                    given[o] = params[o]
+            num_warps, num_stages, maxnreg = given["num_warps"], given["num_stages"], given["maxnreg"]
+        num_warps = 4 if num_warps is None else num_warps
+        num_stages = 3 if num_stages is None else num_stages
+        for oname, ov in (("num_warps", num_warps), ("num_stages", num_stages)):
+            if isinstance(ov, bool) or not isinstance(ov, int):
+                raise TypeError(f"{self.__name__}: {oname} must be an int, got {type(ov).__name__}")
+        if num_warps not in (1, 2, 4, 8, 16):
+            raise ValueError(f"{self.__name__}: num_warps must be 1, 2, 4, 8 or 16, got {num_warps}")
+        if maxnreg is not None and (isinstance(maxnreg, bool) or not isinstance(maxnreg, int) or maxnreg < 0):
+            raise ValueError(f"{self.__name__}: maxnreg must be a positive int, got {maxnreg!r}")
+        if num_stages < 0:
+            raise ValueError(f"{self.__name__}: num_stages must not be negative, got {num_stages}")
+        _hook_torch()
+        bound = self._bind(args, kwargs)
+        opts = (num_warps, num_stages, maxnreg or 0)
+        signature, values, key, objs, fast = self._specialize(bound, opts)
+        interpret = _interpret()
+        device = self._device_of(values)
+        copies = []
+        if interpret and device is not None:
+            values, copies = _host_copies(bound, values)
+            device = None
+        arch = _arch_for(device) if device is not None else None
+        if maxnreg and arch:
+            kernel = self.compile(signature, num_warps, num_stages, arch=arch, maxnreg=maxnreg)
+        else:  # (the interpreter has no registers to limit)
+            kernel = self.compile(signature, num_warps, num_stages, arch=arch)
+        options = {"num_warps": num_warps, "num_stages": num_stages}
+        if maxnreg is not None:
+            options["maxnreg"] = maxnreg
+        compiled = CompiledKernel(self, kernel, signature, options, device, arch)
+        if warmup:
+            return compiled
+        grid = self._grid(grid, bound, options)
+        rt_args = [values[name] for _kind, name, _dt, _pi in kernel.args]
         try:
             if device is None:
                 kernel.launch_interp(grid, rt_args)
-            elif all(g > 0 for g in grid):
+                for tensor, host in copies:
+                    tensor.copy_(host)
+            else:
+                self._check_resources(kernel, device)
                 kernel.launch_gpu(grid, rt_args, _current_stream(device), device, _SYNC)
+                if fast and key is not None and not _SYNC and not interpret:
+                    self._register(key, objs, kernel, device, False, compiled)
         except _C.LaunchError as e:
             raise LaunchError(*e.args) from None
-        return kernel
+        return compiled
+
+    def warmup(self, *args, grid=(1,), **kwargs):
+        """Compile for these arguments without launching; returns the CompiledKernel."""
+        return self.run(*args, grid=grid, warmup=True, **kwargs)
+
+
+def _host_copies(bound, values):
+    """NEREID_INTERPRET with CUDA tensors: host copies to run on, copied back after the launch."""
+    torch = sys.modules.get("torch")
+    out, copies = dict(values), []
+    for name, v in bound.items():
+        b = values.get(name)
+        if not isinstance(b, _Buf) or b.device is None:
+            continue
+        if torch is None or not isinstance(v, torch.Tensor):
+            raise ValueError(f"argument '{name}': NEREID_INTERPRET=1 runs kernels on host memory; pass a CPU array "
+                             f"or a torch tensor")
+        host = v.detach().to("cpu")
+        copies.append((v, host))
+        item = host.element_size()
+        nbytes = _extent(host.shape, [st * item for st in host.stride()], item)
+        out[name] = _Buf(host.data_ptr(), nbytes, None, name)
+    return out, copies
 
 
 def jit(fn=None, *, do_not_specialize=None, do_not_specialize_on_alignment=None, debug=None, noinline=False,
@@ -362,8 +697,14 @@ def jit(fn=None, *, do_not_specialize=None, do_not_specialize_on_alignment=None,
     """Decorator: ``@nereid.jit`` or ``@nereid.jit(noinline=True, ...)``."""
 
     def wrap(f):
-        return JITFunction(f, do_not_specialize=do_not_specialize, noinline=noinline, debug=debug)
+        return JITFunction(f, do_not_specialize=do_not_specialize,
+                           do_not_specialize_on_alignment=do_not_specialize_on_alignment, noinline=noinline,
+                           debug=debug, repr=repr, launch_metadata=launch_metadata)
 
     if fn is not None:
         return wrap(fn)
     return wrap
+
+
+_C.set_api(constexpr_type=_core.constexpr, literal_type=_core.dtype, plain_run=JITFunction.__dict__["run"],
+           no_default=_NO_DEFAULT)

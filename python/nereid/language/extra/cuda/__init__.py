@@ -1,2 +1,2 @@
 """nereid.language.extra.cuda: the CUDA flavour of the libdevice names."""
-from .. import libdevice  # noqa: F401
+from . import libdevice  # noqa: F401

@@ -1,0 +1,278 @@
+"""The launch fast path (nereid._C.Dispatcher) on the CPU: stand-in tensors and a
+launch that records its parameters instead of calling the driver."""
+import os
+import struct
+import sys
+
+import numpy as np
+import pytest
+
+import nereid as triton
+import nereid.language as tl
+from nereid import _C
+import importlib
+
+jitmod = importlib.import_module("nereid.runtime.jit")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+import launch as launch_bench  # noqa: E402
+from launch import FakeTensor, FakeDtype, FAKE_FP32  # noqa: E402
+
+
+@triton.jit
+def axpby(x_ptr, y_ptr, out_ptr, n, alpha, beta, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, alpha * x + beta * y, mask=mask)
+
+
+@triton.jit
+def scalars(out_ptr, a, b, c, d, FLAG: tl.constexpr = False):
+    tl.store(out_ptr, (a + b + c).to(tl.float32) + d)
+
+
+FAKE_FP16 = FakeDtype("float16")
+
+
+@pytest.fixture
+def fake_api():
+    # (the GPU mode of the suite replaces JITFunction.run: the fast path is tested behind it all the same)
+    old = _C.set_api(tensor_type=FakeTensor, get_stream=lambda device: 0x5000 + device,
+                     plain_run=jitmod.JITFunction.run)
+    _C.register_dtype(FAKE_FP32, "fp32")
+    _C.register_dtype(FAKE_FP16, "fp16")
+    yield
+    _C.set_api(tensor_type=old["tensor_type"], get_stream=old["get_stream"], plain_run=old["plain_run"])
+    axpby._clear_fast_path()
+    scalars._clear_fast_path()
+
+
+def register(kernel, values, num_warps=4, num_stages=3, result="compiled"):
+    key, objs, sigs, device, fast = _C.Dispatcher._specialize(kernel, values, num_warps, num_stages, 0)
+    assert key is not None and fast
+    entries = [s if s is not None else jitmod._constexpr_literal("k", n, v)
+               for s, n, v in zip(sigs, kernel.arg_names, values)]
+    compiled = kernel.compile(", ".join(entries), num_warps, num_stages)
+    kernel._register(key, objs, compiled, device, True, result)
+    return key
+
+
+def f32(v):
+    return struct.unpack("<I", struct.pack("<f", v))[0]
+
+
+def tensors(n=3, dtype=FAKE_FP32, device=0, base=0x10000):
+    return [FakeTensor(base * (i + 1), dtype, device) for i in range(n)]
+
+
+def test_hit_packs_parameters_and_uses_the_current_stream(fake_api):
+    x, y, out = tensors(device=1)
+    register(axpby, (x, y, out, 100, 2.0, 0.5, 128))
+    assert axpby._fast_entries == 1
+    r = axpby[(7, 2)](x, y, out, 100, 2.0, 0.5, BLOCK=128)
+    assert r == "compiled"
+    f = axpby._fake_launch()
+    assert f["count"] == 1 and f["grid"] == (7, 2, 1) and f["device"] == 1 and f["stream"] == 0x5001
+    assert f["params"] == (0x10000, 0x20000, 0x30000, 100, f32(2.0), f32(0.5))
+    # other pointers and values of the same specialization: the same entry
+    x2, y2, out2 = tensors(device=1, base=0x40000)
+    axpby[lambda meta: (meta["n"] // meta["BLOCK"] + 1,)](x2, y2, out2, 300, -1.5, 3.0, BLOCK=128)
+    f = axpby._fake_launch()
+    assert f["count"] == 2 and f["grid"] == (3, 1, 1)
+    assert f["params"] == (0x40000, 0x80000, 0xC0000, 300, f32(-1.5), f32(3.0))
+
+
+def test_keyword_arguments_and_defaults_bind_like_python(fake_api):
+    (out,) = tensors(1)
+    register(scalars, (out, 5, 2**40, 2**63 + 5, 0.25, False))
+    scalars[(1,)](out, d=0.25, c=2**63 + 5, b=2**40, a=5)
+    f = scalars._fake_launch()
+    assert f["count"] == 1
+    assert f["params"] == (0x10000, 5, 2**40, 2**63 + 5, f32(0.25))
+
+
+def test_a_new_specialization_misses(fake_api):
+    x, y, out = tensors()
+    base = register(axpby, (x, y, out, 100, 2.0, 0.5, 128))
+
+    def key(*values, num_warps=4, num_stages=3):
+        return _C.Dispatcher._specialize(axpby, values, num_warps, num_stages, 0)[0]
+
+    assert key(*tensors(base=0x1000), 37, 1.0, 2.0, 128) == base
+    differ = {
+        "misaligned": key(FakeTensor(0x10008, FAKE_FP32), y, out, 100, 2.0, 0.5, 128),
+        "dtype": key(FakeTensor(0x10000, FAKE_FP16), y, out, 100, 2.0, 0.5, 128),
+        "device": key(*tensors(device=1), 100, 2.0, 0.5, 128),
+        "n divisible by 16": key(x, y, out, 96, 2.0, 0.5, 128),
+        "n equal to 1": key(x, y, out, 1, 2.0, 0.5, 128),
+        "n int64": key(x, y, out, 2**33 + 1, 2.0, 0.5, 128),
+        "alpha int": key(x, y, out, 100, 2, 0.5, 128),
+        "constexpr": key(x, y, out, 100, 2.0, 0.5, 256),
+        "constexpr bool": key(x, y, out, 100, 2.0, 0.5, True),
+        "num_warps": key(x, y, out, 100, 2.0, 0.5, 128, num_warps=8),
+        "num_stages": key(x, y, out, 100, 2.0, 0.5, 128, num_stages=2),
+    }
+    for what, k in differ.items():
+        assert k is not None and k != base, what
+    assert len(set(differ.values())) == len(differ)
+
+
+def test_misses_and_other_launches_go_to_run(fake_api, monkeypatch):
+    x, y, out = tensors()
+    register(axpby, (x, y, out, 100, 2.0, 0.5, 128))
+    calls = []
+    orig = jitmod.JITFunction.run  # the plain run, or the suite's GPU mode around it
+
+    def spy(self, *args, grid, **kwargs):
+        calls.append((args, grid, kwargs))
+        return "python"
+
+    # a hook that replaces run takes every launch, hits included
+    monkeypatch.setattr(jitmod.JITFunction, "run", spy)
+    assert axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128) == "python"
+    monkeypatch.setattr(jitmod.JITFunction, "run", orig)
+    assert axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128) == "compiled"
+    # with the plain run in place, what the fast path does not handle goes to run
+    n = axpby._fake_launch()["count"]
+
+    def via_python(*a, grid=(1,), **kw):
+        jitmod.JITFunction.run = spy
+        _C.set_api(plain_run=spy)
+        try:
+            return axpby[grid](*a, **kw)
+        finally:
+            jitmod.JITFunction.run = orig
+            _C.set_api(plain_run=orig)
+
+    # each of these is a miss: the spy (installed as the plain run) sees it
+    assert via_python(x, y, out, 97, 2.0, 0.5, BLOCK=64) == "python"          # another key
+    assert via_python(x, y, out, 100, 2.0, 0.5, BLOCK=128, num_ctas=2) == "python"  # an option Python handles
+    assert via_python(x, y, out, 100, 2.0, BLOCK=128) == "python"             # a missing argument
+    assert via_python(x, y, out, 100, 2.0, 0.5, 128, 9) == "python"           # too many arguments
+    assert via_python(x, y, out, 100, 2.0, 0.5, BLOCK=128, grid=(0,)) == "python"  # a zero grid
+    assert via_python(x, y, out, 100, 2.0, 0.5, BLOCK=128, grid=(1, 70000)) == "python"  # past the grid limit
+    monkeypatch.setenv("NEREID_INTERPRET", "1")
+    assert via_python(x, y, out, 100, 2.0, 0.5, BLOCK=128) == "python"
+    monkeypatch.delenv("NEREID_INTERPRET")
+    assert axpby._fake_launch()["count"] == n
+    assert [c[1] for c in calls] == [(1,), (1,), (1,), (1,), (1,), (0,), (1, 70000), (1,)]
+    assert calls[2][2]["num_ctas"] == 2 and calls[2][2]["BLOCK"] == 128
+    axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128, num_ctas=1)  # the fast path takes num_ctas=1
+    assert axpby._fake_launch()["count"] == n + 1
+
+
+def test_grid_forms(fake_api):
+    x, y, out = tensors()
+    register(axpby, (x, y, out, 100, 2.0, 0.5, 128))
+    for grid, want in [((3,), (3, 1, 1)), (5, (5, 1, 1)), ([2, 3], (2, 3, 1)), ((2, 3, 4), (2, 3, 4)),
+                       ((tl.constexpr(6),), (6, 1, 1)), (lambda m: (m["BLOCK"] // 64, 2), (2, 2, 1)),
+                       (lambda m: m["num_warps"], (4, 1, 1))]:
+        axpby[grid](x, y, out, 100, 2.0, 0.5, BLOCK=128)
+        assert axpby._fake_launch()["grid"] == want, grid
+
+
+def test_meta_dict_kept_by_a_grid_is_not_reused(fake_api):
+    x, y, out = tensors()
+    register(axpby, (x, y, out, 100, 2.0, 0.5, 128))
+    kept = []
+
+    def grid(meta):
+        kept.append(meta)
+        return (1,)
+
+    axpby[grid](x, y, out, 100, 2.0, 0.5, BLOCK=128)
+    axpby[grid](x, y, out, 200, 2.0, 0.5, BLOCK=128)
+    assert kept[0] is not kept[1] and kept[0]["n"] == 100 and kept[1]["n"] == 200
+    assert kept[0]["num_warps"] == 4 and kept[0]["num_stages"] == 3
+
+
+def test_c_signature_matches_python_signature(rng):
+    """What the C key says of an argument is what the Python path compiles for."""
+    import ml_dtypes
+
+    arrays = [np.zeros(8, np.float32), np.zeros(9, np.float16)[1:], np.zeros(4, np.int64), np.zeros(3, np.uint8),
+              np.zeros(4, ml_dtypes.bfloat16), np.zeros(4, np.bool_)]
+    scalars_ = [0, 1, 16, 17, -16, 2**31 - 1, 2**31, -2**31, -2**31 - 1, 2**63 - 1, 2**63, 2**64 - 1, True, False,
+                0.5, float("inf"), -0.0]
+    for v in arrays + scalars_:
+        for name in ("x_ptr", "n"):
+            jf = axpby if name == "x_ptr" else axpby
+            i = jf.arg_names.index(name)
+            values = [np.zeros(4, np.float32)] * 3 + [5, 1.0, 1.0, 128]
+            values[i] = v
+            py_text, _ = jf._signature_entry(i, name, v)  # registers the dtype
+            _, _, sigs, _, _ = _C.Dispatcher._specialize(jf, tuple(values), 4, 3, 0)
+            assert sigs is not None and sigs[i] == py_text, (v, sigs, py_text)
+
+
+def test_bool_int_float_values_pack_by_kernel_dtype(fake_api):
+    (out,) = tensors(1)
+    register(scalars, (out, True, -3, 2**40, 1.5, True))
+    scalars[(1,)](out, True, -3, 2**40, 1.5, FLAG=True)
+    f = scalars._fake_launch()
+    assert f["params"] == (0x10000, 1, (-3) & 0xFFFFFFFF, 2**40, f32(1.5))
+
+
+@pytest.mark.skipif(bool(os.environ.get("NEREID_TEST_DEVICE")), reason="stand-in tensors: the suite's device mode replaces run")
+def test_cpu_dispatch_benchmark_runs():
+    args = type("Args", (), {"launches": 2000, "warmup": 10})
+    machine, rows = launch_bench.run_cpu_dispatch(args)
+    by = {r["system"]: r for r in rows}
+    assert by["nereid"]["status"] == "ok" and 0 < by["nereid"]["median_us"] < 1000
+    assert machine["cpu_dispatch"]
+
+
+def test_interpreter_launch_returns_a_compiled_kernel(rng):
+    x = rng.standard_normal(100).astype(np.float32)
+    y = rng.standard_normal(100).astype(np.float32)
+    out = np.full(128, np.nan, np.float32)
+    k = axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128)
+    assert isinstance(k, triton.CompiledKernel) and k.name == "axpby"
+    np.testing.assert_allclose(out[:100], 2.0 * x + 0.5 * y, rtol=1e-6)
+    assert np.isnan(out[100:]).all()
+    if os.environ.get("NEREID_TEST_DEVICE") != "cuda":  # (there the same launch also runs on the GPU)
+        assert axpby._fast_entries == 0  # host launches are never registered
+
+
+@triton.jit
+def staged(x_ptr, n, BLOCK: tl.constexpr, num_stages: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    for i in tl.range(0, 2, num_stages=num_stages):
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+def test_parameter_named_like_an_option(fake_api):
+    """num_stages: tl.constexpr is both the parameter and the launch option (Triton's fused softmax)."""
+    x = np.zeros(8, np.float32)
+    ck = staged.warmup(x, 8, BLOCK=8, num_stages=2, grid=(1,))
+    assert ck.num_stages == 2
+    ck[(1,)](x, 8, 8, 2)  # the compiled kernel, every argument positional
+    assert (x == 2).all()
+    staged[(1,)](x, 8, BLOCK=8, num_stages=2)
+    assert (x == 4).all()
+    # the C key: the parameter's value is the option's
+    (t,) = tensors(1)
+    k_kw = _C.Dispatcher._specialize(staged, (t, 8, 8, 2), 4, 2, 0)[0]
+    register(staged, (t, 8, 8, 2), num_stages=2)
+    staged[(1,)](t, 8, 8, 2)
+    assert staged._fake_launch()["count"] == 1
+    staged[(1,)](t, 8, BLOCK=8, num_stages=2)
+    assert staged._fake_launch()["count"] == 2
+    assert k_kw is not None
+    staged._clear_fast_path()
+
+
+def test_maxnreg(rng):
+    x = rng.standard_normal(100).astype(np.float32)
+    y = rng.standard_normal(100).astype(np.float32)
+    out = np.full(128, np.nan, np.float32)
+    axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128, maxnreg=64)  # the interpreter ignores it
+    np.testing.assert_allclose(out[:100], 2.0 * x + 0.5 * y, rtol=1e-6)
+    k = axpby.compile("*fp32:16, *fp32:16, *fp32:16, i32, fp32, fp32, 128", arch="sm_90", maxnreg=64)
+    assert k is not axpby.compile("*fp32:16, *fp32:16, *fp32:16, i32, fp32, fp32, 128", arch="sm_90")
+    with pytest.raises(ValueError, match="maxnreg must be a positive int"):
+        axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128, maxnreg="x")
