@@ -29,6 +29,22 @@ _TOL = {np.float16: 2e-3, np.float32: 2e-5, np.float64: 1e-12}
 _RUN_OPTS = ("num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid")
 _state = {"compiled": None}
 
+# Compiler bugs the simulator finds, until they are fixed: (kernel name, text of the
+# simulator's error) -> why.  A launch that fails this way is an expected failure
+# (pytest.xfail) instead of an error, so the rest of the suite still runs.
+KNOWN_BUGS = [
+    ("f16_acc_kernel", "that a cp.async is still writing",
+     "the epilogue's layout conversion writes shared memory that the pipelined loop's last (zero-fill) "
+     "cp.async groups may still be writing: no cp.async.wait_group 0 before the buffer is reused"),
+]
+
+
+def _known(name, text):
+    for kname, needle, why in KNOWN_BUGS:
+        if kname == name and needle in text:
+            return why
+    return None
+
 
 def _tol(dtype):
     for k, v in _TOL.items():
@@ -37,8 +53,35 @@ def _tol(dtype):
     return 1e-2  # bf16 / fp8 via ml_dtypes
 
 
+_CHUNK = 1 << 24  # elements: huge arrays are compared and copied back chunk by chunk
+
+
 def compare(name, got, ref):
     """None, or why got (simulated) differs from ref (interpreter)."""
+    if got.size > 4 * _CHUNK and got.flags.c_contiguous and ref.flags.c_contiguous:
+        g, r = got.reshape(-1), ref.reshape(-1)
+        for i in range(0, g.size, _CHUNK):
+            a, b = g[i:i + _CHUNK], r[i:i + _CHUNK]
+            if a.view(np.uint8).tobytes() != b.view(np.uint8).tobytes():
+                msg = _compare(name, a, b)
+                if msg:
+                    return msg + f" (in the chunk at element {i})"
+        return None
+    return _compare(name, got, ref)
+
+
+def _assign(v, new):
+    """v[...] = new, skipping the equal chunks of huge arrays (their untouched pages stay unallocated)."""
+    if v.size > 4 * _CHUNK and v.flags.c_contiguous and new.flags.c_contiguous:
+        a, b = v.reshape(-1), new.reshape(-1)
+        for i in range(0, a.size, _CHUNK):
+            if a[i:i + _CHUNK].view(np.uint8).tobytes() != b[i:i + _CHUNK].view(np.uint8).tobytes():
+                a[i:i + _CHUNK] = b[i:i + _CHUNK]
+        return
+    v[...] = new
+
+
+def _compare(name, got, ref):
     if got.dtype.kind in "biu":
         bad = np.count_nonzero(got != ref)
         if bad:
@@ -68,11 +111,11 @@ def _clone(a):
     ai = a.__array_interface__
     addr = ai["data"][0]
     nbytes = _extent(a)
-    raw = np.empty(nbytes + 128, dtype=np.uint8)
+    raw = np.zeros(nbytes + 128, dtype=np.uint8)  # (zeroed lazily: huge sparse arrays stay small)
     base = raw.__array_interface__["data"][0]
     off = ((addr % 64) - base) % 64
     buf = raw[off:off + nbytes]
-    buf[:] = ptxsim.memory.host_bytes(addr, nbytes)
+    ptxsim.memory.copy_sparse(buf, ptxsim.memory.host_bytes(addr, nbytes))
     return np.ndarray(a.shape, dtype=a.dtype, buffer=buf, strides=a.strides)
 
 
@@ -109,8 +152,8 @@ def simulate(fn, arch, signature, num_warps, num_stages, bound, grid, originals)
 
 
 def _recording(orig_compile):
-    def compile(self, signature, num_warps=4, num_stages=3, stop_after=None, arch=None):
-        k = orig_compile(self, signature, num_warps, num_stages, stop_after, arch)
+    def compile(self, signature, num_warps=4, num_stages=3, stop_after=None, arch=None, **kw):
+        k = orig_compile(self, signature, num_warps, num_stages, stop_after, arch, **kw)
         if arch is None and stop_after is None:
             _state["compiled"] = (signature, num_warps, num_stages)
         return k
@@ -123,7 +166,9 @@ def checked_run(orig_run, fn, args, kwargs, grid):
     ARCHS, compared; the test's arrays get the first target's results."""
     arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
     karrays = [k for k, a in kwargs.items() if isinstance(a, np.ndarray)]
-    if not arrays and not karrays:
+    negative = any(st < 0 for a in [args[i] for i in arrays] + [kwargs[k] for k in karrays] for st in a.strides)
+    if (not arrays and not karrays) or kwargs.get("warmup") or negative:
+        # (nothing to compare, or a launch whose own error is what the test checks)
         return orig_run(fn, *args, grid=grid, **kwargs)
     # 1. the interpreter, on copies
     iargs, ikw = list(args), dict(kwargs)
@@ -137,7 +182,7 @@ def checked_run(orig_run, fn, args, kwargs, grid):
         return result
     signature, num_warps, num_stages = _state["compiled"]
     # 2. the launch as the runtime makes it: bound arguments and the grid
-    kw = {k: v for k, v in kwargs.items() if k not in _RUN_OPTS + ("num_warps", "num_stages")}
+    kw = {k: v for k, v in kwargs.items() if k in fn.arg_names}
     bound = inspect.signature(fn.fn).bind(*args, **kw)
     bound.apply_defaults()
     bound = dict(bound.arguments)
@@ -166,6 +211,10 @@ def checked_run(orig_run, fn, args, kwargs, grid):
         try:
             got = simulate(fn, arch, signature, num_warps, num_stages, bound, g, originals)
         except ptxsim.SimError as e:
+            why = _known(fn.__name__, str(e))
+            if why:
+                import pytest
+                pytest.xfail(f"known compiler bug: {why}")
             raise AssertionError(f"simulated {arch} PTX of {fn.__name__} [{signature}] num_warps={num_warps} "
                                  f"failed:\n{e}") from None
         for n, arr in got.items():
@@ -178,7 +227,7 @@ def checked_run(orig_run, fn, args, kwargs, grid):
         if first is None:
             first = got
     for n, v in originals.items():
-        v[...] = first[n]
+        _assign(v, first[n])
     return result
 
 

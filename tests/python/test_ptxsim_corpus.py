@@ -647,3 +647,15 @@ def test_device_assert():
             ptxsim.launch(k.ptx, k.name, (1,), params=[mem.from_array(x)], memory=mem, shared_bytes=k.shared)
     with pytest.raises(triton.LaunchError):
         asserting[(1,)](x, BLOCK=32)
+
+
+# --- compiler bugs the simulator found (sim_mode.KNOWN_BUGS) ------------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="sim_mode.KNOWN_BUGS: the epilogue reuses shared memory that cp.async may "
+                                       "still be writing")
+def test_known_bug_epilogue_reuses_pipeline_buffers(rng):
+    from test_hopper_matmul import f16_acc_kernel
+    K = 128
+    a = rng.standard_normal((128, K)).astype(np.float16)
+    b = (rng.standard_normal((K, 128)) * 0.25).astype(np.float16)
+    c = poisoned((128, 128), np.float16)
+    check(f16_acc_kernel, (1,), a, b, c, K, BM=128, BN=128, BK=64, num_warps=4, num_stages=2)

@@ -78,7 +78,7 @@ class GlobalMemory:
         nbytes = _extent(arr)
         a = self.alloc(nbytes, name, addr)
         if nbytes:
-            a.bytes[:] = host_bytes(addr, nbytes)
+            copy_sparse(a.bytes, host_bytes(addr, nbytes))
         return a
 
     def describe(self, addr):
@@ -200,3 +200,16 @@ def host_bytes(addr, nbytes):
     if nbytes == 0:
         return np.zeros(0, np.uint8)
     return np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(addr))
+
+
+def copy_sparse(dst, src, chunk=1 << 20):
+    """dst[:] = src for a freshly zeroed dst, touching only the chunks of src that are
+    not zero: huge, mostly untouched arrays stay mostly unallocated."""
+    n = len(src)
+    if n <= 64 * chunk:
+        dst[:] = src
+        return
+    for i in range(0, n, chunk):
+        part = src[i:i + chunk]
+        if part.any():
+            dst[i:i + chunk] = part
