@@ -4,6 +4,7 @@ compared element by element (sim_mode.check).  This is the simulator's
 coverage of the instructions the PTX emitter writes, and a check of the
 emitter against the interpreter without a GPU."""
 import math
+import os
 
 import numpy as np
 import pytest
@@ -580,6 +581,10 @@ def test_dot_misc(rng, case):
     M, N, K = 32, 32, 32
     dt = {"tf32x3": np.float32, "ieee": np.float32, "f16acc": np.float16}.get(case)
     if case == "f8acc16":
+        if os.environ.get("NEREID_TEST_PTXAS") == "1":
+            # ptxas 13.0 -arch=sm_90 runs for minutes without finishing on this kernel's
+            # mma.sync.m16n8k32.f16.e4m3.e4m3.f16 PTX: only the simulator checks it
+            pytest.skip("ptxas does not finish on the sm_90 PTX of fp8 x fp8 -> fp16 dots")
         if ml_dtypes is None:
             pytest.skip("needs ml_dtypes")
         dt = ml_dtypes.float8_e4m3fn
