@@ -26,6 +26,7 @@ VPY     := $(VENV)/bin/python
 
 
 .PHONY: asan-py
+.PHONY: test-sim
 .PHONY: gpu-test all lib cli pyext test test-c test-lit test-errors test-py asan fuzz valgrind clean venv demo check-determinism
 .PHONY: examples run-examples test-aot
 
@@ -83,6 +84,11 @@ test-errors: all
 test-py: pyext venv
 	@command -v ptxas >/dev/null || test -x /usr/local/cuda/bin/ptxas || echo 'ptxas not found: the PTX of the corpus is not assembled'
 	NEREID_VERIFY_EACH=1 NEREID_TEST_PTXAS=1 PYTHONPATH=$(CURDIR)/python $(VPY) -m pytest -q -x tests/python
+
+# The end-to-end suite with every launch also run on the CPU PTX simulator
+# (tools/ptxsim) for sm_90 and sm_80 and compared with the interpreter.
+test-sim: pyext venv
+	NEREID_TEST_DEVICE=sim PYTHONPATH=$(CURDIR)/python $(VPY) -m pytest -q -x -p no:cacheprovider tests/python
 
 check-determinism: all
 	$(PYTHON) tests/determinism.py --nereid $(BUILD)/nereid examples

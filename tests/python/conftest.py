@@ -44,6 +44,11 @@ if os.environ.get("NEREID_TEST_DEVICE") == "cuda":
 
     gpu_mode.install()
 
+if os.environ.get("NEREID_TEST_DEVICE") == "sim":
+    import sim_mode
+
+    sim_mode.install()
+
 if os.environ.get("NEREID_TEST_PTXAS") == "1":
     import ptxas_mode
 
