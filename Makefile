@@ -153,6 +153,15 @@ clean:
 bench: all pyext
 	$(PYTHON) bench/run.py $(BENCH_ARGS)
 
+# The C floor of a launch (bench/launch.py runs it): needs cuda.h and libcuda.
+CUDA_HOME ?= /usr/local/cuda
+BENCH_CUDA_LIB := $(firstword $(wildcard $(CUDA_HOME)/lib64/stubs/libcuda.so \
+                                         $(CUDA_HOME)/targets/$(shell uname -m)-linux/lib/stubs/libcuda.so))
+$(BUILD)/bench/launch_floor: bench/launch_floor.c $(BUILD)/libnereid.a
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra $(if $(WERROR),-Werror) -Iinclude -I$(CUDA_HOME)/include -o $@ $< \
+	    $(BUILD)/libnereid.a $(if $(BENCH_CUDA_LIB),-L$(dir $(BENCH_CUDA_LIB)) -lcuda,-l:libcuda.so.1) -lm -lpthread -ldl
+
 # Ahead-of-time compilation.  `make examples` builds the C examples
 # (examples/c: kernels compiled by `nereid aot`, plain C99 programs linked
 # with libcuda alone) into build/examples; `make run-examples` runs them on

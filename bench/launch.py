@@ -7,8 +7,9 @@ in a row without synchronizing; each call is timed on the host clock and the
 median is reported, with the mean per launch including the final
 synchronization.  The kernel is bench/kernels/launch.py, loaded once under
 each compiler.  Also measured: what reading the current torch stream costs
-(Nereid's fast path reads it at every launch), and whether Nereid's launches
-took the fast path (the C dispatcher) or went through Python.
+(Nereid's fast path reads it at every launch), whether Nereid's launches
+took the fast path (the C dispatcher) or went through Python, and the same
+kernel launched from C (bench/launch_floor.c): the driver's own cost.
 
 --cpu-dispatch measures Nereid's dispatcher without a GPU: stand-in tensors,
 the whole C path (binding, specialization key, lookup, grid, stream, packing)
@@ -98,8 +99,37 @@ def run_gpu(args):
     times, mean_s = measure(lambda: torch.add(x, y, out=z), torch.cuda.synchronize, args.launches, args.warmup)
     rows.insert(0, row("torch.add", times, mean_s, note="3 arguments"))
     rows.extend(stream_rows(torch, args))
+    rows.extend(floor_rows(args))
     machine = harness.describe_machine(torch, modules.get("triton"), modules.get("nereid"))
     return machine, rows
+
+
+def floor_rows(args):
+    """The same kernel launched from C (bench/launch_floor.c): what the driver's launch costs on this
+    machine, below any Python."""
+    import subprocess
+    root = harness.BENCH.parent
+    exe = root / "build" / "bench" / "launch_floor"
+    notes = {"entry": "C: nr_gpu_entry_launch (cuLaunchKernel), the fast path's launch",
+             "c_api": "C: nr_launch_gpu (the C API's checked launch)"}
+    try:
+        subprocess.run(["make", "-s", "build/bench/launch_floor", "WERROR="], cwd=root, check=True,
+                       capture_output=True, text=True)
+        r = subprocess.run([str(exe), str(root / "bench" / "kernels" / "launch.py"), str(args.launches)], cwd=root,
+                           capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as e:
+        return [failed("C floor", "n/a", harness.short_error(e))]
+    if r.returncode != 0:
+        lines = (r.stderr or r.stdout).strip().splitlines()
+        return [failed("C floor", "FAILED", lines[-1] if lines else f"exit status {r.returncode}")]
+    out = []
+    for line in r.stdout.splitlines():
+        d = json.loads(line)
+        d["note"] = notes.get(d["system"], "")
+        d["system"] = "C " + d["system"]
+        d["status"] = "ok"
+        out.append(d)
+    return out
 
 
 def stream_rows(torch, args):

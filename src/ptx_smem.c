@@ -118,9 +118,17 @@ static bool map_build(const NrModule *m, int32_t layout, int rank, const int32_t
         if (o < 0 || (uint64_t)o >= numel) return false;
         out->img[b] = (uint32_t)o;
     }
-    /* Linear: every element (a sample of large buffers) lands where the
+    /* Linear: every index with two bits set (where a padded or otherwise
+     * non-linear layout shows first), then every element of small buffers and
+     * an odd-strided sample of 1024 elements of larger ones, land where the
      * images say. */
-    uint64_t step = numel <= 65536 ? 1 : (numel / 65536) | 1;
+    for (int b0 = 0; b0 < bits; b0++)
+        for (int b1 = b0 + 1; b1 < bits; b1++) {
+            uint64_t x = (uint64_t)1 << b0 | (uint64_t)1 << b1;
+            flat_coords(rank, shape, x, c);
+            if ((uint64_t)nr_shared_offset(m, layout, rank, shape, es, c) != map_apply(out, x)) return false;
+        }
+    uint64_t step = numel <= 1024 ? 1 : (numel / 1024) | 1;
     for (uint64_t x = 0; x < numel; x += step) {
         flat_coords(rank, shape, x, c);
         if ((uint64_t)nr_shared_offset(m, layout, rank, shape, es, c) != map_apply(out, x)) return false;
