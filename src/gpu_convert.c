@@ -9,6 +9,8 @@
  *   - reduce results: the slice of the operand's layout along the axis;
  *   - broadcast results: the operand's layout; trans results: the operand's
  *     blocked layout with the dimensions permuted;
+ *   - gather: the index in the result's layout, the source in any;
+ *     histogram: the mask in the values' layout, the bins the default;
  *   - dot results: an mma (tensor-core) layout, operands converted to its
  *     dot_op layouts; where tensor cores cannot run the dot, a blocked
  *     accumulator with dot_op operands of it (the FMA fallback, docs/gpu.md);
@@ -87,6 +89,8 @@ int32_t nr_gpu_required(NrFunc *f, NrOpId op, int i) {
     case NR_OP_BROADCAST:
     case NR_OP_HINT: return r0;
     case NR_OP_STORE: return i == 0 ? 0 : nr_gpu_layout_of(f, o->opnds[0]);
+    case NR_OP_GATHER: return i == 1 ? r0 : 0; /* the source: any distributed layout */
+    case NR_OP_HISTOGRAM: return i == 1 ? nr_gpu_layout_of(f, o->opnds[0]) : 0;
     case NR_OP_ASYNC_COPY: return i == 0 ? 0 : nr_gpu_layout_of(f, o->opnds[0]);
     case NR_OP_EXPAND_DIMS: return r0 ? nr_layout_slice(m, r0, (int)nr_op_int(f, op, NR_A_AXIS, 0)) : 0;
     case NR_OP_TRANS: {

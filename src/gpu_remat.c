@@ -6,8 +6,9 @@
  * again:
  *   1. Values that must share a layout join one group: the operands and
  *      results of elementwise ops, loads, stores and atomics, broadcast,
- *      hint; the initial, carried, yielded and result values of for, while
- *      and if; both sides of every convert_layout (all of which go).
+ *      hint; a gather's index and result; a histogram's values and mask;
+ *      the initial, carried, yielded and result values of for, while and
+ *      if; both sides of every convert_layout (all of which go).
  *   2. Anchors fix a group's layout: dot (and warp_group_dot) results and
  *      local_load results first, then loads; groups related to decided ones take the derived
  *      layout (reduce result = slice of its operand, expand_dims operand =
@@ -139,6 +140,10 @@ static void collect(NrFunc *f, NrOpId op, void *ctx) {
     case NR_OP_STORE:
     case NR_OP_ATOMIC_RMW:
     case NR_OP_ATOMIC_CAS: join_all(s, op); break;
+    case NR_OP_GATHER: join(s, o->results[0], o->opnds[1]); break;  /* the source is free */
+    case NR_OP_HISTOGRAM:
+        if (o->opnds[1]) join(s, o->opnds[0], o->opnds[1]);
+        break;
     case NR_OP_WARP_GROUP_DOT_WAIT: join_lists(s, o->results, o->nresults, o->opnds, o->nopnds); break;
     case NR_OP_ASYNC_COPY:
         join(s, o->opnds[0], o->opnds[2]);

@@ -253,6 +253,46 @@ NrIStatus nr_iexec_REDUCE(NrInterp *in, NrIFrame *fr, const NrOp *op) {
     return NR_IST_OK;
 }
 
+/* r[o][i][n] = a[o][idx[o][i][n]][n] with a viewed as [outer][len][inner]
+ * around the axis and r, idx as [outer][ilen][inner]; an index outside
+ * [0, len) gives 0 (all element bits clear). */
+NrIStatus nr_iexec_GATHER(NrInterp *in, NrIFrame *fr, const NrOp *op) {
+    NrIVal *a = nr_iopnd(fr, op, 0), *x = nr_iopnd(fr, op, 1), *r = nr_ires(fr, op, 0);
+    int64_t axis = nr_iattr_int(op, NR_A_AXIS, 0);
+    Split s, si;
+    if (!split_axis(a->t, axis, &s) || !split_axis(x->t, axis, &si) || s.outer != si.outer || s.inner != si.inner ||
+        r->n != x->n || r->esize != a->esize || !nr_ik_int(x->kind))
+        return nr_ifail(in, op, "malformed 'gather': bad axis or shapes");
+    size_t es = a->esize;
+    unsigned char *rp = r->p;
+    const unsigned char *ap = a->p;
+    for (int64_t o = 0; o < si.outer; o++)
+        for (int64_t i = 0; i < si.len; i++)
+            for (int64_t k = 0; k < si.inner; k++) {
+                int64_t at = (o * si.len + i) * si.inner + k;
+                int64_t j = nr_iget_i64(x->kind, x->p, at);
+                if (j < 0 || j >= s.len) memset(rp + at * es, 0, es);
+                else memcpy(rp + at * es, ap + ((o * s.len + j) * s.inner + k) * es, es);
+            }
+    return NR_IST_OK;
+}
+
+/* r[b] = the number of elements of a equal to b where the mask holds. */
+NrIStatus nr_iexec_HISTOGRAM(NrInterp *in, NrIFrame *fr, const NrOp *op) {
+    NrIVal *a = nr_iopnd(fr, op, 0), *mk = nr_iopt(fr, op, 1), *r = nr_ires(fr, op, 0);
+    if (!nr_ik_int(a->kind) || r->kind != NR_DT_I32 || (mk && (mk->n != a->n || mk->kind != NR_DT_I1)))
+        return nr_ifail(in, op, "malformed 'histogram'");
+    int32_t *bins = r->p;
+    const uint8_t *m = mk ? mk->p : NULL;
+    memset(bins, 0, sizeof(int32_t) * (size_t)r->n);
+    for (int64_t i = 0; i < a->n; i++) {
+        if (m && !m[i]) continue;
+        int64_t v = nr_iget_i64(a->kind, a->p, i);
+        if (v >= 0 && v < r->n) bins[v]++;
+    }
+    return NR_IST_OK;
+}
+
 /* The max (or min) along the axis and the smallest index holding it.  NaN
  * follows the `nan` attribute as reduce does, so that argreduce's value is
  * reduce's value: "none" (the default) skips NaNs (an all-NaN axis gives

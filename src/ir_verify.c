@@ -1140,6 +1140,46 @@ static void rule_async_wait(V *v, NrOpId op) {
     get_int_in(v, op, NR_A_NUM, 0, 1 << 16, &num);
 }
 
+/* gather: operand 0 a block; operand 1 integers (not i1) of its rank and of
+ * its sizes outside `axis`; the result has operand 1's shape and layout and
+ * operand 0's element. */
+static void rule_gather(V *v, NrOpId op) {
+    const NrType *a = oty(v, op, 0), *x = oty(v, op, 1);
+    int64_t axis;
+    if (a->rank == 0) {
+        op_error(v, op, "operand 0 must be a block, got %s", tstr(v, otype(v, op, 0)));
+        return;
+    }
+    if (x->rank != a->rank || !is_int_elem(x) || x->dtype == NR_DT_I1) {
+        op_error(v, op, "operand 1 (index) must be a block of integers of operand 0's rank, got %s",
+                 tstr(v, otype(v, op, 1)));
+        return;
+    }
+    if (!get_int_in(v, op, NR_A_AXIS, 0, a->rank - 1, &axis)) return;
+    for (int d = 0; d < a->rank; d++)
+        if (d != axis && x->shape[d] != a->shape[d]) {
+            op_error(v, op, "operand 1 (index) has type %s, expected operand 0's size %d along axis %d",
+                     tstr(v, otype(v, op, 1)), a->shape[d], d);
+            return;
+        }
+    NrType want = shaped(x, (NrDtype)a->dtype, a->ptr);
+    want.layout = rty(v, op, 0)->layout;
+    expect_type(v, op, "result", rtype(v, op, 0), &want);
+}
+
+/* histogram: a 1-d block of integers (not i1), an optional i1 mask of its
+ * type's shape, a 1-d i32 result (the bins). */
+static void rule_histogram(V *v, NrOpId op) {
+    const NrType *a = oty(v, op, 0), *r = rty(v, op, 0);
+    if (a->rank != 1 || !is_int_elem(a) || a->dtype == NR_DT_I1) {
+        op_error(v, op, "operand 0 must be a 1-d block of integers, got %s", tstr(v, otype(v, op, 0)));
+        return;
+    }
+    check_mask(v, op, 1);
+    if (r->rank != 1 || !is_dt(r, NR_DT_I32))
+        op_error(v, op, "result must be a 1-d block of i32 (the bins), got %s", tstr(v, rtype(v, op, 0)));
+}
+
 /* Operand i of a dot with result layout R: the dot_op layout of R for
  * operand i, with the k_width the operand's element width needs on mma. */
 static void check_dot_operand(V *v, NrOpId op, int i, int32_t R) {
@@ -1209,6 +1249,11 @@ static void gpu_layout_rules(V *v, NrOpId op) {
         }
         break;
     }
+    case NR_OP_GATHER:
+        if (oty(v, op, 1)->layout != rty(v, op, 0)->layout)
+            op_error(v, op, "operand 1 (index) has type %s, but gather gives its result the index's layout, got %s",
+                     tstr(v, otype(v, op, 1)), tstr(v, rtype(v, op, 0)));
+        break;
     case NR_OP_TRANS: {
         const NrAttr *order = nr_op_attr(v->f, op, NR_A_ORDER);
         const NrLayout *a = layout_of(v, oty(v, op, 0)), *r = layout_of(v, rty(v, op, 0));
@@ -1278,6 +1323,8 @@ static void rule_custom(V *v, NrOpId op) {
     case NR_OP_TRANS: rule_trans(v, op); break;
     case NR_OP_REDUCE: rule_reduce(v, op); break;
     case NR_OP_ARGREDUCE: rule_argreduce(v, op); break;
+    case NR_OP_GATHER: rule_gather(v, op); break;
+    case NR_OP_HISTOGRAM: rule_histogram(v, op); break;
     case NR_OP_DOT: rule_dot(v, op); break;
     case NR_OP_FOR: rule_for(v, op); break;
     case NR_OP_IF: rule_if(v, op); break;
@@ -1323,6 +1370,7 @@ static bool optional_slot(NrOpcode opc, int i) {
     case NR_OP_TMA_LOAD: return i == 3;
     case NR_OP_STORE:
     case NR_OP_ATOMIC_RMW: return i == 2;
+    case NR_OP_HISTOGRAM: return i == 1;
     default: return false;
     }
 }

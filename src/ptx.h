@@ -10,6 +10,7 @@
  *   ptx_mem.c     loads, stores, atomics, print and assert
  *   ptx_reduce.c  layout conversions (registers, shuffles, shared memory),
  *                 reductions, argreduce and the FMA dot
+ *   ptx_gather.c  gather and histogram through shared memory
  *   ptx_math.c    Nereid's math library (exp, log, sin, erf, tanh, pow, ...)
  *                 on the scalar layer
  *   ptx_smem.c    shared-memory buffers (address maps of shared layouts,
@@ -308,6 +309,11 @@ bool nr_ptx_op_assert(NrPtx *p, NrOpId op);
 bool nr_ptx_op_reduce(NrPtx *p, NrOpId op);
 bool nr_ptx_op_argreduce(NrPtx *p, NrOpId op);
 bool nr_ptx_op_dot(NrPtx *p, NrOpId op);
+/* ptx_gather.c: gather and histogram through shared memory, and their
+ * scratch bytes (0 for other ops). */
+bool nr_ptx_op_gather(NrPtx *p, NrOpId op);
+bool nr_ptx_op_histogram(NrPtx *p, NrOpId op);
+int64_t nr_ptx_gather_scratch(NrModule *m, NrFunc *f, NrOpId op);
 
 /* A linear map from the flats of one shape to the flats of another: the
  * image of each flat bit. */

@@ -815,6 +815,8 @@ int64_t nr_ptx_op_scratch(NrModule *m, NrFunc *f, NrOpId op, int nw, NrArena *a)
         if (!D.rep_lane && !D.rep_warp) return 0;
         return nr_ptx_smem_padded_bytes(numel_of(&D), es);
     }
+    case NR_OP_GATHER:
+    case NR_OP_HISTOGRAM: return nr_ptx_gather_scratch(m, f, op);
     case NR_OP_LOAD:
     case NR_OP_STORE:
     case NR_OP_PRINT:

@@ -10,10 +10,10 @@
  *
  * Most functions are one op.  The ones Triton writes in Python on top of
  * others are built here from ops the same way: random numbers (Philox from
- * umulhi/xor/mul/add), join/split/flip/sort (selects and xor reductions over
- * the element bits, so data moves exactly), scans and reductions with a
- * combine function (trees of pairwise combines), gather and histogram
- * (one-hot comparisons). */
+ * umulhi/xor/mul/add), join/split/sort (selects and xor reductions over
+ * the element bits, so data moves exactly), flip (a gather at the mirrored
+ * index), scans and reductions with a combine function (trees of pairwise
+ * combines).  gather and histogram are ops of their own. */
 #include "sema_impl.h"
 
 #include <ctype.h>
@@ -1383,42 +1383,48 @@ static Val h_cat(Sema *s, const SmCall *c) {
     return v_ir(nr_sm_reshape(s, c->loc, j, 1, &n, true));
 }
 
-/* flip(x, dim): reverse axis dim by swapping the halves of every power-of-two sub-axis. */
-/* x with axis dim reversed: the halves of every power-of-two sub-axis swapped
- * (by xor with the pair's xor-reduction). */
+/* --- gather, flip and histogram ------------------------------------------------------------------ */
+/* arange(0, n) shaped [1]*(rank - 1) + [n] */
+static NrValId iota_last(Sema *s, NrLoc l, int32_t n, int rank) {
+    int64_t n64 = n;
+    NrTypeId at = nr_sm_block_type(s, l, nr_type_scalar(s->m, NR_DT_I32), 1, &n64, "an index");
+    NrOpId op = nr_sm_emit_op(s, l, NR_OP_ARANGE, 0, NULL, 1, &at, 0);
+    nr_op_set_int(s->fn->f, op, NR_A_START, 0);
+    nr_op_set_int(s->fn->f, op, NR_A_END, n);
+    NrValId x = nr_op_result(s->fn->f, op, 0);
+    while (rank_of(s, x) < rank) x = nr_sm_expand_dims(s, l, x, 0);
+    return x;
+}
+
+/* The gather op: src's elements at idx along axis (idx: integers of src's
+ * rank, src's sizes elsewhere, checked by the caller). */
+static NrValId gather_op(Sema *s, NrLoc l, NrValId src, NrValId idx, int axis) {
+    NrType rt = *nr_sm_type(s, idx);
+    const NrType *ts = nr_sm_type(s, src);
+    rt.dtype = ts->dtype;
+    rt.ptr = ts->ptr;
+    NrTypeId rid = nr_type_intern(s->m, &rt);
+    NrOpId op = nr_sm_emit_op(s, l, NR_OP_GATHER, 2, (NrValId[]){src, idx}, 1, &rid, 0);
+    nr_op_set_int(s->fn->f, op, NR_A_AXIS, axis);
+    return nr_op_result(s->fn->f, op, 0);
+}
+
+/* x with axis dim reversed: a gather at index (n-1) - i, which for a
+ * power-of-two n is i ^ (n-1). */
 static NrValId flip_axis(Sema *s, NrLoc l, NrValId x, int dim) {
     const NrType *t = nr_sm_type(s, x);
     int r = t->rank;
-    int32_t n = t->shape[dim];
-    int steps = 0;
-    while ((1 << steps) < n) steps++;
-    if (steps == 0) return x;
-    if (r - 1 + steps > NR_MAX_RANK) nr_sm_fail(s, l, "the block has too many dimensions to flip axis %d", dim);
-    NrDtype dt = dtype_of(s, x), it = int_of_width(s, l, x, "tl.flip");
-    int32_t orig[NR_MAX_RANK], sh[NR_MAX_RANK];
-    for (int i = 0; i < r; i++) orig[i] = t->shape[i];
-    int k = 0;
-    for (int i = 0; i < dim; i++) sh[k++] = orig[i];
-    for (int i = 0; i < steps; i++) sh[k++] = 2;
-    for (int i = dim + 1; i < r; i++) sh[k++] = orig[i];
-    NrValId y = nr_sm_reshape(s, l, nr_sm_bitcast(s, l, x, it, 0), k, sh, false);
-    for (int i = 0; i < steps; i++) {
-        int ax = dim + i;
-        const NrType *yt = nr_sm_type(s, y);
-        int32_t rs[NR_MAX_RANK];
-        int rr = 0;
-        for (int q = 0; q < yt->rank; q++)
-            if (q != ax) rs[rr++] = yt->shape[q];
-        NrTypeId rt = nr_type_block(s->m, nr_type_scalar(s->m, it), rr, rs);
-        NrOpId op = nr_sm_emit_op(s, l, NR_OP_REDUCE, 1, &y, 1, &rt, 0);
-        nr_op_set_str(s->fn->f, op, NR_A_KIND, "xor");
-        nr_op_set_int(s->fn->f, op, NR_A_AXIS, ax);
-        NrValId xs = nr_sm_expand_dims(s, l, nr_op_result(s->fn->f, op, 0), ax);
-        xs = nr_sm_broadcast_to(s, l, xs, yt->rank, nr_sm_type(s, y)->shape, true);
-        y = nr_sm_emit(s, l, NR_OP_XOR, nr_sm_tid(s, y), 2, (NrValId[]){y, xs});
-    }
-    y = nr_sm_reshape(s, l, y, r, orig, false);
-    return nr_sm_bitcast(s, l, y, dt, 0);
+    int32_t n = t->shape[dim], shape[NR_MAX_RANK];
+    memcpy(shape, t->shape, sizeof shape);
+    if (n == 1) return x;
+    NrValId k = iota_last(s, l, n, 1);
+    NrCVal top = nr_cv_int(n - 1);
+    NrValId c = nr_sm_const(s, l, nr_sm_tid(s, k), &top);
+    NrValId idx = nr_sm_emit(s, l, NR_OP_XOR, nr_sm_tid(s, k), 2, (NrValId[]){k, c});
+    for (int i = 0; i < dim; i++) idx = nr_sm_expand_dims(s, l, idx, 0);
+    while (rank_of(s, idx) < r) idx = nr_sm_expand_dims(s, l, idx, rank_of(s, idx));
+    idx = nr_sm_broadcast_to(s, l, idx, r, shape, true);
+    return gather_op(s, l, x, idx, dim);
 }
 
 static Val h_flip(Sema *s, const SmCall *c) {
@@ -1717,25 +1723,6 @@ static Val h_cumulative(Sema *s, const SmCall *c) {
     return scan(s, c->loc, v_ir(x), axis, &cb, arg_bool(s, c, 2));
 }
 
-/* --- gather and histogram: one-hot comparisons --------------------------------------------------- */
-/* arange(0, n) shaped [1]*(rank - 1) + [n] */
-static NrValId iota_last(Sema *s, NrLoc l, int32_t n, int rank) {
-    int64_t n64 = n;
-    NrTypeId at = nr_sm_block_type(s, l, nr_type_scalar(s->m, NR_DT_I32), 1, &n64, "an index");
-    NrOpId op = nr_sm_emit_op(s, l, NR_OP_ARANGE, 0, NULL, 1, &at, 0);
-    nr_op_set_int(s->fn->f, op, NR_A_START, 0);
-    nr_op_set_int(s->fn->f, op, NR_A_END, n);
-    NrValId x = nr_op_result(s->fn->f, op, 0);
-    while (rank_of(s, x) < rank) x = nr_sm_expand_dims(s, l, x, 0);
-    return x;
-}
-
-static void check_onehot_size(Sema *s, NrLoc l, const char *fn, int64_t a, int64_t b) {
-    if (a * b > SM_MAX_BLOCK_NUMEL)
-        nr_sm_fail(s, l, "%s compares %lld positions with %lld values, more than the %d elements a block may have", fn,
-                   (long long)a, (long long)b, SM_MAX_BLOCK_NUMEL);
-}
-
 /* tl.gather(src, index, axis): out[.., i, ..] = src[.., index[.., i, ..], ..] (out-of-range indices give 0) */
 static Val h_gather(Sema *s, const SmCall *c) {
     NrLoc l = c->loc;
@@ -1749,26 +1736,8 @@ static Val h_gather(Sema *s, const SmCall *c) {
         if (d != axis && ts->shape[d] != ti->shape[d])
             nr_sm_fail(s, l, "tl.gather: the index must match the source outside axis %d, got %s and %s", axis,
                        nr_sm_shape_str(s, ts), nr_sm_shape_str(s, ti));
-    int32_t ns = ts->shape[axis];
-    check_onehot_size(s, l, "tl.gather", nr_type_numel(s->m, nr_sm_tid(s, idx)), ns);
-    NrDtype dt = dtype_of(s, src), it = int_of_width(s, l, src, "tl.gather");
-    Val sv = move_axis_last(s, l, v_ir(nr_sm_bitcast(s, l, src, it, 0)), axis, false);
-    Val iv = move_axis_last(s, l, v_ir(nr_sm_cast(s, l, idx, NR_DT_I32, 0, NULL)), axis, false);
-    NrValId sx = nr_sm_expand_dims(s, l, sv.ir, r - 1);   /* [.., 1, ns] */
-    NrValId ix = nr_sm_expand_dims(s, l, iv.ir, r);       /* [.., ni, 1] */
-    NrValId k = iota_last(s, l, ns, r + 1);               /* [1, .., ns] */
-    NrValId m = nr_sm_compare(s, l, NR_CMP_EQ, v_ir(ix), v_ir(k)).ir;
-    NrCVal z = nr_cv_int(0);
-    NrValId zero = nr_sm_const(s, l, nr_type_scalar(s->m, it), &z);
-    broadcast3(s, l, &m, &sx, &zero);
-    NrValId sel = nr_sm_emit(s, l, NR_OP_SELECT, nr_sm_tid(s, sx), 3, (NrValId[]){m, sx, zero});
-    const NrType *st = nr_sm_type(s, sel);
-    NrTypeId rt = nr_type_block(s->m, nr_type_scalar(s->m, it), r, st->shape);
-    NrOpId op = nr_sm_emit_op(s, l, NR_OP_REDUCE, 1, &sel, 1, &rt, 0);
-    nr_op_set_str(s->fn->f, op, NR_A_KIND, "xor");
-    nr_op_set_int(s->fn->f, op, NR_A_AXIS, r);
-    Val out = move_axis_last(s, l, v_ir(nr_op_result(s->fn->f, op, 0)), axis, true);
-    return v_ir(nr_sm_bitcast(s, l, out.ir, dt, 0));
+    if (ti->dtype == NR_DT_I1) idx = nr_sm_cast(s, l, idx, NR_DT_I32, 0, NULL);
+    return v_ir(gather_op(s, l, src, idx, axis));
 }
 
 /* tl.histogram(input, num_bins, mask=None): counts of the values 0 .. num_bins-1 in a 1-d block (int32) */
@@ -1779,21 +1748,11 @@ static Val h_histogram(Sema *s, const SmCall *c) {
     if (t->rank != 1 || t->ptr || !nr_dt_is_int((NrDtype)t->dtype))
         nr_sm_fail(s, c->argloc[0], "tl.histogram takes a 1-d block of integers, got %s", nr_sm_val_kind(s, v_ir(x)));
     int64_t bins = arg_int(s, c, 1);
-    nr_sm_block_type(s, c->argloc[1], nr_type_scalar(s->m, NR_DT_I32), 1, &bins, "tl.histogram");
-    check_onehot_size(s, l, "tl.histogram", t->shape[0], bins);
-    NrValId xe = nr_sm_expand_dims(s, l, x, 1);                 /* [n, 1] */
-    NrValId k = iota_last(s, l, (int32_t)bins, 2);              /* [1, bins] */
-    NrValId m = nr_sm_compare(s, l, NR_CMP_EQ, v_ir(xe), v_ir(k)).ir;
-    if (!is_none(c, 2)) {
-        NrValId mk = nr_sm_broadcast_to(s, c->argloc[2], mask_arg(s, c, 2), 1, t->shape, true);
-        m = nr_sm_binop(s, l, NR_BIN_BITAND, v_ir(m), v_ir(nr_sm_expand_dims(s, l, mk, 1))).ir;
-    }
-    NrValId cnt = nr_sm_cast(s, l, m, NR_DT_I32, 0, NULL);
-    int32_t b32 = (int32_t)bins;
-    NrTypeId rt = nr_type_block(s->m, nr_type_scalar(s->m, NR_DT_I32), 1, &b32);
-    NrOpId op = nr_sm_emit_op(s, l, NR_OP_REDUCE, 1, &cnt, 1, &rt, 0);
-    nr_op_set_str(s->fn->f, op, NR_A_KIND, "add");
-    nr_op_set_int(s->fn->f, op, NR_A_AXIS, 0);
+    NrTypeId rt = nr_sm_block_type(s, c->argloc[1], nr_type_scalar(s->m, NR_DT_I32), 1, &bins, "tl.histogram");
+    if (t->dtype == NR_DT_I1) x = nr_sm_cast(s, l, x, NR_DT_I32, 0, NULL);
+    NrValId mk = NR_NONE;
+    if (!is_none(c, 2)) mk = nr_sm_broadcast_to(s, c->argloc[2], mask_arg(s, c, 2), 1, nr_sm_type(s, x)->shape, true);
+    NrOpId op = nr_sm_emit_op(s, l, NR_OP_HISTOGRAM, 2, (NrValId[]){x, mk}, 1, &rt, 0);
     return v_ir(nr_op_result(s->fn->f, op, 0));
 }
 
