@@ -110,11 +110,12 @@ bool nr_ptx_op_histogram(NrPtx *p, NrOpId op) {
     NrPv tid = {NR_PK_I32, p->tid, 0};
     nr_ptx_bar(p);
     /* zero: thread t clears words t, t + threads, ... */
+    NrPv zero = nr_ptx_inreg(p, nr_pv_i32(0));
     NrPv mine = nr_pb_bin(p, NR_PO_ADD, NR_PT_U32, base, nr_pb_bin(p, NR_PO_SHL, NR_PT_B32, tid, nr_pv_i32(2)));
     for (int64_t w = 0; w < bins; w += threads) {
         NrPv pred = w + threads <= bins ? nr_pv_pred(true) : nr_pb_setp(p, NR_PC_LT, NR_PT_U32, tid, nr_pv_i32(bins - w));
         NrPv addr = w ? nr_pb_bin(p, NR_PO_ADD, NR_PT_U32, mine, nr_pv_i32(4 * w)) : mine;
-        nr_ptx_st_shared(p, NR_DT_I32, addr, nr_pv_i32(0), pred);
+        nr_ptx_st_shared(p, NR_DT_I32, addr, zero, pred);
     }
     nr_ptx_bar(p);
     const NrPtxLay *X = &p->lays[xv->lay];

@@ -1,6 +1,7 @@
 # RUN: nereid ir %s -k k -s '*fp32' --after lower | filecheck %s
-# tl.join / tl.split / tl.interleave / tl.flip, built exactly from shape ops,
-# selects and xor reductions (in an integer type of the element's width).
+# tl.join / tl.split / tl.interleave, built exactly from shape ops, selects
+# and xor reductions (in an integer type of the element's width); tl.flip, a
+# gather at the mirrored index i ^ (n - 1).
 import triton
 import triton.language as tl
 
@@ -27,6 +28,8 @@ def k(p):
 # CHECK-NEXT: [[JI:%[0-9]+]] = bitcast [[J]] : tensor<8x2xi32>
 # CHECK:      reduce {{%[0-9]+}} {axis = 1, kind = "xor"} : tensor<8xi32>
 # CHECK-NEXT: bitcast {{%[0-9]+}} : tensor<8xf32>
-# flip of 8 elements: three pair swaps over a 2x2x2 view
-# CHECK:      reshape {{%[0-9]+}} : tensor<2x2x2xi32>
-# CHECK-COUNT-3: reduce {{%[0-9]+}} {axis = {{[0-2]}}, kind = "xor"}
+# flip of 8 elements
+# CHECK:      [[I:%[0-9]+]] = arange {end = 8, start = 0} : tensor<8xi32>
+# CHECK-NEXT: [[S:%[0-9]+]] = const {value = 7} : tensor<8xi32>
+# CHECK-NEXT: [[M:%[0-9]+]] = xor [[I]], [[S]] : tensor<8xi32>
+# CHECK-NEXT: gather [[X]], [[M]] {axis = 0} : tensor<8xf32>
