@@ -215,6 +215,126 @@ def test_histogram_gather(rng, n, dt):
 
 
 @triton.jit
+def gather1d_kernel(SRC, IDX, G, N: tl.constexpr, NI: tl.constexpr):
+    src = tl.load(SRC + tl.arange(0, N))
+    ri = tl.arange(0, NI)
+    tl.store(G + ri, tl.gather(src, tl.load(IDX + ri), 0))
+
+
+@triton.jit
+def gather2d_kernel(SRC, IDX, G, R: tl.constexpr, C: tl.constexpr, RI: tl.constexpr, CI: tl.constexpr,
+                    AXIS: tl.constexpr):
+    rr = tl.arange(0, R)
+    rc = tl.arange(0, C)
+    src = tl.load(SRC + rr[:, None] * C + rc[None, :])
+    ri = tl.arange(0, RI)
+    ci = tl.arange(0, CI)
+    idx = tl.load(IDX + ri[:, None] * CI + ci[None, :])
+    tl.store(G + ri[:, None] * CI + ci[None, :], tl.gather(src, idx, AXIS))
+
+
+def _take_or_zero(src, idx, axis):
+    """np.take_along_axis where idx is in range, 0 elsewhere."""
+    n = src.shape[axis]
+    ok = (idx >= 0) & (idx < n)
+    out = np.take_along_axis(src, np.where(ok, idx, 0).astype(np.int64), axis)
+    return np.where(ok, out, np.zeros((), src.dtype))
+
+
+def _random_of(rng, shape, dt):
+    if np.issubdtype(dt, np.integer):
+        info = np.iinfo(dt)
+        return rng.integers(max(info.min, -10**6), min(info.max, 10**6), shape).astype(dt)
+    return (rng.standard_normal(shape) * 10).astype(dt)
+
+
+@pytest.mark.parametrize("dt,it", [(np.int32, np.int32), (np.float32, np.int64), (np.float16, np.int16),
+                                   (np.uint8, np.uint8), (np.float64, np.int32)])
+@pytest.mark.parametrize("N,NI", [(1024, 1024), (1024, 256), (64, 512)])
+def test_gather_1d(rng, dt, it, N, NI):
+    src = _random_of(rng, N, dt)
+    lo = 0 if np.issubdtype(it, np.unsignedinteger) else -N // 4
+    hi = min(N + N // 4, np.iinfo(it).max)
+    idx = rng.integers(lo, hi, NI).astype(it)  # some outside [0, N): 0
+    g = poisoned(NI, dt)
+    gather1d_kernel[(1,)](src, idx, g, N=N, NI=NI)
+    assert np.array_equal(g, _take_or_zero(src, idx, 0))
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("dt", [np.int32, np.float32, np.float16, np.int64])
+@pytest.mark.parametrize("R,C,K", [(32, 64, 16), (64, 16, 128), (8, 128, 8)])
+def test_gather_2d(rng, axis, dt, R, C, K):
+    RI, CI = (K, C) if axis == 0 else (R, K)
+    src = _random_of(rng, (R, C), dt)
+    n = (R, C)[axis]
+    idx = rng.integers(-2, n + 2, (RI, CI)).astype(np.int32)
+    g = poisoned((RI, CI), dt)
+    gather2d_kernel[(1,)](src, idx, g, R=R, C=C, RI=RI, CI=CI, AXIS=axis)
+    assert np.array_equal(g, _take_or_zero(src, idx, axis))
+
+
+@triton.jit
+def histogram_kernel(X, H, n, NB: tl.constexpr, BLOCK: tl.constexpr, MASKED: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs)
+    if MASKED:
+        h = tl.histogram(x, NB, mask=(offs < n) & (x != 3))
+    else:
+        h = tl.histogram(x, NB)
+    tl.store(H + tl.arange(0, NB), h)
+
+
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("dt", [np.int32, np.int64, np.uint8, np.int16])
+@pytest.mark.parametrize("NB,BLOCK", [(16, 1024), (1024, 4096), (1024, 256), (512, 64)])
+def test_histogram_bins(rng, masked, dt, NB, BLOCK):
+    hi = min(NB + NB // 8 + 1, np.iinfo(dt).max)
+    lo = 0 if np.issubdtype(dt, np.unsignedinteger) else -5
+    x = rng.integers(lo, hi, BLOCK).astype(dt)  # some values outside [0, NB) are not counted
+    n = int(rng.integers(1, BLOCK + 1))
+    h = poisoned(NB, np.int32)
+    histogram_kernel[(1,)](x, h, n, NB=NB, BLOCK=BLOCK, MASKED=masked)
+    xs = x.astype(np.int64)
+    keep = (xs >= 0) & (xs < NB)
+    if masked:
+        keep &= (np.arange(BLOCK) < n) & (xs != 3)
+    assert np.array_equal(h, np.bincount(xs[keep], minlength=NB)[:NB])
+
+
+@triton.jit
+def flip_kernel(X, F, R: tl.constexpr, C: tl.constexpr, AXIS: tl.constexpr):
+    rr = tl.arange(0, R)
+    rc = tl.arange(0, C)
+    ptrs = rr[:, None] * C + rc[None, :]
+    tl.store(F + ptrs, tl.flip(tl.load(X + ptrs), AXIS))
+
+
+@triton.jit
+def flip1d_kernel(X, F, N: tl.constexpr):
+    r = tl.arange(0, N)
+    tl.store(F + r, tl.flip(tl.load(X + r)))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.int8, np.float16, np.int64])
+@pytest.mark.parametrize("N", [512, 1024, 4096])
+def test_flip_1d(rng, dt, N):
+    x = _random_of(rng, N, dt)
+    f = poisoned(N, dt)
+    flip1d_kernel[(1,)](x, f, N=N)
+    assert np.array_equal(f, np.flip(x))
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("R,C", [(64, 32), (2, 1024), (1024, 2), (128, 64)])
+def test_flip_2d(rng, axis, R, C):
+    x = _random_of(rng, (R, C), np.float32)
+    f = poisoned((R, C), np.float32)
+    flip_kernel[(1,)](x, f, R=R, C=C, AXIS=axis)
+    assert np.array_equal(f, np.flip(x, axis))
+
+
+@triton.jit
 def join_kernel(A, B, J, I, C, S0, S1, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     m = offs < n

@@ -435,7 +435,7 @@ _ATOM_OPS = ("add", "min", "max", "and", "or", "xor", "exch", "cas", "inc", "dec
 def c_atom(fr, ins):
     red = ins.opcode == "red"
     space = _space(ins)
-    if space not in ("global", "generic"):
+    if space not in ("global", "generic", "shared"):
         raise CompileError(f"{ins.opcode}.{space} is not modelled")
     ty = _type(ins)
     opn = next((m for m in ins.mods if m in _ATOM_OPS), None)
@@ -453,6 +453,8 @@ def c_atom(fr, ins):
     put = _store_reg(fr, d, ty) if d is not None and isinstance(d, Reg) else None
     fn = _atom_fn(opn, ty)
     T = fr.T
+    if space == "shared":
+        return _atom_shared(fr, ins, af, gets, put, fn, es, u)
 
     def f(m):
         sel = _sel(m, T)
@@ -480,6 +482,35 @@ def c_atom(fr, ins):
                 old = view[j:j + 1].copy()
                 olds[i] = old[0]
                 view[j:j + 1] = fn(old, *[v[i:i + 1] for v in vals])
+        if put is not None:
+            put(olds, sel)
+
+    return f
+
+
+def _atom_shared(fr, ins, af, gets, put, fn, es, u):
+    """Shared-memory atomics, applied thread by thread in thread order.  Each
+    is checked as a read (a plain write by another thread since the last
+    bar.sync is a race) and recorded as one, so that a later plain write by
+    another thread without a bar.sync is caught; atomics of several threads
+    on one word are not races.  A plain read of an atomic's result without
+    a bar.sync between them is not detected."""
+    T = fr.T
+
+    def f(m):
+        sel = _sel(m, T)
+        if sel.size == 0:
+            return
+        flat = shared_flat(fr, ins, _take(af(), sel), sel, es, ins.opcode)
+        check_read(fr, ins, sel, flat, es)
+        vals = [np.asarray(g(sel), dtype=u) for g in gets]
+        view = fr.smem_views[es]
+        olds = np.empty(len(sel), u)
+        for i in range(len(sel)):
+            j = int(flat[i]) // es
+            old = view[j:j + 1].copy()
+            olds[i] = old[0]
+            view[j:j + 1] = fn(old, *[v[i:i + 1] for v in vals])
         if put is not None:
             put(olds, sel)
 
