@@ -500,6 +500,42 @@ def test_shapes(rng, B, warps):
     check(shapes, (1,), x, out, B=B, FLIP=True, num_warps=warps)
 
 
+@triton.jit
+def gather_hist(x_ptr, i_ptr, o_ptr, n, R: tl.constexpr, C: tl.constexpr, K: tl.constexpr, NB: tl.constexpr):
+    rr = tl.arange(0, R)
+    rc = tl.arange(0, C)
+    rk = tl.arange(0, K)
+    x = tl.load(x_ptr + rr[:, None] * C + rc[None, :])
+    i1 = tl.load(i_ptr + rr[:, None] * K + rk[None, :])  # [R, K]: along axis 1
+    i0 = tl.load(i_ptr + R * K + rk[:, None] * C + rc[None, :]).to(tl.int64)  # [K, C]: along axis 0
+    tl.store(o_ptr + rr[:, None] * K + rk[None, :], tl.gather(x, i1, 1))
+    tl.store(o_ptr + R * K + rk[:, None] * C + rc[None, :], tl.gather(x, i0, 0))
+    tl.store(o_ptr + R * K + K * C + rr[:, None] * C + rc[None, :], tl.flip(x, 0))
+    v = tl.reshape(i1, [R * K])
+    h = tl.histogram(v, NB, mask=tl.arange(0, R * K) < n)
+    tl.store(o_ptr + R * K + K * C + R * C + tl.arange(0, NB), h.to(x.dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float16])
+@pytest.mark.parametrize("R,C,K,NB,warps", [(8, 16, 4, 16, 1), (16, 32, 64, 64, 2), (4, 64, 8, 256, 4)])
+def test_gather_histogram(rng, dtype, R, C, K, NB, warps):
+    x = rng.integers(-100, 100, (R, C)).astype(dtype)
+    idx = np.concatenate([rng.integers(-2, C + 2, R * K), rng.integers(-2, R + 2, K * C)]).astype(np.int32)
+    out = poisoned(R * K + K * C + R * C + NB, dtype)
+    n = int(rng.integers(0, R * K + 1))
+    check(gather_hist, (1,), x, idx, out, n, R=R, C=C, K=K, NB=NB, num_warps=warps)
+
+    def take(src, i, axis):
+        ok = (i >= 0) & (i < src.shape[axis])
+        return np.where(ok, np.take_along_axis(src, np.where(ok, i, 0), axis), 0).astype(dtype)
+
+    i1, i0 = idx[:R * K].reshape(R, K), idx[R * K:].reshape(K, C)
+    v = i1.reshape(-1)[:n]
+    want = np.concatenate([take(x, i1, 1).ravel(), take(x, i0, 0).ravel(), np.flip(x, 0).ravel(),
+                           np.bincount(v[(v >= 0) & (v < NB)], minlength=NB)[:NB].astype(dtype)])
+    assert np.array_equal(out, want)
+
+
 # --- control flow, scalars, random numbers --------------------------------------------------------------------------
 @triton.jit
 def control(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
