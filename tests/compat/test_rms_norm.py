@@ -41,3 +41,17 @@ def test_rms_norm_strided_rows(rng):
     assert rel_err(y, ref_y) < 1e-5
     assert np.isnan(out[:, 100:]).all(), "wrote past the end of a row"
     assert rel_err(rstd, ref_rstd) < 1e-5
+
+
+@pytest.mark.parametrize("M,N,num_warps", [(6, 768, 4), (3, 200, 8), (4, 4000, 8)])
+@pytest.mark.parametrize("dt", ["fp32", "fp16", "bf16"])
+def test_fused_add_rms_norm_in_place(rng, M, N, num_warps, dt):
+    dtype = dtype_of(dt)
+    x = rng.standard_normal((M, N)).astype(dtype)
+    res = (rng.standard_normal((M, N)) * 3).astype(dtype)
+    w = (rng.random(N) + 0.5).astype(dtype)
+    h = (f64(x) + f64(res)).astype(dtype)  # the kernel rounds the sum to the residual's dtype
+    ref_y, _ = reference(h, w, 1e-6)
+    K.add_rms_norm_(x, res, w, num_warps=num_warps)
+    assert rel_err(res, h) < TOL[dt]
+    assert rel_err(x, ref_y) < TOL[dt]

@@ -52,3 +52,27 @@ def rms_norm(x, w, y, rstd, eps=1e-6, max_block=1024):
     else:
         rms_norm_fwd_looped[(M,)](x, w, y, rstd, x.strides[0] // x.itemsize, y.strides[0] // y.itemsize, N,
                                   eps, BLOCK_N=max_block)
+
+
+@triton.jit
+def fused_add_rms_norm(X, Residual, W, stride_x, stride_r, N, eps, BLOCK_N: tl.constexpr):
+    """In place, between two layers: residual <- x + residual, x <- rmsnorm(residual) * w.
+    The sum is rounded to the residual's dtype before it is normalized."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_N)
+    mask = cols < N
+    x_ptrs = X + row * stride_x + cols
+    r_ptrs = Residual + row * stride_r + cols
+    h = tl.load(x_ptrs, mask=mask, other=0.0).to(tl.float32) + tl.load(r_ptrs, mask=mask, other=0.0).to(tl.float32)
+    h = h.to(Residual.dtype.element_ty)
+    tl.store(r_ptrs, h, mask=mask)
+    h = h.to(tl.float32)
+    rstd = tl.rsqrt(tl.sum(h * h, axis=0) / N + eps)
+    w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
+    tl.store(x_ptrs, (h * rstd * w).to(X.dtype.element_ty), mask=mask)
+
+
+def add_rms_norm_(x, residual, w, eps=1e-6, num_warps=4):
+    M, N = x.shape
+    fused_add_rms_norm[(M,)](x, residual, w, x.strides[0] // x.itemsize, residual.strides[0] // residual.itemsize,
+                             N, eps, BLOCK_N=triton.next_power_of_2(N), num_warps=num_warps)
