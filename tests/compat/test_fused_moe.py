@@ -18,12 +18,12 @@ def route(rng, T, E, top_k):
     return ids, (w / w.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
-def reference(a, w, ids, weights, top_k, mul):
+def reference(a, w, ids, weights, top_k, mul, remote=()):
     T2 = ids.size
     out = np.empty((T2, w.shape[1]))
     for pair in range(T2):
         e = ids.ravel()[pair]
-        out[pair] = f64(w[e]) @ f64(a[pair // top_k])
+        out[pair] = 0.0 if e in remote else f64(w[e]) @ f64(a[pair // top_k])
         if mul:
             out[pair] *= weights.ravel()[pair]
     return out
@@ -45,6 +45,20 @@ def test_fused_moe_gemm(rng, T, E, top_k, N, Kd, dt, mul):
     c = poisoned((T * top_k, N), dtype)
     K.fused_moe(a, w, c, weights, ids, routing, top_k, mul)
     assert rel_err(c, reference(a, w, ids, weights, top_k, mul)) < DOT_TOL[dt]
+
+
+@pytest.mark.parametrize("num_warps,block_m,block_n,block_k", [(8, 32, 64, 32), (2, 16, 16, 16), (4, 64, 32, 64)])
+def test_fused_moe_tile_shapes_and_remote_experts(rng, num_warps, block_m, block_n, block_k):
+    T, E, top_k, N, Kd = 45, 8, 2, 80, 72
+    a = rng.standard_normal((T, Kd)).astype(np.float16)
+    w = (rng.standard_normal((E, N, Kd)) / np.sqrt(Kd)).astype(np.float16)
+    ids, weights = route(rng, T, E, top_k)
+    remote = (1, 4)
+    routing = K.align_by_expert(ids, E, block_m, remote)
+    c = poisoned((T * top_k, N), np.float16)
+    K.fused_moe(a, w, c, weights, ids, routing, top_k, True, block_m, block_n, block_k, num_warps=num_warps)
+    assert rel_err(c, reference(a, w, ids, weights, top_k, True, remote)) < 2e-3
+    assert np.all(c[np.isin(ids.ravel(), remote)] == 0)
 
 
 @pytest.mark.parametrize("dt", ["fp16", "bf16"])

@@ -76,3 +76,27 @@ def test_paged_attention_decode(rng, seq_lens, page, n_heads, n_kv, head_dim, dt
     # the dot path rounds p to the cache's dtype (fp32 operands go through tf32)
     tol = TOL[dt] if not use_dot else {"fp32": 3e-3, "fp16": 3e-3, "bf16": 2e-2}[dt]
     assert rel_err(out, ref) < tol
+
+
+@pytest.mark.parametrize("use_dot,num_warps", [(False, 1), (False, 8), (True, 8)])
+def test_paged_attention_num_warps(rng, use_dot, num_warps):
+    seq_lens, page, n_heads, n_kv, head_dim = [9, 50, 64], 16, 4, 2, 64
+    q = rng.standard_normal((len(seq_lens), n_heads, head_dim)).astype(np.float16)
+    kc, vc, table, keys, values = make_cache(rng, seq_lens, page, n_kv, head_dim, np.float16)
+    out = poisoned(q.shape, np.float16)
+    K.paged_attention(q, kc, vc, table, np.array(seq_lens, np.int32), out, 0.125, use_dot, num_warps)
+    assert rel_err(out, reference(q, keys, values, 0.125)) < 3e-3
+
+
+@pytest.mark.parametrize("seq_lens,page,partition", [([1, 200, 65, 130], 16, 64), ([300, 7], 32, 128),
+                                                     ([16, 48], 16, 16)])
+@pytest.mark.parametrize("dt", ["fp32", "fp16"])
+def test_paged_attention_split_partitions(rng, seq_lens, page, partition, dt):
+    dtype = dtype_of(dt)
+    n_heads, n_kv, head_dim = 4, 2, 48
+    q = rng.standard_normal((len(seq_lens), n_heads, head_dim)).astype(dtype)
+    kc, vc, table, keys, values = make_cache(rng, seq_lens, page, n_kv, head_dim, dtype)
+    out = poisoned(q.shape, dtype)
+    scale = 1.0 / np.sqrt(head_dim)
+    K.paged_attention_split(q, kc, vc, table, np.array(seq_lens, np.int32), out, scale, partition)
+    assert rel_err(out, reference(q, keys, values, scale)) < TOL[dt]

@@ -14,7 +14,8 @@ of the tile reads row pair // TOP_K of A (the token; TOP_K = 1 when A already
 holds one row per pair, as in the second GEMM of an expert MLP) and writes row
 pair of C, scaled by the pair's routing weight if MUL_ROUTED_WEIGHT.  B holds
 the experts' weights as (E, N, K): the kernel reads each as its transpose
-through strides.  Programs are ordered in groups of GROUP_M block rows so
+through strides.  Blocks whose expert id is -1 (an expert another device holds)
+write zeros.  Programs are ordered in groups of GROUP_M block rows so
 that neighbouring programs share tiles of B."""
 import numpy as np
 
@@ -45,6 +46,11 @@ def fused_moe_kernel(A, B, C, TopkWeights, SortedIds, ExpertIds, NumPadded,
     expert = tl.load(ExpertIds + pid_m).to(tl.int64)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     nmask = offs_n < N
+    c_ptrs = C + pair[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    if expert == -1:
+        # an expert held elsewhere (expert parallelism): its rows are zero here
+        tl.store(c_ptrs, tl.zeros([BLOCK_M, BLOCK_N], dtype=C.dtype.element_ty), mask=pmask[:, None] & nmask[None, :])
+        return
     offs_k = tl.arange(0, BLOCK_K)
     a_ptrs = A + (pair // TOP_K)[:, None] * stride_am + offs_k[None, :] * stride_ak
     b_ptrs = B + expert * stride_be + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
@@ -59,12 +65,12 @@ def fused_moe_kernel(A, B, C, TopkWeights, SortedIds, ExpertIds, NumPadded,
     if MUL_ROUTED_WEIGHT:
         w = tl.load(TopkWeights + pair, mask=pmask, other=0.0)
         acc = acc * w[:, None]
-    c_ptrs = C + pair[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(C.dtype.element_ty), mask=pmask[:, None] & nmask[None, :])
 
 
-def align_by_expert(topk_ids, n_experts, block_m):
-    """(sorted_ids, expert_ids, num_padded): the routing arrays described above."""
+def align_by_expert(topk_ids, n_experts, block_m, remote=()):
+    """(sorted_ids, expert_ids, num_padded): the routing arrays described above; the
+    blocks of the experts in `remote` get expert id -1 (their rows are written as zeros)."""
     flat = topk_ids.ravel()
     invalid = flat.size
     capacity = flat.size + n_experts * (block_m - 1)
@@ -78,13 +84,13 @@ def align_by_expert(topk_ids, n_experts, block_m):
             continue
         sorted_ids[at:at + pairs.size] = pairs
         n_blocks = -(-pairs.size // block_m)
-        expert_ids[at // block_m:at // block_m + n_blocks] = e
+        expert_ids[at // block_m:at // block_m + n_blocks] = -1 if e in remote else e
         at += n_blocks * block_m
     return sorted_ids, expert_ids, np.array([at], np.int32)
 
 
 def fused_moe(a, w, c, topk_weights, topk_ids, routing, top_k, mul_routed_weight,
-              block_m=16, block_n=32, block_k=32, group_m=4):
+              block_m=16, block_n=32, block_k=32, group_m=4, num_warps=4):
     """c[pair] = a[pair // top_k] @ w[expert(pair)].T (times the pair's weight)."""
     sorted_ids, expert_ids, num_padded = routing
     E, N, K = w.shape
@@ -97,4 +103,5 @@ def fused_moe(a, w, c, topk_weights, topk_ids, routing, top_k, mul_routed_weight
                            N, K, capacity, topk_ids.size,
                            sa[0], sa[1], sw[0], sw[1], sw[2], sc[0], sc[1],
                            MUL_ROUTED_WEIGHT=mul_routed_weight, TOP_K=top_k,
-                           BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m)
+                           BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m,
+                           num_warps=num_warps)
