@@ -55,3 +55,17 @@ def test_fused_add_rms_norm_in_place(rng, M, N, num_warps, dt):
     K.add_rms_norm_(x, res, w, num_warps=num_warps)
     assert rel_err(res, h) < TOL[dt]
     assert rel_err(x, ref_y) < TOL[dt]
+
+
+@pytest.mark.parametrize("M,N", [(5, 300), (3, 2500)])
+@pytest.mark.parametrize("dt", ["fp16", "bf16"])
+def test_rms_norm_heuristics(rng, M, N, dt):
+    dtype = dtype_of(dt)
+    x = rng.standard_normal((M, N)).astype(dtype)
+    w = (rng.random(N) + 0.5).astype(dtype)
+    y = poisoned((M, N), dtype)
+    rstd = poisoned(M, np.float32)
+    K.rms_norm_fwd_auto[(M,)](x, w, y, rstd, N, N, N, 1e-5)
+    ref_y, ref_rstd = reference(x, w, 1e-5)
+    assert rel_err(y, ref_y) < TOL[dt]
+    assert rel_err(rstd, ref_rstd) < 1e-5

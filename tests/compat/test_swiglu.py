@@ -53,3 +53,15 @@ def test_swiglu_backward_matches_finite_differences(rng):
     K.swiglu((a + h).astype(np.float32), b, cp, 64)
     K.swiglu((a - h).astype(np.float32), b, cm, 64)
     assert rel_err(da, (f64(cp) - f64(cm)) / (2 * h)) < 1e-3
+
+
+@pytest.mark.parametrize("M,N", [(4, 700), (3, 2000)])
+def test_swiglu_autotuned(rng, M, N, tmp_path, monkeypatch):
+    monkeypatch.setenv("NEREID_CACHE_DIR", str(tmp_path))  # the tuner's choice is cached on disk
+    a = rng.standard_normal((M, N)).astype(np.float16)
+    b = rng.standard_normal((M, N)).astype(np.float16)
+    c = poisoned((M, N), np.float16)
+    K.swiglu_tuned(a, b, c)
+    a64, b64 = f64(a), f64(b)
+    assert rel_err(c, a64 * sigmoid(a64) * b64) < 2e-3
+    assert K.swiglu_fwd_tuned.best_config is not None

@@ -42,6 +42,21 @@ def rms_norm_fwd_looped(X, W, Y, Rstd, stride_x, stride_y, N, eps, BLOCK_N: tl.c
         tl.store(y_row + cols, (x * rstd * w).to(y_row.dtype.element_ty), mask=mask)
 
 
+@triton.heuristics({"BLOCK_N": lambda args: triton.next_power_of_2(args["N"]),
+                    "num_warps": lambda args: 8 if args["N"] >= 2048 else 4})
+@triton.jit
+def rms_norm_fwd_auto(X, W, Y, Rstd, stride_x, stride_y, N, eps, BLOCK_N: tl.constexpr):
+    """rms_norm_fwd with its block size (and num_warps) derived from N by @triton.heuristics."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_N)
+    mask = cols < N
+    x = tl.load(X + row * stride_x + cols, mask=mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+    rstd = 1.0 / tl.sqrt_rn(tl.sum(x * x, axis=0) / N + eps)
+    w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
+    tl.store(Y + row * stride_y + cols, (x * rstd * w).to(Y.dtype.element_ty), mask=mask)
+    tl.store(Rstd + row, rstd)
+
+
 def rms_norm(x, w, y, rstd, eps=1e-6, max_block=1024):
     """Launches one program per row of the 2-d array x (rows may be strided)."""
     M, N = x.shape

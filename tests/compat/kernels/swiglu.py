@@ -5,13 +5,14 @@ two halves of one fused projection, so each has its own row stride.  Math in
 fp32, results in the output's dtype.  The backward, given dc, gives
   db = dc * silu(a)
   da = dc * b * sigmoid(a) * (1 + a * (1 - sigmoid(a))).
-A 2-d grid: rows by blocks of columns."""
+A 2-d grid: rows by blocks of columns; `swiglu_fwd_tuned` lets @triton.autotune
+pick the block size and num_warps."""
 import nereid as triton
 import nereid.language as tl
 
 
 @triton.jit
-def swiglu_fwd(A, B, C, stride_a, stride_b, stride_c, n_cols, BLOCK: tl.constexpr):
+def _swiglu_tile(A, B, C, stride_a, stride_b, stride_c, n_cols, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     mask = cols < n_cols
@@ -19,6 +20,18 @@ def swiglu_fwd(A, B, C, stride_a, stride_b, stride_c, n_cols, BLOCK: tl.constexp
     b = tl.load(B + row * stride_b + cols, mask=mask, other=0.0).to(tl.float32)
     c = a * tl.sigmoid(a) * b
     tl.store(C + row * stride_c + cols, c.to(C.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def swiglu_fwd(A, B, C, stride_a, stride_b, stride_c, n_cols, BLOCK: tl.constexpr):
+    _swiglu_tile(A, B, C, stride_a, stride_b, stride_c, n_cols, BLOCK)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 128}, num_warps=2), triton.Config({"BLOCK": 512}, num_warps=4),
+                          triton.Config({"BLOCK": 1024}, num_warps=8)], key=["n_cols"])
+@triton.jit
+def swiglu_fwd_tuned(A, B, C, stride_a, stride_b, stride_c, n_cols, BLOCK: tl.constexpr):
+    _swiglu_tile(A, B, C, stride_a, stride_b, stride_c, n_cols, BLOCK)
 
 
 @triton.jit
@@ -45,6 +58,12 @@ def _rs(x):
 def swiglu(a, b, c, block=256):
     M, N = a.shape
     swiglu_fwd[(M, triton.cdiv(N, block))](a, b, c, _rs(a), _rs(b), _rs(c), N, BLOCK=block)
+
+
+def swiglu_tuned(a, b, c):
+    """The forward with the block size and num_warps chosen by the autotuner (per n_cols)."""
+    M, N = a.shape
+    swiglu_fwd_tuned[lambda meta: (M, triton.cdiv(N, meta["BLOCK"]))](a, b, c, _rs(a), _rs(b), _rs(c), N)
 
 
 def swiglu_backward(dc, a, b, da, db, block=256):
