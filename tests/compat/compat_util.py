@@ -1,11 +1,12 @@
 """Helpers of the compatibility suite, shared with the end-to-end suite.
 
-tests/python/conftest.py is loaded once (under its own module name when the
-end-to-end suite is not collected in the same run): loading it puts
-python/ on sys.path and installs the device modes that NEREID_TEST_DEVICE
-(cuda: every launch also on the GPU; sim: also on the PTX simulator) and
-NEREID_TEST_PTXAS=1 (every kernel also assembled with ptxas) select, so this
-suite runs under exactly the same modes as tests/python."""
+tests/python/conftest.py is loaded (under its own module name, unless pytest
+has it in sys.modules already): loading it puts python/ on sys.path and
+installs the device modes that NEREID_TEST_DEVICE (cuda: every launch also on
+the GPU; sim: also on the PTX simulator) and NEREID_TEST_PTXAS=1 (every kernel
+also assembled with ptxas) select, so this suite runs under exactly the same
+modes as tests/python.  The modes install once however often that file runs
+(both suites in one pytest run load it twice)."""
 import importlib.util
 import os
 import sys

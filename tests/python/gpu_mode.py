@@ -48,6 +48,8 @@ plain_run = None  # JITFunction.run before install(): tests of the launch path p
 
 
 def install():
+    if plain_run is not None:
+        return  # installed already (tests/compat loads this suite's conftest too)
     import torch
 
     orig_run = _jit.JITFunction.run
