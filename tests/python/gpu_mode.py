@@ -45,6 +45,8 @@ def _compare(name, gpu, ref, tol=None):
 
 
 plain_run = None  # JITFunction.run before install(): tests of the launch path put it back
+ignored = set()   # argument names not compared (results that depend on the order of atomics)
+tol_override = 0.0  # a looser relative tolerance for floats (sim_mode.tolerance)
 
 
 def install():
@@ -95,7 +97,9 @@ def install():
             got = host.numpy().reshape(a.shape)
             if got.dtype != a.dtype:
                 got = got.view(a.dtype)
-            msg = _compare(f"{self.__name__} argument {key}", got, ref, 1e-3 if fp8 else None)
+            name = self.arg_names[key] if kind == "a" else key
+            msg = None if name in ignored else _compare(f"{self.__name__} argument {key}", got, ref,
+                                                          max(1e-3 if fp8 else 0.0, tol_override))
             if msg:
                 _mismatches.append(msg)
                 raise AssertionError(msg)
