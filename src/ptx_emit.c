@@ -26,18 +26,35 @@
 #include <string.h>
 
 /* --- output -------------------------------------------------------------------------------------- */
-static void buf_vadd(NrArena *a, NrPtxBuf *b, const char *fmt, va_list ap) {
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    if (n < 0) n = 0;
-    if (b->n + (size_t)n + 2 > b->cap) {
+static void buf_reserve(NrArena *a, NrPtxBuf *b, size_t n) {
+    if (b->n + n + 2 > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
-        while (b->n + (size_t)n + 2 > cap) cap *= 2;
+        while (b->n + n + 2 > cap) cap *= 2;
         b->s = nr_arena_grow(a, b->s, b->cap, cap);
         b->cap = cap;
     }
+}
+
+static void buf_put(NrArena *a, NrPtxBuf *b, const char *s, size_t n) {
+    buf_reserve(a, b, n);
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = 0;
+}
+
+/* One formatting pass for the common short line; two for a long one. */
+static void buf_vadd(NrArena *a, NrPtxBuf *b, const char *fmt, va_list ap) {
+    char tmp[512];
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) n = 0;
+    if ((size_t)n < sizeof tmp) {
+        buf_put(a, b, tmp, (size_t)n);
+        return;
+    }
+    buf_reserve(a, b, (size_t)n);
     vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
     b->n += (size_t)n;
 }
@@ -52,12 +69,12 @@ static void buf_add(NrArena *a, NrPtxBuf *b, const char *fmt, ...) {
 
 void nr_ptx_emit(NrPtx *p, const char *fmt, ...) {
     if (p->eval) NR_ICE("instruction emitted in evaluation mode");
-    if (fmt[0] != '$') buf_add(p->a, p->out, "  ");
+    if (fmt[0] != '$') buf_put(p->a, p->out, "  ", 2);
     va_list ap;
     va_start(ap, fmt);
     buf_vadd(p->a, p->out, fmt, ap);
     va_end(ap);
-    buf_add(p->a, p->out, "\n");
+    buf_put(p->a, p->out, "\n", 1);
 }
 
 void nr_ptx_error(NrPtx *p, const char *fmt, ...) {
@@ -99,7 +116,20 @@ static char *next_name(NrPtx *p) {
 
 const char *nr_ptx_reg(NrPtx *p, int32_t r) {
     char *s = next_name(p);
-    snprintf(s, sizeof p->names[0], "%s%d", class_prefix[r >> 24 & 7], r & 0xffffff);
+    /* "%r123": the prefix, then the number's digits (a hot path of the emitter: no snprintf) */
+    const char *pre = class_prefix[r >> 24 & 7];
+    size_t k = strlen(pre);
+    NR_ASSERT(k + 9 <= sizeof p->names[0]);
+    memcpy(s, pre, k);
+    char digits[12];
+    int nd = 0;
+    uint32_t v = (uint32_t)(r & 0xffffff);
+    do {
+        digits[nd++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (nd) s[k++] = digits[--nd];
+    s[k] = 0;
     return s;
 }
 
