@@ -354,6 +354,8 @@ def attention_forward(q, k, v, causal=False, sm_scale=None, config=None):
     if sm_scale is None:
         sm_scale = D ** -0.5
     block_m, block_n, warps, stages = config or FWD_CONFIG.get(D, (64, 64, 4, 2))
+    if block_m % block_n:
+        raise ValueError("BLOCK_M must be a multiple of BLOCK_N")
     o = empty(q, q.shape, _fp16(q) if _is_fp8(q) else None)
     m = empty(q, (B, H, L), float32(q))
     sq, sk, sv, so = strides(q), strides(k), strides(v), strides(o)
