@@ -12,6 +12,7 @@ import tempfile
 _jit = importlib.import_module("nereid.runtime.jit")
 ARCHS = ("sm_80", "sm_90", "sm_90a")
 _seen = set()
+_installed = []
 
 
 def ptxas_path():
@@ -22,6 +23,9 @@ def ptxas_path():
 
 
 def install():
+    if _installed:
+        return  # installed already (tests/compat loads this suite's conftest too)
+    _installed.append(True)
     ptxas = ptxas_path()
     orig_compile = _jit.JITFunction.compile
 
