@@ -615,3 +615,45 @@ $END:
     sink = io.StringIO()
     r = ptxsim.launch(ptx, "k", (1,), params=[], memory=mem, printf=sink)
     assert r.printed == ["t 0 x 0.000 h ff\nt 1 x 1.000 h ff\n"] and sink.getvalue() == r.printed[0]
+
+
+FUNC = """
+.func (.reg .b32 nr_rv0, .reg .b32 nr_rv1) twice_and_max(.reg .b32 nr_a0, .reg .b32 nr_a1)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<4>;
+  mov.b32 %r1, nr_a0;
+  mov.b32 %r2, nr_a1;
+  add.s32 %r3, %r1, %r1;
+  mov.b32 nr_rv0, %r3;
+  mov.b32 nr_rv1, %r1;
+  setp.gt.s32 %p1, %r1, %r2;
+  @%p1 bra $L1;
+  mov.b32 nr_rv1, %r2;
+  ret;
+$L1:
+  ret;
+}
+"""
+
+
+def test_functions_with_register_parameters_and_two_results():
+    """Nereid's noinline functions: .reg parameters and results, early returns, labels, the
+    callee's registers apart from the caller's (both have %r1), two calls of one function."""
+    rng = np.random.default_rng()
+    x = rng.integers(-1000, 1000, 64).astype(np.int32)
+    y = rng.integers(-1000, 1000, 64).astype(np.int32)
+    body = """
+  shl.b64 %rd10, %off, 2;
+  add.s64 %rd11, %rd0, %rd10;
+  ld.global.s32 %r1, [%rd11];
+  add.s64 %rd12, %rd1, %rd10;
+  ld.global.s32 %r2, [%rd12];
+  call.uni (%r3, %r4), twice_and_max, (%r1, %r2);
+  call.uni (%r5, %r6), twice_and_max, (%r3, %r2);
+  st.global.s32 [%rd11], %r4;
+  st.global.s32 [%rd12], %r5;
+"""
+    a, b = run(body, [x.copy(), y.copy()], threads=64, extra=FUNC)
+    assert np.array_equal(a, np.maximum(x, y))
+    assert np.array_equal(b, 4 * x)

@@ -97,9 +97,9 @@ def rd(fr, op, ty):
         c = NP[ty](v)
         return lambda: c
     if isinstance(op, Sym):
-        name = op.name
+        name, off = op.name, op.offset
         t = NP[ty]
-        return lambda: t(fr.symbol_address(name))
+        return lambda: t(fr.symbol_address(name) + off)
     raise CompileError(f"operand {op!r} cannot be read as .{ty}")
 
 
