@@ -33,6 +33,10 @@ def _space(ins):
 def _vec(ins):
     for m in ins.mods:
         if m in ("v2", "v4", "v8"):
+            if m == "v8" and not any(t in ins.mods for t in ("b32", "u32", "s32", "f32")):
+                # (.v8 is a 256-bit access of 32-bit elements: ptxas takes .v8.b8, the GPU
+                # does not do what it says)
+                raise CompileError(f"'{ins.text}': .v8 vectors hold 32-bit elements only")
             return int(m[1])
     return 1
 
