@@ -42,12 +42,76 @@ static void buf_put(NrArena *a, NrPtxBuf *b, const char *s, size_t n) {
     b->s[b->n] = 0;
 }
 
+/* Appends the digits of v in base 10 or 16 (upper case), zero-padded to width. */
+static size_t put_uint(char *o, size_t cap, size_t n, unsigned long long v, int base, int width) {
+    char d[24];
+    int k = 0;
+    do {
+        d[k++] = "0123456789ABCDEF"[v % (unsigned)base];
+        v /= (unsigned)base;
+    } while (v);
+    for (; width > k && n < cap; width--) o[n++] = '0';
+    while (k && n < cap) o[n++] = d[--k];
+    return n;
+}
+
+/* The emitter's formats (%s %c %d %u %X %lld %llu %%, a zero-padded width on
+ * %X) without the C library's machinery; -1 for anything else or a line
+ * longer than cap - 1. */
+static int format_fast(char *o, size_t cap, const char *fmt, va_list ap) {
+    size_t n = 0;
+    for (const char *f = fmt; *f; f++) {
+        if (n + 1 >= cap) return -1;
+        if (*f != '%') {
+            o[n++] = *f;
+            continue;
+        }
+        f++;
+        int width = 0, ll = 0;
+        if (*f == '0')
+            for (f++; *f >= '0' && *f <= '9'; f++) width = width * 10 + (*f - '0');
+        if (*f == 'l' && f[1] == 'l') ll = 1, f += 2;
+        switch (*f) {
+        case '%': o[n++] = '%'; break;
+        case 'c': o[n++] = (char)va_arg(ap, int); break;
+        case 's': {
+            const char *str = va_arg(ap, const char *);
+            size_t k = strlen(str);
+            if (n + k + 1 >= cap) return -1;
+            memcpy(o + n, str, k);
+            n += k;
+            break;
+        }
+        case 'd': {
+            long long v = ll ? va_arg(ap, long long) : va_arg(ap, int);
+            unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+            if (v < 0) o[n++] = '-';
+            n = put_uint(o, cap, n, u, 10, width);
+            break;
+        }
+        case 'u': n = put_uint(o, cap, n, ll ? va_arg(ap, unsigned long long) : va_arg(ap, unsigned), 10, width); break;
+        case 'X': n = put_uint(o, cap, n, ll ? va_arg(ap, unsigned long long) : va_arg(ap, unsigned), 16, width); break;
+        default: return -1;
+        }
+    }
+    if (n >= cap) return -1;
+    o[n] = 0;
+    return (int)n;
+}
+
 /* One formatting pass for the common short line; two for a long one. */
 static void buf_vadd(NrArena *a, NrPtxBuf *b, const char *fmt, va_list ap) {
     char tmp[512];
     va_list ap2;
     va_copy(ap2, ap);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap2);
+    int n = format_fast(tmp, sizeof tmp, fmt, ap2);
+    va_end(ap2);
+    if (n >= 0) {
+        buf_put(a, b, tmp, (size_t)n);
+        return;
+    }
+    va_copy(ap2, ap);
+    n = vsnprintf(tmp, sizeof tmp, fmt, ap2);
     va_end(ap2);
     if (n < 0) n = 0;
     if ((size_t)n < sizeof tmp) {
@@ -1049,8 +1113,10 @@ static void function_body(NrPtx *p, NrPtxBuf *out) {
     for (int c = NR_RC_P; c <= NR_RC_D; c++)
         if (p->nregs[c]) buf_add(p->a, out, "  .reg %s %s<%d>;\n", class_type[c], class_prefix[c], p->nregs[c] + 1);
     if (p->local_bytes) buf_add(p->a, out, "  .local .align 8 .b8 nr_local[%lld];\n", (long long)p->local_bytes);
-    buf_add(p->a, out, "\n%.*s%.*s  ret;\n}\n", (int)p->pro.n, p->pro.s ? p->pro.s : "", (int)p->body.n,
-            p->body.s ? p->body.s : "");
+    buf_put(p->a, out, "\n", 1);
+    if (p->pro.n) buf_put(p->a, out, p->pro.s, p->pro.n); /* (copies: the body is most of the text) */
+    if (p->body.n) buf_put(p->a, out, p->body.s, p->body.n);
+    buf_put(p->a, out, "  ret;\n}\n", 9);
 }
 
 /* The text of a finished emission: the kernel p, after the noinline
@@ -1069,10 +1135,10 @@ static char *assemble(NrPtx *p, NrPtxBuf *params, const NrPtxBuf *funcs) {
         buf_add(p->a, &out,
                 ".extern .func __assertfail(.param .b64 nr_msg, .param .b64 nr_file, .param .b32 nr_line, "
                 ".param .b64 nr_func, .param .b64 nr_csize);\n");
-    if (p->glob.n) buf_add(p->a, &out, "%.*s", (int)p->glob.n, p->glob.s);
+    if (p->glob.n) buf_put(p->a, &out, p->glob.s, p->glob.n);
     if (p->smem_bytes > 0)
         buf_add(p->a, &out, ".extern .shared .align %d .b8 nr_smem[];\n", p->smem_align > 16 ? p->smem_align : 16);
-    if (funcs->n) buf_add(p->a, &out, "%.*s", (int)funcs->n, funcs->s);
+    if (funcs->n) buf_put(p->a, &out, funcs->s, funcs->n);
     buf_add(p->a, &out, "\n.visible .entry %s(\n%.*s\n)\n.reqntid %d, 1, 1\n{\n", p->f->name, (int)params->n,
             params->s ? params->s : "", 32 * p->num_warps);
     function_body(p, &out);
