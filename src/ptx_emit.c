@@ -601,8 +601,46 @@ static bool op_barrier(NrPtx *p, NrOpId op) {
     return true;
 }
 
+/* --- noinline functions: the PTX calling convention ------------------------------------------------------ */
+/* Element registers pass in .param variables, one per register (a
+ * predicate as a .b32 of 0 or 1), and come back in one .param byte array,
+ * each at its natural alignment: the ABI every PTX compiler uses, so ptxas
+ * saves and restores around calls as it should. */
+static int abi_bytes(int cls) { return cls == NR_RC_D ? 8 : cls == NR_RC_H ? 2 : 4; }
+static const char *const abi_type[] = {"", ".b32", ".b16", ".b32", ".b64"};
+
+/* Offset of the next value of class cls in a return array filled to *off. */
+static int abi_place(int *off, int cls) {
+    int n = abi_bytes(cls);
+    *off = (*off + n - 1) / n * n;
+    int at = *off;
+    *off += n;
+    return at;
+}
+
+/* st.param of element v at [name+off] (a predicate as 0 or 1). */
+static void abi_store(NrPtx *p, const char *name, int off, NrPv v) {
+    int cls = kind_class((NrPk)v.k);
+    if (cls == NR_RC_P) v = nr_pb_selp(p, v, nr_pv_i32(1), nr_pv_i32(0));
+    v = nr_ptx_inreg(p, v);
+    nr_ptx_emit(p, "st.param%s [%s+%d], %s;", abi_type[cls], name, off, nr_ptx_reg(p, v.r));
+}
+
+/* ld.param of [name+off] into register d (a predicate from its 0 or 1). */
+static void abi_load(NrPtx *p, const char *name, int off, NrPv d) {
+    int cls = kind_class((NrPk)d.k);
+    if (cls != NR_RC_P) {
+        nr_ptx_emit(p, "ld.param%s %s, [%s+%d];", abi_type[cls], nr_ptx_reg(p, d.r), name, off);
+        return;
+    }
+    int32_t t = nr_ptx_newreg(p, NR_PK_I32);
+    nr_ptx_emit(p, "ld.param.b32 %s, [%s+%d];", nr_ptx_reg(p, t), name, off);
+    nr_ptx_emit(p, "setp.ne.b32 %s, %s, 0;", nr_ptx_reg(p, d.r), nr_ptx_reg(p, t));
+}
+
 /* A noinline function: its elements (block values: each thread's registers
- * in the default layout of their shape) pass in and out in .reg parameters. */
+ * in the default layout of their shape) pass in and out through .param
+ * variables declared in a scope around the call. */
 static bool op_call(NrPtx *p, NrOpId op) {
     const char *name = nr_op_str(p->f, op, NR_A_CALLEE, "");
     NrFunc *g = nr_module_find_func(p->m, name);
@@ -611,20 +649,35 @@ static bool op_call(NrPtx *p, NrOpId op) {
         return false;
     }
     const NrOp *o = O(p, op);
-    NrPtxBuf args = {0}, rets = {0};
+    NrPtxBuf args = {0};
+    nr_ptx_emit(p, "{");
+    int k = 0;
     for (int i = 0; i < o->nopnds; i++) {
         NrPtxVal *x = nr_ptx_val(p, opd(p, op, i));
-        for (int j = 0; j < x->n; j++)
-            buf_add(p->a, &args, "%s%s", args.n ? ", " : "", nr_ptx_reg(p, nr_ptx_inreg(p, x->e[j]).r));
+        for (int j = 0; j < x->n; j++, k++) {
+            char pn[32];
+            snprintf(pn, sizeof pn, "nr_p%d", k);
+            nr_ptx_emit(p, ".param %s %s;", abi_type[kind_class((NrPk)x->e[j].k)], pn);
+            abi_store(p, pn, 0, x->e[j]);
+            buf_add(p->a, &args, "%s%s", args.n ? ", " : "", pn);
+        }
     }
+    int size = 0;
     for (int i = 0; i < o->nresults; i++) {
         NrPtxVal *x = nr_ptx_def(p, res(p, op, i));
-        for (int j = 0; j < x->n; j++) buf_add(p->a, &rets, "%s%s", rets.n ? ", " : "", nr_ptx_reg(p, x->e[j].r));
+        for (int j = 0; j < x->n; j++) abi_place(&size, kind_class((NrPk)x->e[j].k));
     }
-    if (rets.n && args.n) nr_ptx_emit(p, "call.uni (%s), %s, (%s);", rets.s, name, args.s);
-    else if (rets.n) nr_ptx_emit(p, "call.uni (%s), %s;", rets.s, name);
+    if (size) nr_ptx_emit(p, ".param .align 8 .b8 nr_rets[%d];", size);
+    if (size && args.n) nr_ptx_emit(p, "call.uni (nr_rets), %s, (%s);", name, args.s);
+    else if (size) nr_ptx_emit(p, "call.uni (nr_rets), %s;", name);
     else if (args.n) nr_ptx_emit(p, "call.uni %s, (%s);", name, args.s);
     else nr_ptx_emit(p, "call.uni %s;", name);
+    int off = 0;
+    for (int i = 0; i < o->nresults; i++) {
+        NrPtxVal *x = nr_ptx_def(p, res(p, op, i));
+        for (int j = 0; j < x->n; j++) abi_load(p, "nr_rets", abi_place(&off, kind_class((NrPk)x->e[j].k)), x->e[j]);
+    }
+    nr_ptx_emit(p, "}");
     return true;
 }
 
@@ -980,14 +1033,12 @@ static NrOpId emit_block(NrPtx *p, NrBlockId b, int depth) {
         case NR_OP_CONDITION: return o;
         case NR_OP_RETURN:
             if (O(p, o)->nopnds && !p->is_func) nr_ptx_error(p, "a kernel returns no values");
-            if (p->is_func) { /* into the return parameters nr_rv0, nr_rv1, ... */
-                int k = 0;
+            if (p->is_func) { /* into the return array nr_ret */
+                int off = 0;
                 for (int i = 0; i < O(p, o)->nopnds; i++) {
                     NrPtxVal *x = nr_ptx_val(p, opd(p, o, i));
-                    for (int j = 0; j < x->n; j++, k++) {
-                        NrPv v = nr_ptx_inreg(p, x->e[j]);
-                        nr_ptx_emit(p, "mov%s nr_rv%d, %s;", class_type[kind_class((NrPk)v.k)], k, nr_ptx_reg(p, v.r));
-                    }
+                    for (int j = 0; j < x->n; j++)
+                        abi_store(p, "nr_ret", abi_place(&off, kind_class((NrPk)x->e[j].k)), x->e[j]);
                 }
             }
             /* The body's last return is the function's end. */
@@ -1050,25 +1101,29 @@ static bool ptx_ident(const char *s) {
     return true;
 }
 
-/* A function's parameters and return values: .reg nr_aK / nr_rvK, one per
- * element register (a block: each thread's registers of its layout). */
+/* A function's parameters, .param nr_aK, one per element register (a
+ * block: each thread's registers of its layout), loaded at its start; and
+ * its return array nr_ret (see op_call). */
 static void func_params(NrPtx *p, NrPtxBuf *decl, NrPtxBuf *rets) {
     NrBlock *body = nr_block(p->f, p->f->body);
     int k = 0;
     for (int i = 0; i < body->nargs; i++) {
         NrPtxVal *x = nr_ptx_def(p, body->args[i]);
         for (int j = 0; j < x->n; j++, k++) {
-            buf_add(p->a, decl, "%s.reg %s nr_a%d", k ? ", " : "", class_type[kind_class((NrPk)x->e[j].k)], k);
-            nr_ptx_emit(p, "mov%s %s, nr_a%d;", class_type[kind_class((NrPk)x->e[j].k)], nr_ptx_reg(p, x->e[j].r), k);
+            char pn[32];
+            snprintf(pn, sizeof pn, "nr_a%d", k);
+            buf_add(p->a, decl, "%s.param %s %s", k ? ", " : "", abi_type[kind_class((NrPk)x->e[j].k)], pn);
+            abi_load(p, pn, 0, x->e[j]);
         }
     }
-    k = 0;
+    int size = 0;
     for (int i = 0; i < p->f->nrtypes; i++) {
         int lay = nr_ptx_lay(p, p->f->rtypes[i]);
         int n = lay >= 0 ? 1 << p->lays[lay].nreg : 1;
         NrPk kind = nr_ptx_type_kind(p->m, p->f->rtypes[i]);
-        for (int j = 0; j < n; j++, k++) buf_add(p->a, rets, "%s.reg %s nr_rv%d", k ? ", " : "", class_type[kind_class(kind)], k);
+        for (int j = 0; j < n; j++) abi_place(&size, kind_class(kind));
     }
+    if (size) buf_add(p->a, rets, ".param .align 8 .b8 nr_ret[%d]", size);
 }
 
 static void load_params(NrPtx *p, NrPtxBuf *decl) {

@@ -443,15 +443,19 @@ _CALL_RE = re.compile(r"^(\s*)call(?:\.uni)?\s+(?:\(([^)]*)\)\s*,\s*)?([\w$]+)\s
 
 
 def _reg_params(text):
-    """[(class, name)] of '.reg .b32 nr_a0, .reg .pred nr_a1' (a function's register parameters)."""
+    """[(class, name)] of a function's parameters: '.reg .b32 nr_a0' gives ('.b32', 'nr_a0');
+    '.param .b32 nr_a0' and '.param .align 8 .b8 nr_ret[16]' give ('.param', name)."""
     out = []
     for p in (x.strip() for x in (text or "").split(",")):
         if not p:
             continue
         toks = p.split()
-        if len(toks) != 3 or toks[0] != ".reg":
-            raise PtxSyntaxError(f"function parameter '{p}': only .reg parameters are simulated")
-        out.append((toks[1], toks[2]))
+        if len(toks) == 3 and toks[0] == ".reg":
+            out.append((toks[1], toks[2]))
+        elif toks[0] == ".param":
+            out.append((".param", re.sub(r"\[.*$", "", toks[-1])))
+        else:
+            raise PtxSyntaxError(f"function parameter '{p}': only .reg and .param parameters are simulated")
     return out
 
 
@@ -466,6 +470,30 @@ def _body_end(text, start):
             if depth == 0:
                 return i
     raise PtxSyntaxError("a function body without its closing brace")
+
+
+def _rename_body(pre, body):
+    """A callee's body with its registers, labels and own call-scope .param variables
+    (nr_pK, nr_rets) renamed apart for one inlined call."""
+    body = re.sub(r"%([A-Za-z_$][\w$]*)", lambda mm: mm.group(0) if mm.group(0).split(".")[0] in _SPECIALS
+                  or mm.group(1).startswith(pre) else "%" + pre + mm.group(1), body)
+    body = re.sub(r"(?<![\w$])(\$L\d+)\b", lambda mm: "$" + pre + mm.group(1)[1:], body)
+    return re.sub(r"(?<![\w$%])(nr_p\d+|nr_rets)\b", lambda mm: pre + mm.group(1), body)
+
+
+def _inline_param_call(indent, pre, name, f_rets, f_params, f_body, rets, args):
+    """A call of a function taking .param parameters and returning a .param array: the body
+    reads the caller's argument variables and writes its result variable in their place."""
+    if len(args) != len(f_params) or len(rets) != len(f_rets):
+        raise PtxSyntaxError(f"call of {name}: {len(args)} arguments and {len(rets)} results for "
+                             f"{len(f_params)} and {len(f_rets)}")
+    body = _rename_body(pre, f_body)
+    mapping = {n: a for (_, n), a in zip(f_params + f_rets, args + rets)}
+    body = re.sub(r"(?<![\w$%])(nr_a\d+|nr_ret)\b", lambda mm: mapping.get(mm.group(1), mm.group(1)), body)
+    end = f"$Lend_{pre[:-1]}"
+    body = re.sub(r"^(\s*)(@!?%[\w$]+\s+)?ret\s*;", lambda mm: f"{mm.group(1)}{mm.group(2) or ''}bra.uni {end};",
+                  body, flags=re.M)
+    return "\n".join([indent + "{", body, f"{end}:", indent + "}"])
 
 
 def _inline_funcs(text):
@@ -491,6 +519,8 @@ def _inline_funcs(text):
                                      f"{len(f_params)} and {len(f_rets)}")
             count[0] += 1
             pre = f"inl{count[0]}_"
+            if all(c == ".param" for c, _ in f_rets + f_params):
+                return _inline_param_call(indent, pre, name, f_rets, f_params, f_body, rets, args)
             names = {n: "%" + pre + n.lstrip("%") for _, n in f_rets + f_params}
 
             def rename(t):
