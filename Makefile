@@ -27,7 +27,7 @@ VPY     := $(VENV)/bin/python
 
 .PHONY: asan-py
 .PHONY: test-sim
-.PHONY: gpu-test all lib cli pyext test test-c test-lit test-errors test-py asan fuzz valgrind clean venv demo check-determinism
+.PHONY: gpu-test all lib cli pyext test test-c test-lit test-errors test-py test-compat asan fuzz valgrind clean venv demo check-determinism
 .PHONY: examples run-examples test-aot
 
 all: $(BUILD)/libnereid.a $(BUILD)/libnereid.so $(BUILD)/nereid
@@ -70,7 +70,7 @@ $(VENV)/.ok: tests/requirements.txt
 	touch $@
 
 test: all pyext venv
-	@$(MAKE) --no-print-directory test-c test-lit test-errors test-py check-determinism test-aot
+	@$(MAKE) --no-print-directory test-c test-lit test-errors test-py test-compat check-determinism test-aot
 
 test-c: $(CTESTBINS)
 	@set -e; for t in $(CTESTBINS); do echo "== $$t"; $$t; done
@@ -85,10 +85,17 @@ test-py: pyext venv
 	@command -v ptxas >/dev/null || test -x /usr/local/cuda/bin/ptxas || echo 'ptxas not found: the PTX of the corpus is not assembled'
 	NEREID_VERIFY_EACH=1 NEREID_TEST_PTXAS=1 PYTHONPATH=$(CURDIR)/python $(VPY) -m pytest -q -x tests/python
 
+# The compatibility suite (tests/compat, docs/compat.md): Triton-style kernels
+# (RMSNorm, RoPE, SwiGLU, cross-entropy, paged attention, fused MoE) under the
+# same device modes as tests/python (NEREID_TEST_DEVICE, NEREID_TEST_PTXAS).
+test-compat: pyext venv
+	NEREID_VERIFY_EACH=1 NEREID_TEST_PTXAS=1 PYTHONPATH=$(CURDIR)/python $(VPY) -m pytest -q -x tests/compat
+
 # The end-to-end suite with every launch also run on the CPU PTX simulator
 # (tools/ptxsim) for sm_90 and sm_80 and compared with the interpreter.
 test-sim: pyext venv
 	NEREID_TEST_DEVICE=sim PYTHONPATH=$(CURDIR)/python $(VPY) -m pytest -q -x -p no:cacheprovider tests/python
+	NEREID_TEST_DEVICE=sim PYTHONPATH=$(CURDIR)/python $(VPY) -m pytest -q -x -p no:cacheprovider tests/compat
 
 check-determinism: all
 	$(PYTHON) tests/determinism.py --nereid $(BUILD)/nereid examples
@@ -140,6 +147,7 @@ gpu-test: all pyext build/tests/rt_smoke
 	build/tests/rt_smoke
 	$(MAKE) run-examples
 	NEREID_TEST_DEVICE=cuda PYTHONPATH=$(CURDIR)/python$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PYTHON) -m pytest -v -p no:cacheprovider tests/python
+	NEREID_TEST_DEVICE=cuda PYTHONPATH=$(CURDIR)/python$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PYTHON) -m pytest -v -p no:cacheprovider tests/compat
 
 demo: all pyext venv
 	PYTHONPATH=$(CURDIR)/python $(VPY) examples/demo.py

@@ -94,6 +94,9 @@ def machine_section(suites, launches, compiles):
         lines += [f"Note: these results come from different GPUs: {', '.join(sorted(map(str, gpus)))}.", ""]
     if docs:
         lines += ["Commands:", ""] + [f"    {d['settings']['command']}" for d in docs] + [""]
+        notes = [d["settings"]["note"] for d in docs if d["settings"].get("note")]
+        if notes:
+            lines += [f"- {n}" for n in notes] + [""]
     return lines
 
 

@@ -26,18 +26,99 @@
 #include <string.h>
 
 /* --- output -------------------------------------------------------------------------------------- */
-static void buf_vadd(NrArena *a, NrPtxBuf *b, const char *fmt, va_list ap) {
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    if (n < 0) n = 0;
-    if (b->n + (size_t)n + 2 > b->cap) {
+static void buf_reserve(NrArena *a, NrPtxBuf *b, size_t n) {
+    if (b->n + n + 2 > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
-        while (b->n + (size_t)n + 2 > cap) cap *= 2;
+        while (b->n + n + 2 > cap) cap *= 2;
         b->s = nr_arena_grow(a, b->s, b->cap, cap);
         b->cap = cap;
     }
+}
+
+static void buf_put(NrArena *a, NrPtxBuf *b, const char *s, size_t n) {
+    buf_reserve(a, b, n);
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = 0;
+}
+
+/* Appends the digits of v in base 10 or 16 (upper case), zero-padded to width. */
+static size_t put_uint(char *o, size_t cap, size_t n, unsigned long long v, int base, int width) {
+    char d[24];
+    int k = 0;
+    do {
+        d[k++] = "0123456789ABCDEF"[v % (unsigned)base];
+        v /= (unsigned)base;
+    } while (v);
+    for (; width > k && n < cap; width--) o[n++] = '0';
+    while (k && n < cap) o[n++] = d[--k];
+    return n;
+}
+
+/* The emitter's formats (%s %c %d %u %X %lld %llu %%, a zero-padded width on
+ * %X) without the C library's machinery; -1 for anything else or a line
+ * longer than cap - 1. */
+static int format_fast(char *o, size_t cap, const char *fmt, va_list ap) {
+    size_t n = 0;
+    for (const char *f = fmt; *f; f++) {
+        if (n + 1 >= cap) return -1;
+        if (*f != '%') {
+            o[n++] = *f;
+            continue;
+        }
+        f++;
+        int width = 0, ll = 0;
+        if (*f == '0')
+            for (f++; *f >= '0' && *f <= '9'; f++) width = width * 10 + (*f - '0');
+        if (*f == 'l' && f[1] == 'l') ll = 1, f += 2;
+        switch (*f) {
+        case '%': o[n++] = '%'; break;
+        case 'c': o[n++] = (char)va_arg(ap, int); break;
+        case 's': {
+            const char *str = va_arg(ap, const char *);
+            size_t k = strlen(str);
+            if (n + k + 1 >= cap) return -1;
+            memcpy(o + n, str, k);
+            n += k;
+            break;
+        }
+        case 'd': {
+            long long v = ll ? va_arg(ap, long long) : va_arg(ap, int);
+            unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+            if (v < 0) o[n++] = '-';
+            n = put_uint(o, cap, n, u, 10, width);
+            break;
+        }
+        case 'u': n = put_uint(o, cap, n, ll ? va_arg(ap, unsigned long long) : va_arg(ap, unsigned), 10, width); break;
+        case 'X': n = put_uint(o, cap, n, ll ? va_arg(ap, unsigned long long) : va_arg(ap, unsigned), 16, width); break;
+        default: return -1;
+        }
+    }
+    if (n >= cap) return -1;
+    o[n] = 0;
+    return (int)n;
+}
+
+/* One formatting pass for the common short line; two for a long one. */
+static void buf_vadd(NrArena *a, NrPtxBuf *b, const char *fmt, va_list ap) {
+    char tmp[512];
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = format_fast(tmp, sizeof tmp, fmt, ap2);
+    va_end(ap2);
+    if (n >= 0) {
+        buf_put(a, b, tmp, (size_t)n);
+        return;
+    }
+    va_copy(ap2, ap);
+    n = vsnprintf(tmp, sizeof tmp, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) n = 0;
+    if ((size_t)n < sizeof tmp) {
+        buf_put(a, b, tmp, (size_t)n);
+        return;
+    }
+    buf_reserve(a, b, (size_t)n);
     vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
     b->n += (size_t)n;
 }
@@ -52,12 +133,12 @@ static void buf_add(NrArena *a, NrPtxBuf *b, const char *fmt, ...) {
 
 void nr_ptx_emit(NrPtx *p, const char *fmt, ...) {
     if (p->eval) NR_ICE("instruction emitted in evaluation mode");
-    if (fmt[0] != '$') buf_add(p->a, p->out, "  ");
+    if (fmt[0] != '$') buf_put(p->a, p->out, "  ", 2);
     va_list ap;
     va_start(ap, fmt);
     buf_vadd(p->a, p->out, fmt, ap);
     va_end(ap);
-    buf_add(p->a, p->out, "\n");
+    buf_put(p->a, p->out, "\n", 1);
 }
 
 void nr_ptx_error(NrPtx *p, const char *fmt, ...) {
@@ -99,7 +180,20 @@ static char *next_name(NrPtx *p) {
 
 const char *nr_ptx_reg(NrPtx *p, int32_t r) {
     char *s = next_name(p);
-    snprintf(s, sizeof p->names[0], "%s%d", class_prefix[r >> 24 & 7], r & 0xffffff);
+    /* "%r123": the prefix, then the number's digits (a hot path of the emitter: no snprintf) */
+    const char *pre = class_prefix[r >> 24 & 7];
+    size_t k = strlen(pre);
+    NR_ASSERT(k + 9 <= sizeof p->names[0]);
+    memcpy(s, pre, k);
+    char digits[12];
+    int nd = 0;
+    uint32_t v = (uint32_t)(r & 0xffffff);
+    do {
+        digits[nd++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (nd) s[k++] = digits[--nd];
+    s[k] = 0;
     return s;
 }
 
@@ -507,8 +601,46 @@ static bool op_barrier(NrPtx *p, NrOpId op) {
     return true;
 }
 
+/* --- noinline functions: the PTX calling convention ------------------------------------------------------ */
+/* Element registers pass in .param variables, one per register (a
+ * predicate as a .b32 of 0 or 1), and come back in one .param byte array,
+ * each at its natural alignment: the ABI every PTX compiler uses, so ptxas
+ * saves and restores around calls as it should. */
+static int abi_bytes(int cls) { return cls == NR_RC_D ? 8 : cls == NR_RC_H ? 2 : 4; }
+static const char *const abi_type[] = {"", ".b32", ".b16", ".b32", ".b64"};
+
+/* Offset of the next value of class cls in a return array filled to *off. */
+static int abi_place(int *off, int cls) {
+    int n = abi_bytes(cls);
+    *off = (*off + n - 1) / n * n;
+    int at = *off;
+    *off += n;
+    return at;
+}
+
+/* st.param of element v at [name+off] (a predicate as 0 or 1). */
+static void abi_store(NrPtx *p, const char *name, int off, NrPv v) {
+    int cls = kind_class((NrPk)v.k);
+    if (cls == NR_RC_P) v = nr_pb_selp(p, v, nr_pv_i32(1), nr_pv_i32(0));
+    v = nr_ptx_inreg(p, v);
+    nr_ptx_emit(p, "st.param%s [%s+%d], %s;", abi_type[cls], name, off, nr_ptx_reg(p, v.r));
+}
+
+/* ld.param of [name+off] into register d (a predicate from its 0 or 1). */
+static void abi_load(NrPtx *p, const char *name, int off, NrPv d) {
+    int cls = kind_class((NrPk)d.k);
+    if (cls != NR_RC_P) {
+        nr_ptx_emit(p, "ld.param%s %s, [%s+%d];", abi_type[cls], nr_ptx_reg(p, d.r), name, off);
+        return;
+    }
+    int32_t t = nr_ptx_newreg(p, NR_PK_I32);
+    nr_ptx_emit(p, "ld.param.b32 %s, [%s+%d];", nr_ptx_reg(p, t), name, off);
+    nr_ptx_emit(p, "setp.ne.b32 %s, %s, 0;", nr_ptx_reg(p, d.r), nr_ptx_reg(p, t));
+}
+
 /* A noinline function: its elements (block values: each thread's registers
- * in the default layout of their shape) pass in and out in .reg parameters. */
+ * in the default layout of their shape) pass in and out through .param
+ * variables declared in a scope around the call. */
 static bool op_call(NrPtx *p, NrOpId op) {
     const char *name = nr_op_str(p->f, op, NR_A_CALLEE, "");
     NrFunc *g = nr_module_find_func(p->m, name);
@@ -517,20 +649,35 @@ static bool op_call(NrPtx *p, NrOpId op) {
         return false;
     }
     const NrOp *o = O(p, op);
-    NrPtxBuf args = {0}, rets = {0};
+    NrPtxBuf args = {0};
+    nr_ptx_emit(p, "{");
+    int k = 0;
     for (int i = 0; i < o->nopnds; i++) {
         NrPtxVal *x = nr_ptx_val(p, opd(p, op, i));
-        for (int j = 0; j < x->n; j++)
-            buf_add(p->a, &args, "%s%s", args.n ? ", " : "", nr_ptx_reg(p, nr_ptx_inreg(p, x->e[j]).r));
+        for (int j = 0; j < x->n; j++, k++) {
+            char pn[32];
+            snprintf(pn, sizeof pn, "nr_p%d", k);
+            nr_ptx_emit(p, ".param %s %s;", abi_type[kind_class((NrPk)x->e[j].k)], pn);
+            abi_store(p, pn, 0, x->e[j]);
+            buf_add(p->a, &args, "%s%s", args.n ? ", " : "", pn);
+        }
     }
+    int size = 0;
     for (int i = 0; i < o->nresults; i++) {
         NrPtxVal *x = nr_ptx_def(p, res(p, op, i));
-        for (int j = 0; j < x->n; j++) buf_add(p->a, &rets, "%s%s", rets.n ? ", " : "", nr_ptx_reg(p, x->e[j].r));
+        for (int j = 0; j < x->n; j++) abi_place(&size, kind_class((NrPk)x->e[j].k));
     }
-    if (rets.n && args.n) nr_ptx_emit(p, "call.uni (%s), %s, (%s);", rets.s, name, args.s);
-    else if (rets.n) nr_ptx_emit(p, "call.uni (%s), %s;", rets.s, name);
+    if (size) nr_ptx_emit(p, ".param .align 8 .b8 nr_rets[%d];", size);
+    if (size && args.n) nr_ptx_emit(p, "call.uni (nr_rets), %s, (%s);", name, args.s);
+    else if (size) nr_ptx_emit(p, "call.uni (nr_rets), %s;", name);
     else if (args.n) nr_ptx_emit(p, "call.uni %s, (%s);", name, args.s);
     else nr_ptx_emit(p, "call.uni %s;", name);
+    int off = 0;
+    for (int i = 0; i < o->nresults; i++) {
+        NrPtxVal *x = nr_ptx_def(p, res(p, op, i));
+        for (int j = 0; j < x->n; j++) abi_load(p, "nr_rets", abi_place(&off, kind_class((NrPk)x->e[j].k)), x->e[j]);
+    }
+    nr_ptx_emit(p, "}");
     return true;
 }
 
@@ -888,14 +1035,12 @@ static NrOpId emit_block(NrPtx *p, NrBlockId b, int depth) {
         case NR_OP_CONDITION: return o;
         case NR_OP_RETURN:
             if (O(p, o)->nopnds && !p->is_func) nr_ptx_error(p, "a kernel returns no values");
-            if (p->is_func) { /* into the return parameters nr_rv0, nr_rv1, ... */
-                int k = 0;
+            if (p->is_func) { /* into the return array nr_ret */
+                int off = 0;
                 for (int i = 0; i < O(p, o)->nopnds; i++) {
                     NrPtxVal *x = nr_ptx_val(p, opd(p, o, i));
-                    for (int j = 0; j < x->n; j++, k++) {
-                        NrPv v = nr_ptx_inreg(p, x->e[j]);
-                        nr_ptx_emit(p, "mov%s nr_rv%d, %s;", class_type[kind_class((NrPk)v.k)], k, nr_ptx_reg(p, v.r));
-                    }
+                    for (int j = 0; j < x->n; j++)
+                        abi_store(p, "nr_ret", abi_place(&off, kind_class((NrPk)x->e[j].k)), x->e[j]);
                 }
             }
             /* The body's last return is the function's end. */
@@ -958,25 +1103,29 @@ static bool ptx_ident(const char *s) {
     return true;
 }
 
-/* A function's parameters and return values: .reg nr_aK / nr_rvK, one per
- * element register (a block: each thread's registers of its layout). */
+/* A function's parameters, .param nr_aK, one per element register (a
+ * block: each thread's registers of its layout), loaded at its start; and
+ * its return array nr_ret (see op_call). */
 static void func_params(NrPtx *p, NrPtxBuf *decl, NrPtxBuf *rets) {
     NrBlock *body = nr_block(p->f, p->f->body);
     int k = 0;
     for (int i = 0; i < body->nargs; i++) {
         NrPtxVal *x = nr_ptx_def(p, body->args[i]);
         for (int j = 0; j < x->n; j++, k++) {
-            buf_add(p->a, decl, "%s.reg %s nr_a%d", k ? ", " : "", class_type[kind_class((NrPk)x->e[j].k)], k);
-            nr_ptx_emit(p, "mov%s %s, nr_a%d;", class_type[kind_class((NrPk)x->e[j].k)], nr_ptx_reg(p, x->e[j].r), k);
+            char pn[32];
+            snprintf(pn, sizeof pn, "nr_a%d", k);
+            buf_add(p->a, decl, "%s.param %s %s", k ? ", " : "", abi_type[kind_class((NrPk)x->e[j].k)], pn);
+            abi_load(p, pn, 0, x->e[j]);
         }
     }
-    k = 0;
+    int size = 0;
     for (int i = 0; i < p->f->nrtypes; i++) {
         int lay = nr_ptx_lay(p, p->f->rtypes[i]);
         int n = lay >= 0 ? 1 << p->lays[lay].nreg : 1;
         NrPk kind = nr_ptx_type_kind(p->m, p->f->rtypes[i]);
-        for (int j = 0; j < n; j++, k++) buf_add(p->a, rets, "%s.reg %s nr_rv%d", k ? ", " : "", class_type[kind_class(kind)], k);
+        for (int j = 0; j < n; j++) abi_place(&size, kind_class(kind));
     }
+    if (size) buf_add(p->a, rets, ".param .align 8 .b8 nr_ret[%d]", size);
 }
 
 static void load_params(NrPtx *p, NrPtxBuf *decl) {
@@ -1021,8 +1170,10 @@ static void function_body(NrPtx *p, NrPtxBuf *out) {
     for (int c = NR_RC_P; c <= NR_RC_D; c++)
         if (p->nregs[c]) buf_add(p->a, out, "  .reg %s %s<%d>;\n", class_type[c], class_prefix[c], p->nregs[c] + 1);
     if (p->local_bytes) buf_add(p->a, out, "  .local .align 8 .b8 nr_local[%lld];\n", (long long)p->local_bytes);
-    buf_add(p->a, out, "\n%.*s%.*s  ret;\n}\n", (int)p->pro.n, p->pro.s ? p->pro.s : "", (int)p->body.n,
-            p->body.s ? p->body.s : "");
+    buf_put(p->a, out, "\n", 1);
+    if (p->pro.n) buf_put(p->a, out, p->pro.s, p->pro.n); /* (copies: the body is most of the text) */
+    if (p->body.n) buf_put(p->a, out, p->body.s, p->body.n);
+    buf_put(p->a, out, "  ret;\n}\n", 9);
 }
 
 /* The text of a finished emission: the kernel p, after the noinline
@@ -1041,10 +1192,10 @@ static char *assemble(NrPtx *p, NrPtxBuf *params, const NrPtxBuf *funcs) {
         buf_add(p->a, &out,
                 ".extern .func __assertfail(.param .b64 nr_msg, .param .b64 nr_file, .param .b32 nr_line, "
                 ".param .b64 nr_func, .param .b64 nr_csize);\n");
-    if (p->glob.n) buf_add(p->a, &out, "%.*s", (int)p->glob.n, p->glob.s);
+    if (p->glob.n) buf_put(p->a, &out, p->glob.s, p->glob.n);
     if (p->smem_bytes > 0)
         buf_add(p->a, &out, ".extern .shared .align %d .b8 nr_smem[];\n", p->smem_align > 16 ? p->smem_align : 16);
-    if (funcs->n) buf_add(p->a, &out, "%.*s", (int)funcs->n, funcs->s);
+    if (funcs->n) buf_put(p->a, &out, funcs->s, funcs->n);
     buf_add(p->a, &out, "\n.visible .entry %s(\n%.*s\n)\n.reqntid %d, 1, 1\n{\n", p->f->name, (int)params->n,
             params->s ? params->s : "", 32 * p->num_warps);
     function_body(p, &out);

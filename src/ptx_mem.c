@@ -159,9 +159,9 @@ static void load_group(NrPtx *p, NrOpId op, NrDtype dt, NrPv addr, NrPv pred, co
         return;
     }
     NrPk k = dt == NR_DT_I1 ? NR_PK_I32 : nr_ptx_kind(dt);
-    if (n <= 4 || es >= 4) {
-        /* One element per register: ld.v{n} of the element type (PTX has
-         * no .v8 of 8- or 16-bit elements). */
+    if ((n * es <= 8 && n <= 4) || es >= 4) {
+        /* One element per register: ld.v{n} of the element type (PTX vectors
+         * have at most 4 elements: 8 bytes are 2 words below). */
         NrPv *d = nr_alloc(p->a, sizeof(NrPv) * (size_t)n);
         for (int i = 0; i < n; i++) {
             d[i] = (NrPv){(uint8_t)k, nr_ptx_newreg(p, k), 0};
@@ -178,7 +178,7 @@ static void load_group(NrPtx *p, NrOpId op, NrDtype dt, NrPv addr, NrPv pred, co
             out[i] = dt == NR_DT_I1 ? nr_pb_setp(p, NR_PC_NE, NR_PT_B32, d[i], nr_pv_i32(0)) : d[i];
         return;
     }
-    /* Narrow elements, more than 4 of them: .b32 words, then the elements. */
+    /* Narrow elements, more than 8 bytes: .b32 words, then the elements. */
     int nw = n * es / 4;
     NrPv *w = nr_alloc(p->a, sizeof(NrPv) * (size_t)nw), *init = nr_alloc(p->a, sizeof(NrPv) * (size_t)nw);
     if (masked) pack_words(p, dt, other, n, es, init);
@@ -226,7 +226,7 @@ static void store_group(NrPtx *p, NrOpId op, NrDtype dt, NrPv addr, NrPv pred, c
     NrPv *v = nr_alloc(p->a, sizeof(NrPv) * (size_t)(n > 4 ? n : 4));
     int nv = n;
     const char *ty = st_type(dt);
-    if (n > 4 && es < 4) {
+    if ((n * es > 8 || n > 4) && es < 4) { /* (vectors of at most 4 elements) */
         nv = n * es / 4;
         pack_words(p, dt, val, n, es, v);
         ty = ".b32";

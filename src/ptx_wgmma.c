@@ -162,12 +162,19 @@ static bool buffer_desc(const NrWgmmaBuf *B, int which, NrWgmmaDesc *d) {
 static bool desc_reaches(const NrWgmmaDesc *d, const NrWgmmaBuf *B, int which, uint32_t origin, int r0, int k0,
                          int rows, int kin) {
     uint32_t start = (uint32_t)d->es * origin;
-    for (int r = 0; r < rows; r++)
+    /* The map is linear over the flat's bits and the flat's row and column bits are
+     * disjoint: each element's image is its row's xor its column's. */
+    uint32_t kimg[256];
+    if (kin > 256) return false;
+    for (int k = 0; k < kin; k++)
+        kimg[k] = map_of(&B->map, which == 0 ? flat2(B->shape, 0, k0 + k) : flat2(B->shape, k0 + k, 0));
+    for (int r = 0; r < rows; r++) {
+        uint32_t rimg = map_of(&B->map, which == 0 ? flat2(B->shape, r0 + r, 0) : flat2(B->shape, 0, r0 + r));
         for (int k = 0; k < kin; k++) {
             uint32_t addr = nr_wgmma_swizzle(d->swizzle, start + (uint32_t)nr_wgmma_canonical(d, r, k));
-            uint32_t f = which == 0 ? flat2(B->shape, r0 + r, k0 + k) : flat2(B->shape, k0 + k, r0 + r);
-            if (addr != (uint32_t)d->es * map_of(&B->map, f)) return false;
+            if (addr != (uint32_t)d->es * (rimg ^ kimg[k])) return false;
         }
+    }
     return true;
 }
 

@@ -379,9 +379,24 @@ static void sem_named(int sm) {
         }
 }
 
-/* f32 directed roundings against their definition: the exact result (in
- * long double, exact for these f32 operations) lies on the right side of
- * the rounded one and within an ulp of it. */
+/* s = a + b rounded, *err = the exact a + b - s (Knuth's two-sum). */
+static long double two_sum_ld(long double a, long double b, long double *err) {
+    long double s = a + b, bb = s - a;
+    *err = (a - (s - bb)) + (b - bb);
+    return s;
+}
+
+/* The sign of x - (ex + res), where ex + res is an exact value held as a
+ * long double and the (at most half an ulp of ex) remainder res. */
+static int cmp_exact(long double x, long double ex, long double res) {
+    if (x != ex) return x > ex ? 1 : -1;
+    return res > 0 ? -1 : res < 0 ? 1 : 0;
+}
+
+/* f32 directed roundings against their definition: the exact result (a
+ * long double and its remainder: an fma's small addend can fall below the
+ * long double's precision) lies on the right side of the rounded one and
+ * within an ulp of it. */
 static void sem_directed_f32(void) {
     static const char *const ops[] = {"add", "sub", "mul", "fma", "sqrt", "div"};
     static const char *const sfx[] = {"rz", "rd", "ru"};
@@ -404,12 +419,12 @@ static void sem_directed_f32(void) {
                 float got;
                 uint32_t u = (uint32_t)r.c;
                 memcpy(&got, &u, 4);
-                long double A = aa, B = b, C = c, ex;
+                long double A = aa, B = b, C = c, ex, res = 0;
                 switch (o) {
-                case 0: ex = A + B; break;
-                case 1: ex = A - B; break;
-                case 2: ex = A * B; break;
-                case 3: ex = A * B + C; break;
+                case 0: ex = two_sum_ld(A, B, &res); break;
+                case 1: ex = two_sum_ld(A, -B, &res); break;
+                case 2: ex = A * B; break; /* 48 bits: exact */
+                case 3: ex = two_sum_ld(A * B, C, &res); break;
                 case 4: ex = sqrtl(A); break;
                 default: ex = A / B; break;
                 }
@@ -428,9 +443,10 @@ static void sem_directed_f32(void) {
                 }
                 float lo = nextafterf(got, -INFINITY), hi = nextafterf(got, INFINITY);
                 bool ok;
-                if (m == 1) ok = got <= ex && hi > ex;
-                else if (m == 2) ok = got >= ex && lo < ex;
-                else ok = fabsl(got) <= fabsl(ex) && fabsl(got) > fabsl(ex) - fabsl(hi - got) * 1.0001L;
+                int sign = cmp_exact(0, ex, res); /* 0 - exact: -1 for a positive result */
+                if (m == 1 || (m == 0 && sign < 0)) ok = cmp_exact(got, ex, res) <= 0 && cmp_exact(hi, ex, res) > 0;
+                else if (m == 2 || (m == 0 && sign > 0)) ok = cmp_exact(got, ex, res) >= 0 && cmp_exact(lo, ex, res) < 0;
+                else ok = got == 0;
                 CHECK(ok, "%s(%a, %a, %a) = %a, exact %La", fn, aa, b, c, got, ex);
             }
     }

@@ -5,6 +5,7 @@ same specialization, and its PTX is assembled with ptxas, which must accept
 it without errors.  Needs no GPU: only ptxas (CUDA toolkit)."""
 import importlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -12,6 +13,8 @@ import tempfile
 _jit = importlib.import_module("nereid.runtime.jit")
 ARCHS = ("sm_80", "sm_90", "sm_90a")
 _seen = set()
+_V8_NARROW = re.compile(r"\b(ld|st)\.[\w.]*\.v8\.[bsuf](8|16)\b")
+_installed = []
 
 
 def ptxas_path():
@@ -22,6 +25,9 @@ def ptxas_path():
 
 
 def install():
+    if _installed:
+        return  # installed already (tests/compat loads this suite's conftest too)
+    _installed.append(True)
     ptxas = ptxas_path()
     orig_compile = _jit.JITFunction.compile
 
@@ -32,6 +38,11 @@ def install():
             _seen.add(key)
             for a in ARCHS:
                 gk = orig_compile(self, signature, num_warps, num_stages, None, a)
+                bad = _V8_NARROW.search(gk.ptx)
+                if bad:
+                    raise AssertionError(f"the {a} PTX of {self.__name__} [{signature}] has '{bad.group(0)}': "
+                                         f".v8 vectors hold 32-bit elements only (ptxas takes it, the GPU "
+                                         f"does not do what it says)")
                 with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
                     f.write(gk.ptx)
                     path = f.name

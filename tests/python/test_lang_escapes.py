@@ -21,6 +21,7 @@ import pytest
 import nereid as triton
 import nereid.language as tl
 from conftest import poisoned, rel_err
+import sim_mode
 
 
 @triton.jit
@@ -89,7 +90,14 @@ def test_map_elementwise(rng, n, dt):
     y = poisoned(2 * n, dt)
     p, q, r = poisoned(n, dt), poisoned(n, dt), poisoned(n, dt)
     alpha, lo, hi = 1.5, -2.0, 1.25
-    map_kernel[(triton.cdiv(n, 128),)](x, y, p, q, r, n, alpha, lo, hi, BLOCK=128)
+    def launch():
+        map_kernel[(triton.cdiv(n, 128),)](x, y, p, q, r, n, alpha, lo, hi, BLOCK=128)
+
+    if dt == np.float64:
+        # selu takes its exponential in fp32: the GPU's (ex2.approx) and the interpreter's
+        # differ in the last bit of an fp32, far above the fp64 tolerance of the device modes
+        launch = sim_mode.tolerance(1e-6)(launch)
+    launch()
     selu, pw, pos, neg, cl = _ref(x, alpha, lo, hi)
     tol = 3e-3 if dt == np.float16 else 1e-6
     assert rel_err(y[:n], selu) < tol

@@ -165,6 +165,15 @@ LOOSE64 = {"tan": 4, "sinh": 4, "cosh": 4, "lgamma": 8, "tgamma": 8, "erfc": 4, 
            "exp10": 4, "normcdf": 8, "rcbrt": 3, "rhypot": 3, "norm3d": 3, "rnorm3d": 3, "norm4d": 3, "rnorm4d": 3,
            "erfinv": 4, "erfcinv": 4, "normcdfinv": 4, "sinpi": 4, "cospi": 4}
 LOOSE32 = {"tgamma": 2, "lgamma": 2}
+# f32 bounds of the GPU's math library (src/ptx_math.c, measured in tests/c/test_ptx_math.h): its
+# results run in the device modes of the suite (the simulator reproduces them bit for bit)
+PTX32 = {"sin": 1.5, "cos": 1.5, "tan": 2, "asin": 1.5, "acos": 1.5, "atan2": 1.5, "sinh": 2, "cosh": 2, "tanh": 2,
+         "asinh": 3, "acosh": 3, "atanh": 2, "erf": 1.5, "erfc": 4, "exp10": 1.5, "expm1": 1.5, "log1p": 1.5,
+         "log2": 2, "log10": 2, "rsqrt": 1.5}
+
+
+def _bound32(f):
+    return max(LOOSE32.get(f, 1), PTX32.get(FAST.get(f, f), 1))
 
 
 def _ulps(got, ref, dt, floor=0.0):
@@ -252,7 +261,7 @@ def test_unary(rng, dt):
     out = _run(k.k_unary, xs, len(UNARY), dt)
     for j, f in enumerate(UNARY):
         ref = UNARY[f][0](xs[j].astype(np.float64))
-        bound = LOOSE64.get(f, 2) if dt == np.float64 else LOOSE32.get(f, 1)
+        bound = LOOSE64.get(f, 2) if dt == np.float64 else _bound32(f)
         _check(f, out[j], ref, dt, bound)
 
 
@@ -265,7 +274,7 @@ def test_binary(rng, dt):
     out = _run(k.k_binary, xs, len(BINARY), dt)
     for j, f in enumerate(BINARY):
         a, b = xs[2 * j].astype(np.float64), xs[2 * j + 1].astype(np.float64)
-        bound = LOOSE64.get(f, 2) if dt == np.float64 else LOOSE32.get(f, 1)
+        bound = LOOSE64.get(f, 2) if dt == np.float64 else _bound32(f)
         _check(f, out[j], BINARY[f][0](a, b), dt, bound)
 
 
@@ -283,7 +292,7 @@ def test_ternary_quaternary(rng, dt):
                 ref = np.array([float(Fraction(a) * Fraction(b) + Fraction(c)) for a, b, c in zip(*args)])
             else:
                 ref = table[f][0](*args)
-            bound = LOOSE64.get(f, 2) if dt == np.float64 else 1
+            bound = LOOSE64.get(f, 2) if dt == np.float64 else _bound32(f)
             _check(f, out[j], ref, dt, bound)
 
 
@@ -306,7 +315,7 @@ def test_fast_and_f32_only(rng):
             ref = np.clip(x, 0, 1)
         else:
             ref = 1 / np.sqrt(x)
-        _check(f, out[j], ref, np.float32, 0.5 if f == "rsqrt_rn" else 1)
+        _check(f, out[j], ref, np.float32, 0.5 if f == "rsqrt_rn" else _bound32(f))
 
 
 # --- directed roundings and conversions against exact rationals --------------------------------------

@@ -615,3 +615,99 @@ $END:
     sink = io.StringIO()
     r = ptxsim.launch(ptx, "k", (1,), params=[], memory=mem, printf=sink)
     assert r.printed == ["t 0 x 0.000 h ff\nt 1 x 1.000 h ff\n"] and sink.getvalue() == r.printed[0]
+
+
+FUNC = """
+.func (.reg .b32 nr_rv0, .reg .b32 nr_rv1) twice_and_max(.reg .b32 nr_a0, .reg .b32 nr_a1)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<4>;
+  mov.b32 %r1, nr_a0;
+  mov.b32 %r2, nr_a1;
+  add.s32 %r3, %r1, %r1;
+  mov.b32 nr_rv0, %r3;
+  mov.b32 nr_rv1, %r1;
+  setp.gt.s32 %p1, %r1, %r2;
+  @%p1 bra $L1;
+  mov.b32 nr_rv1, %r2;
+  ret;
+$L1:
+  ret;
+}
+"""
+
+
+def test_functions_with_register_parameters_and_two_results():
+    """Nereid's noinline functions: .reg parameters and results, early returns, labels, the
+    callee's registers apart from the caller's (both have %r1), two calls of one function."""
+    rng = np.random.default_rng()
+    x = rng.integers(-1000, 1000, 64).astype(np.int32)
+    y = rng.integers(-1000, 1000, 64).astype(np.int32)
+    body = """
+  shl.b64 %rd10, %off, 2;
+  add.s64 %rd11, %rd0, %rd10;
+  ld.global.s32 %r1, [%rd11];
+  add.s64 %rd12, %rd1, %rd10;
+  ld.global.s32 %r2, [%rd12];
+  call.uni (%r3, %r4), twice_and_max, (%r1, %r2);
+  call.uni (%r5, %r6), twice_and_max, (%r3, %r2);
+  st.global.s32 [%rd11], %r4;
+  st.global.s32 [%rd12], %r5;
+"""
+    a, b = run(body, [x.copy(), y.copy()], threads=64, extra=FUNC)
+    assert np.array_equal(a, np.maximum(x, y))
+    assert np.array_equal(b, 4 * x)
+
+
+def _round_dir_f32(q, mode):
+    from fractions import Fraction
+    c = np.float32(float(q))
+    cands = [np.nextafter(c, np.float32(-np.inf)), c, np.nextafter(c, np.float32(np.inf))]
+    down = max(x for x in cands if Fraction(float(x)) <= q)
+    up = min(x for x in cands if Fraction(float(x)) >= q)
+    if mode == "rm":
+        return down
+    if mode == "rp":
+        return up
+    return down if q > 0 else up
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "fma", "sqrt", "rcp"])
+@pytest.mark.parametrize("mode", ["rz", "rm", "rp"])
+def test_directed_rounding_f32(op, mode):
+    """add/sub/mul/div/fma/sqrt/rcp.{rz,rm,rp}.f32 against the exact result (fractions)."""
+    from fractions import Fraction
+    rng = np.random.default_rng()
+    n = 64
+    a = (rng.standard_normal(n) * 10).astype(np.float32)
+    b = (rng.standard_normal(n) * 3).astype(np.float32)
+    c = rng.standard_normal(n).astype(np.float32)
+    if op == "sqrt":
+        a = np.abs(a)
+    operands = {"add": "%f1, %f2", "sub": "%f1, %f2", "mul": "%f1, %f2", "div": "%f1, %f2", "fma": "%f1, %f2, %f3",
+                "sqrt": "%f1", "rcp": "%f1"}[op]
+    body = f"""
+  .reg .f32 %f<8>;
+  shl.b64 %rd10, %off, 2;
+  add.s64 %rd11, %rd0, %rd10;
+  add.s64 %rd12, %rd1, %rd10;
+  add.s64 %rd13, %rd2, %rd10;
+  ld.global.f32 %f1, [%rd11];
+  ld.global.f32 %f2, [%rd12];
+  ld.global.f32 %f3, [%rd13];
+  {op}.{mode}.f32 %f4, {operands};
+  st.global.f32 [%rd11], %f4;
+"""
+    got = run(body, [a.copy(), b.copy(), c.copy()], threads=n)[0]
+    for i in range(n):
+        A, B, C = (Fraction(float(v[i])) for v in (a, b, c))
+        if op == "sqrt":
+            s = np.float32(np.sqrt(np.float64(a[i])))  # the neighbours of the root, chosen by squares
+            cands = [np.nextafter(s, np.float32(-np.inf)), s, np.nextafter(s, np.float32(np.inf))]
+            lo = max(x for x in cands if Fraction(float(x)) ** 2 <= A)
+            hi = min(x for x in cands if Fraction(float(x)) ** 2 >= A)
+            want = hi if mode == "rp" else lo
+        else:
+            q = {"add": A + B, "sub": A - B, "mul": A * B, "div": A / B, "fma": A * B + C, "rcp": 1 / A}[op]
+            want = _round_dir_f32(q, mode)
+        assert got[i] == want, f"{op}.{mode}({a[i]!r}, {b[i]!r}, {c[i]!r}) = {got[i]!r}, want {want!r}"

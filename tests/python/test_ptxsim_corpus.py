@@ -493,7 +493,12 @@ def shapes(x_ptr, o_ptr, B: tl.constexpr, FLIP: tl.constexpr):
     tl.store(o_ptr + 5 * B + 16 + r, g)
 
 
-@pytest.mark.parametrize("B,warps", [(32, 1), (256, 4), (1024, 8)])
+_SLOW_1024 = pytest.mark.skipif(
+    os.environ.get("NEREID_TEST_PTXAS") == "1" or os.environ.get("NEREID_TEST_DEVICE") == "cuda",
+    reason="gather and histogram of 1024 elements are one-hot comparisons: ptxas takes minutes on the PTX")
+
+
+@pytest.mark.parametrize("B,warps", [(32, 1), (256, 4), pytest.param(1024, 8, marks=_SLOW_1024)])
 def test_shapes(rng, B, warps):
     x = rng.integers(-100, 100, B).astype(np.int32)
     out = poisoned(6 * B + 16, np.int32)
@@ -617,10 +622,10 @@ def test_dot_misc(rng, case):
     M, N, K = 32, 32, 32
     dt = {"tf32x3": np.float32, "ieee": np.float32, "f16acc": np.float16}.get(case)
     if case == "f8acc16":
-        if os.environ.get("NEREID_TEST_PTXAS") == "1":
-            # ptxas 13.0 -arch=sm_90 runs for minutes without finishing on this kernel's
-            # mma.sync.m16n8k32.f16.e4m3.e4m3.f16 PTX: only the simulator checks it
-            pytest.skip("ptxas does not finish on the sm_90 PTX of fp8 x fp8 -> fp16 dots")
+        if os.environ.get("NEREID_TEST_DEVICE") == "cuda":
+            # on an H100 (sm_90a) this launch did not finish: not diagnosed yet, so the GPU
+            # mode of the suite leaves it to the interpreter, ptxas and the simulator
+            pytest.skip("fp8 x fp8 -> fp16 dot: the H100 launch does not finish (under investigation)")
         if ml_dtypes is None:
             pytest.skip("needs ml_dtypes")
         dt = ml_dtypes.float8_e4m3fn

@@ -33,6 +33,10 @@ def _space(ins):
 def _vec(ins):
     for m in ins.mods:
         if m in ("v2", "v4", "v8"):
+            if m == "v8" and not any(t in ins.mods for t in ("b32", "u32", "s32", "f32")):
+                # (.v8 is a 256-bit access of 32-bit elements: ptxas takes .v8.b8, the GPU
+                # does not do what it says)
+                raise CompileError(f"'{ins.text}': .v8 vectors hold 32-bit elements only")
             return int(m[1])
     return 1
 
@@ -240,9 +244,17 @@ def c_ld(fr, ins):
         pname, poff = src.base.name, src.offset
 
         def ldp(m):
+            sel = _sel(m, fr.T)
+            buf = fr.callparams.get(pname)
+            if buf is not None:  # a call's .param variable, per thread (an inlined function's)
+                if poff + es * n > buf.shape[1]:
+                    raise SimError(f"PTX line {ins.line}: ld.param past the end of {pname}")
+                raw = np.ascontiguousarray(buf[sel][:, poff:poff + es * n]).view(u)
+                for k, put in enumerate(puts):
+                    put(raw[:, k], sel)
+                return
             raw = fr.param_bytes(pname, poff, es * n, ins)
             vals = np.frombuffer(raw, dtype=u)
-            sel = _sel(m, fr.T)
             for k, put in enumerate(puts):
                 put(np.broadcast_to(vals[k], sel.shape), sel)
 
@@ -320,6 +332,10 @@ def c_st(fr, ins):
         def stp(m):
             sel = _sel(m, T)
             buf = fr.callparams.setdefault(pname, np.zeros((T, 64), np.uint8))
+            if poff + es * n > buf.shape[1]:  # (a large result array)
+                grown = np.zeros((T, max(2 * buf.shape[1], poff + es * n)), np.uint8)
+                grown[:, :buf.shape[1]] = buf
+                buf = fr.callparams[pname] = grown
             vals = np.stack([g(sel) for g in gets], axis=1).astype(u)
             buf[sel[:, None], poff + np.arange(es * n)] = _bytes_of(vals)
 

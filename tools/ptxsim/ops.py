@@ -97,9 +97,9 @@ def rd(fr, op, ty):
         c = NP[ty](v)
         return lambda: c
     if isinstance(op, Sym):
-        name = op.name
+        name, off = op.name, op.offset
         t = NP[ty]
-        return lambda: t(fr.symbol_address(name))
+        return lambda: t(fr.symbol_address(name) + off)
     raise CompileError(f"operand {op!r} cannot be read as .{ty}")
 
 
@@ -371,6 +371,80 @@ def fma_values(ty, a, b, c):
 
 
 # --- instruction compilers -------------------------------------------------------------------------------------
+def _move(t, s, e, mode, finite):
+    """The rounded-to-nearest s moved to the directed rounding `mode` of s + e (e: the exact
+    error's sign is all that counts); finite: the operands were finite (an overflow to
+    infinity rounds to the largest finite value toward zero)."""
+    big = t(np.finfo(t).max)
+    e = np.where(np.isfinite(s), e, t(0))
+    down, up = e < 0, e > 0
+    if mode == "rm":
+        r = np.where(down, np.nextafter(s, t(-np.inf)), s)
+        return np.where(np.isposinf(s) & finite, big, r)
+    if mode == "rp":
+        r = np.where(up, np.nextafter(s, t(np.inf)), s)
+        return np.where(np.isneginf(s) & finite, -big, r)
+    r = np.where(np.where(s > 0, down, up), np.nextafter(s, t(0)), s)
+    return np.where(np.isinf(s) & finite, np.copysign(big, s), r)
+
+
+def _directed(name, ty, mode):
+    """add/sub/mul/div.{rz,rm,rp} of f32 or f64: the rounded-to-nearest result moved one ulp
+    where its exact error (two-sum, two-product or the division's remainder, by fma) says the
+    directed rounding lies on the other side."""
+    t = NP[ty]
+
+    def f(a, b):
+        a, b = np.asarray(a, t), np.asarray(b, t)
+        with np.errstate(all="ignore"):
+            bb = b
+            if name in ("add", "sub"):
+                bb = b if name == "add" else -b
+                s = a + bb
+                z = s - a
+                e = (a - (s - z)) + (bb - z)  # two-sum: a + bb = s + e exactly
+            elif name == "mul":
+                s = a * b
+                e = _fma_exact(ty, a, b, -s)   # a b - s, exact
+            else:
+                s = a / b
+                r = _fma_exact(ty, -s, b, a)   # a - s b: its sign is that of a / b - s times b's
+                e = np.where(b < 0, -r, r)
+            r = _move(t, s, e, mode, np.isfinite(a) & np.isfinite(b))
+            if mode == "rm" and name in ("add", "sub"):  # an exact zero sum of nonzero terms is -0
+                r = np.where((s == 0) & (e == 0) & ~((a == 0) & (bb == 0)), t(-0.0), r)
+        return r.astype(t)
+
+    return f
+
+
+def _fma_directed(ty, mode, a, b, c):
+    """fma.{rz,rm,rp} of f32 or f64."""
+    t = NP[ty]
+    a, b, c = np.asarray(a, t), np.asarray(b, t), np.asarray(c, t)
+    with np.errstate(all="ignore"):
+        s = fma_values(ty, a, b, c)
+        if ty == "f32":  # a b exact in f64; a b + c rounded to odd in f64 is off s exactly when inexact
+            odd = fp.add_odd(a.astype(np.float64) * b.astype(np.float64), c.astype(np.float64))
+            e = np.sign(odd - s.astype(np.float64)).astype(t)
+        else:
+            hi = a * b
+            lo = fp.fma_f64(a, b, -hi)  # a b = hi + lo
+            th = hi + c
+            z = th - hi
+            tl = (hi - (th - z)) + (c - z)  # hi + c = th + tl
+            e = (th - s) + (tl + lo)
+        r = _move(t, s, e, mode, np.isfinite(a) & np.isfinite(b) & np.isfinite(c))
+    return r.astype(t)
+
+
+def _fma_exact(ty, a, b, c):
+    """a b + c, rounded once (f32 through the simulator's f32 fma, f64 through fp.fma_f64)."""
+    if ty == "f64":
+        return fp.fma_f64(np.asarray(a, np.float64), np.asarray(b, np.float64), np.asarray(c, np.float64))
+    return fma_values("f32", a, b, c)
+
+
 def c_binary(fr, ins):
     ty = last_type(ins)
     name = ins.opcode
@@ -380,6 +454,9 @@ def c_binary(fr, ins):
         name = name + ".NaN"
     if is_float(ty):
         fn = float_binop(name, ty)
+        mode = next((x for x in mods if x in ("rz", "rm", "rp")), None)
+        if mode and ty in ("f32", "f64") and name in ("add", "sub", "mul", "div"):
+            fn = _directed(name, ty, mode)
     else:
         fn = _int_binop(name, ty, hi="hi" in mods, wide="wide" in mods)
     if "wide" in mods:
@@ -440,6 +517,9 @@ def c_fma(fr, ins):
     ty = last_type(ins)
     d, a, b, c = ins.operands
     ra, rb, rc, w = rd(fr, a, ty), rd(fr, b, ty), rd(fr, c, ty), wr(fr, d, ty)
+    mode = next((x for x in ins.mods if x in ("rz", "rm", "rp")), None)
+    if mode and ty in ("f32", "f64"):
+        return lambda m: w(_fma_directed(ty, mode, ra(), rb(), rc()), m)
     return lambda m: w(fma_values(ty, ra(), rb(), rc()), m)
 
 
@@ -451,6 +531,20 @@ def c_unary(fr, ins):
     dty = "u32" if op in ("clz", "popc") else ty
     w = wr(fr, d, dty)
     fn = unary_fn(op, ty, ins)
+    mode = next((x for x in ins.mods if x in ("rz", "rm", "rp")), None)
+    if mode and op in ("sqrt", "rcp") and ty in ("f32", "f64"):
+        inner, t = fn, NP[ty]
+
+        def fn(x):  # the rounded-to-nearest result moved by the sign of its exact remainder
+            x = np.asarray(x, t)
+            with np.errstate(all="ignore"):
+                s = np.asarray(inner(x), t)
+                if op == "sqrt":
+                    e = _fma_exact(ty, -s, s, x)           # x - s^2
+                else:
+                    r = _fma_exact(ty, -s, x, t(1))         # 1 - s x
+                    e = np.where(x < 0, -r, r)
+                return _move(t, s, np.where(np.isnan(e), t(0), e), mode, np.isfinite(x)).astype(t)
     return lambda m: w(fn(ra()), m)
 
 
@@ -925,6 +1019,23 @@ def _int_range(t):
     return 0, (1 << w) - 1
 
 
+def c_sad(fr, ins):
+    """sad: d = c + |a - b| (the difference exact, the sum modulo 2^bits)."""
+    ty = last_type(ins)
+    d, a, b, c = ins.operands
+    ra, rb, rc, w = rd(fr, a, ty), rd(fr, b, ty), rd(fr, c, ty), wr(fr, d, ty)
+    t, u = NP[ty], UINT[SIZE[ty]]
+
+    def f(m):
+        x, y = np.asarray(ra(), t), np.asarray(rb(), t)
+        with np.errstate(over="ignore"):
+            xu, yu = x.view(u), y.view(u)
+            diff = np.where(x > y, xu - yu, yu - xu)
+            w((diff + np.asarray(rc(), t).view(u)).view(t), m)
+
+    return f
+
+
 # --- control -------------------------------------------------------------------------------------------------------
 def c_nop(fr, ins):
     return lambda m: None
@@ -934,7 +1045,7 @@ HANDLERS = {
     "add": c_binary, "sub": c_binary, "mul": c_binary, "div": c_binary, "rem": c_binary,
     "min": c_binary, "max": c_binary, "copysign": c_binary,
     "shl": c_shift, "shr": c_shift,
-    "mad": c_mad, "fma": c_fma,
+    "mad": c_mad, "fma": c_fma, "sad": c_sad,
     "neg": c_unary, "abs": c_unary, "sqrt": c_unary, "rsqrt": c_unary, "rcp": c_unary, "ex2": c_unary,
     "lg2": c_unary, "sin": c_unary, "cos": c_unary, "tanh": c_unary, "clz": c_unary, "popc": c_unary,
     "brev": c_unary,

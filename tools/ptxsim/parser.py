@@ -50,13 +50,13 @@ class Special:
 
 
 class Sym:
-    __slots__ = ("name",)
+    __slots__ = ("name", "offset")
 
-    def __init__(self, name):
-        self.name = name
+    def __init__(self, name, offset=0):
+        self.name, self.offset = name, offset
 
     def __repr__(self):
-        return self.name
+        return self.name if not self.offset else f"{self.name}+{self.offset}"
 
 
 class Vec:
@@ -402,6 +402,9 @@ def parse_operand(s, regs):
         return Imm(s)
     if re.fullmatch(r"[A-Za-z_$][\w$]*", s):
         return Sym(s)
+    m = re.fullmatch(r"([A-Za-z_$][\w$]*)\s*\+\s*(0x[0-9a-fA-F]+|\d+)", s)
+    if m:  # a variable's address plus a constant (mov.u32 %r, nr_smem+112)
+        return Sym(m.group(1), int(m.group(2), 0))
     raise PtxSyntaxError(f"cannot parse operand '{s}'")
 
 
@@ -433,9 +436,135 @@ def _parse_instr(text, line, regs):
     return Instr(opcode, mods, guard, operands, line, " ".join(text.split()))
 
 
+# --- functions: inlined at their calls ----------------------------------------------------------------------
+_FUNC_RE = re.compile(r"(?:\.visible\s+|\.weak\s+)?\.func\s*(\(([^)]*)\))?\s*([\w$]+)\s*\(([^)]*)\)\s*\{")
+_CALL_RE = re.compile(r"^(\s*)call(?:\.uni)?\s+(?:\(([^)]*)\)\s*,\s*)?([\w$]+)\s*(?:,\s*\(([^)]*)\))?\s*;",
+                      re.M)
+
+
+def _reg_params(text):
+    """[(class, name)] of a function's parameters: '.reg .b32 nr_a0' gives ('.b32', 'nr_a0');
+    '.param .b32 nr_a0' and '.param .align 8 .b8 nr_ret[16]' give ('.param', name)."""
+    out = []
+    for p in (x.strip() for x in (text or "").split(",")):
+        if not p:
+            continue
+        toks = p.split()
+        if len(toks) == 3 and toks[0] == ".reg":
+            out.append((toks[1], toks[2]))
+        elif toks[0] == ".param":
+            out.append((".param", re.sub(r"\[.*$", "", toks[-1])))
+        else:
+            raise PtxSyntaxError(f"function parameter '{p}': only .reg and .param parameters are simulated")
+    return out
+
+
+def _body_end(text, start):
+    """The index of the '}' closing the brace at text[start - 1]."""
+    depth = 1
+    for i in range(start, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise PtxSyntaxError("a function body without its closing brace")
+
+
+def _rename_body(pre, body):
+    """A callee's body with its registers, labels and own call-scope .param variables
+    (nr_pK, nr_rets) renamed apart for one inlined call."""
+    body = re.sub(r"%([A-Za-z_$][\w$]*)", lambda mm: mm.group(0) if mm.group(0).split(".")[0] in _SPECIALS
+                  or mm.group(1).startswith(pre) else "%" + pre + mm.group(1), body)
+    body = re.sub(r"(?<![\w$])(\$L\d+)\b", lambda mm: "$" + pre + mm.group(1)[1:], body)
+    return re.sub(r"(?<![\w$%])(nr_p\d+|nr_rets)\b", lambda mm: pre + mm.group(1), body)
+
+
+def _inline_param_call(indent, pre, name, f_rets, f_params, f_body, rets, args):
+    """A call of a function taking .param parameters and returning a .param array: the body
+    reads the caller's argument variables and writes its result variable in their place."""
+    if len(args) != len(f_params) or len(rets) != len(f_rets):
+        raise PtxSyntaxError(f"call of {name}: {len(args)} arguments and {len(rets)} results for "
+                             f"{len(f_params)} and {len(f_rets)}")
+    body = _rename_body(pre, f_body)
+    mapping = {n: a for (_, n), a in zip(f_params + f_rets, args + rets)}
+    body = re.sub(r"(?<![\w$%])(nr_a\d+|nr_ret)\b", lambda mm: mapping.get(mm.group(1), mm.group(1)), body)
+    end = f"$Lend_{pre[:-1]}"
+    body = re.sub(r"^(\s*)(@!?%[\w$]+\s+)?ret\s*;", lambda mm: f"{mm.group(1)}{mm.group(2) or ''}bra.uni {end};",
+                  body, flags=re.M)
+    return "\n".join([indent + "{", body, f"{end}:", indent + "}"])
+
+
+def _inline_funcs(text):
+    """PTX with every call of a function defined in the module replaced by the
+    function's body (registers and labels renamed per call, parameters and
+    results moved through registers, ret a branch to the end): the simulator
+    then runs the calls as the code around them.  Nereid's functions take and
+    return registers (.reg parameters) and are called by whole warps
+    (call.uni)."""
+    funcs = {}
+    count = [0]
+
+    def expand(body):
+        def call(m):
+            indent, rets, name, args = m.group(1), m.group(2), m.group(3), m.group(4)
+            if name not in funcs:
+                return m.group(0)  # an extern (vprintf, __assertfail): the simulator's own
+            f_rets, f_params, f_body = funcs[name]
+            rets = [x.strip() for x in (rets or "").split(",") if x.strip()]
+            args = [x.strip() for x in (args or "").split(",") if x.strip()]
+            if len(rets) != len(f_rets) or len(args) != len(f_params):
+                raise PtxSyntaxError(f"call of {name}: {len(args)} arguments and {len(rets)} results for "
+                                     f"{len(f_params)} and {len(f_rets)}")
+            count[0] += 1
+            pre = f"inl{count[0]}_"
+            if all(c == ".param" for c, _ in f_rets + f_params):
+                return _inline_param_call(indent, pre, name, f_rets, f_params, f_body, rets, args)
+            names = {n: "%" + pre + n.lstrip("%") for _, n in f_rets + f_params}
+
+            def rename(t):
+                t = re.sub(r"(?<![\w$%])(nr_[ar]v?\d+)\b", lambda mm: names.get(mm.group(1), mm.group(1)), t)
+                t = re.sub(r"%([A-Za-z_$][\w$]*)", lambda mm: mm.group(0) if mm.group(0).split(".")[0] in _SPECIALS
+                           or mm.group(1).startswith(pre) else "%" + pre + mm.group(1), t)
+                t = re.sub(r"(?<![\w$])(\$L\d+)\b", lambda mm: "$" + pre + mm.group(1)[1:], t)
+                return t
+
+            end = f"$Lend_{pre[:-1]}"
+            body = rename(f_body)
+            body = re.sub(r"^(\s*)(@!?%[\w$]+\s+)?ret\s*;", lambda mm: f"{mm.group(1)}{mm.group(2) or ''}bra.uni {end};",
+                          body, flags=re.M)
+            out = [indent + "{"]
+            for cls, n in f_rets + f_params:
+                out.append(f"{indent}.reg {cls} {names[n]};")
+            for (cls, n), a in zip(f_params, args):
+                out.append(f"{indent}mov{'.pred' if cls == '.pred' else '.' + cls.lstrip('.').replace('f', 'b')} "
+                           f"{names[n]}, {a};")
+            out.append(body)
+            out.append(f"{end}:")
+            for (cls, n), r in zip(f_rets, rets):
+                out.append(f"{indent}mov{'.pred' if cls == '.pred' else '.' + cls.lstrip('.').replace('f', 'b')} "
+                           f"{r}, {names[n]};")
+            out.append(indent + "}")
+            return "\n".join(out)
+        return _CALL_RE.sub(call, body)
+
+    out, pos = [], 0
+    while True:
+        m = _FUNC_RE.search(text, pos)
+        if not m:
+            out.append(expand(text[pos:]))
+            break
+        end = _body_end(text, m.end())
+        out.append(expand(text[pos:m.start()]))
+        funcs[m.group(3)] = (_reg_params(m.group(2)), _reg_params(m.group(4)), expand(text[m.end():end]))
+        pos = end + 1
+    return "".join(out)
+
+
 def parse(text):
     """Parses PTX text into a Module."""
-    text = _strip_comments(text)
+    text = _inline_funcs(_strip_comments(text))
     mod = Module()
     stmts = _statements(text)
     i = 0

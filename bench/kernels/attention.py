@@ -1,0 +1,341 @@
+"""Fused attention after FlashAttention-2, forward and backward: the kernels
+of examples/attention.py (kept identical to them; tests/python/test_attention.py
+checks), with the benchmark's host functions.
+
+q, k, v are (B, H, L, D) CUDA tensors with any strides, fp16 or bf16 (fp8
+e4m3 for the forward, with an fp16 output).  Written in the Triton dialect;
+bench/harness.py executes this file once with `triton` bound to Triton and
+once to Nereid."""
+import triton
+import triton.language as tl
+
+LOG2E = 1.4426950408889634
+
+
+# --- forward ----------------------------------------------------------------------------------------
+
+@triton.jit
+def _fwd_key_blocks(acc, m_i, l_i, q, k_base, v_base, stride_kn, stride_kd, stride_vn, stride_vd,
+                    lo, hi, rows, offs_n, offs_d, L, qk_scale,
+                    BLOCK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr, KEY_MASK: tl.constexpr):
+    # Keys lo .. hi-1 (lo and hi multiples of BLOCK_N, or hi = L), folded into
+    # the running state (acc, m_i, l_i) of the query rows `rows`.
+    for start in range(lo, hi, BLOCK_N):
+        cols = start + offs_n
+        kt_ptrs = k_base + offs_d[:, None] * stride_kd + cols[None, :] * stride_kn
+        v_ptrs = v_base + cols[:, None] * stride_vn + offs_d[None, :] * stride_vd
+        if KEY_MASK:
+            kt = tl.load(kt_ptrs, mask=cols[None, :] < L, other=0.0)
+        else:
+            kt = tl.load(kt_ptrs)
+        s = tl.dot(q, kt) * qk_scale
+        if CAUSAL_MASK:
+            s = tl.where(rows[:, None] >= cols[None, :], s, -float("inf"))
+        if KEY_MASK:
+            s = tl.where(cols[None, :] < L, s, -float("inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        if KEY_MASK:
+            v = tl.load(v_ptrs, mask=cols[:, None] < L, other=0.0)
+        else:
+            v = tl.load(v_ptrs)
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_new
+    return acc, m_i, l_i
+
+
+@triton.jit
+def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, m_ptr, H, L, qk_scale,
+                    stride_qb, stride_qh, stride_qm, stride_qd,
+                    stride_kb, stride_kh, stride_kn, stride_kd,
+                    stride_vb, stride_vh, stride_vn, stride_vd,
+                    stride_ob, stride_oh, stride_om, stride_od,
+                    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                    CAUSAL: tl.constexpr):
+    # grid: (cdiv(L, BLOCK_M), B * H).  M is a contiguous (B * H, L) fp32 array.
+    start_m = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)
+    b = bh // H
+    h = bh % H
+    q_base = q_ptr + b * stride_qb + h * stride_qh
+    k_base = k_ptr + b * stride_kb + h * stride_kh
+    v_base = v_ptr + b * stride_vb + h * stride_vh
+    o_base = o_ptr + b * stride_ob + h * stride_oh
+
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(q_base + rows[:, None] * stride_qm + offs_d[None, :] * stride_qd, mask=rows[:, None] < L, other=0.0)
+
+    m_i = tl.full((BLOCK_M,), -float("inf"), tl.float32)
+    l_i = tl.zeros((BLOCK_M,), tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    if CAUSAL:
+        # Blocks left of this query block see no mask; the blocks of the
+        # diagonal, start_m .. start_m + BLOCK_M, do.  Key columns past L there
+        # only meet rows past L (rows >= cols), which are not stored.
+        acc, m_i, l_i = _fwd_key_blocks(acc, m_i, l_i, q, k_base, v_base, stride_kn, stride_kd,
+                                        stride_vn, stride_vd, 0, start_m, rows, offs_n, offs_d, L, qk_scale,
+                                        BLOCK_N, False, False)
+        acc, m_i, l_i = _fwd_key_blocks(acc, m_i, l_i, q, k_base, v_base, stride_kn, stride_kd,
+                                        stride_vn, stride_vd, start_m, tl.minimum(start_m + BLOCK_M, L), rows,
+                                        offs_n, offs_d, L, qk_scale, BLOCK_N, True, True)
+    else:
+        full = (L // BLOCK_N) * BLOCK_N
+        acc, m_i, l_i = _fwd_key_blocks(acc, m_i, l_i, q, k_base, v_base, stride_kn, stride_kd,
+                                        stride_vn, stride_vd, 0, full, rows, offs_n, offs_d, L, qk_scale,
+                                        BLOCK_N, False, False)
+        acc, m_i, l_i = _fwd_key_blocks(acc, m_i, l_i, q, k_base, v_base, stride_kn, stride_kd,
+                                        stride_vn, stride_vd, full, L, rows, offs_n, offs_d, L, qk_scale,
+                                        BLOCK_N, False, True)
+
+    # Rows past L hold garbage (never NaN: their scores are finite) and are not stored.
+    o = acc / l_i[:, None]
+    tl.store(m_ptr + bh * L + rows, m_i + tl.log2(l_i), mask=rows < L)
+    o_ptrs = o_base + rows[:, None] * stride_om + offs_d[None, :] * stride_od
+    tl.store(o_ptrs, o.to(o_ptr.dtype.element_ty), mask=rows[:, None] < L)
+
+
+# --- backward ---------------------------------------------------------------------------------------
+
+@triton.jit
+def attn_bwd_preprocess(o_ptr, do_ptr, delta_ptr, H, L,
+                        stride_ob, stride_oh, stride_om, stride_od,
+                        stride_dob, stride_doh, stride_dom, stride_dod,
+                        HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+    # grid: (cdiv(L, BLOCK_M), B * H); delta is a contiguous (B * H, L) fp32 array.
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    bh = tl.program_id(1)
+    b = bh // H
+    h = bh % H
+    offs_d = tl.arange(0, HEAD_DIM)
+    live = rows[:, None] < L
+    o = tl.load(o_ptr + b * stride_ob + h * stride_oh + rows[:, None] * stride_om + offs_d[None, :] * stride_od,
+                mask=live, other=0.0)
+    do = tl.load(do_ptr + b * stride_dob + h * stride_doh + rows[:, None] * stride_dom
+                 + offs_d[None, :] * stride_dod, mask=live, other=0.0)
+    delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)
+    tl.store(delta_ptr + bh * L + rows, delta, mask=rows < L)
+
+
+@triton.jit
+def _dkdv_query_blocks(dk, dv, k, v, q_base, do_base, m_base, delta_base,
+                       stride_qm, stride_qd, stride_dom, stride_dod,
+                       lo, hi, cols, offs_m, offs_d, L, qk_scale,
+                       BLOCK_M: tl.constexpr, CAUSAL_MASK: tl.constexpr, ROW_MASK: tl.constexpr):
+    # Query rows lo .. hi-1 in blocks of BLOCK_M, added into dK and dV of the
+    # key rows `cols`.  Everything is kept transposed (keys along axis 0):
+    # K Q^T, V dO^T and P^T come out of the dots in the shape they are used in.
+    for start in range(lo, hi, BLOCK_M):
+        rows = start + offs_m
+        qt_ptrs = q_base + offs_d[:, None] * stride_qd + rows[None, :] * stride_qm
+        dot_ptrs = do_base + offs_d[:, None] * stride_dod + rows[None, :] * stride_dom
+        if ROW_MASK:
+            qt = tl.load(qt_ptrs, mask=rows[None, :] < L, other=0.0)
+            dot = tl.load(dot_ptrs, mask=rows[None, :] < L, other=0.0)
+            m = tl.load(m_base + rows, mask=rows < L, other=0.0)
+            delta = tl.load(delta_base + rows, mask=rows < L, other=0.0)
+        else:
+            qt = tl.load(qt_ptrs)
+            dot = tl.load(dot_ptrs)
+            m = tl.load(m_base + rows)
+            delta = tl.load(delta_base + rows)
+        pt = tl.exp2(tl.dot(k, qt) * qk_scale - m[None, :])
+        if CAUSAL_MASK:
+            pt = tl.where(rows[None, :] >= cols[:, None], pt, 0.0)
+        if ROW_MASK:
+            pt = tl.where(rows[None, :] < L, pt, 0.0)
+        dv = tl.dot(pt.to(dot.dtype), tl.trans(dot), dv)
+        dpt = tl.dot(v, dot)
+        dst = pt * (dpt - delta[None, :])
+        dk = tl.dot(dst.to(qt.dtype), tl.trans(qt), dk)
+    return dk, dv
+
+
+@triton.jit
+def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, m_ptr, delta_ptr, dk_ptr, dv_ptr, H, L, qk_scale, sm_scale,
+                         stride_qb, stride_qh, stride_qm, stride_qd,
+                         stride_kb, stride_kh, stride_kn, stride_kd,
+                         stride_vb, stride_vh, stride_vn, stride_vd,
+                         stride_dob, stride_doh, stride_dom, stride_dod,
+                         stride_dkb, stride_dkh, stride_dkn, stride_dkd,
+                         stride_dvb, stride_dvh, stride_dvn, stride_dvd,
+                         HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                         CAUSAL: tl.constexpr):
+    # grid: (cdiv(L, BLOCK_N), B * H); BLOCK_N is a multiple of BLOCK_M.
+    start_n = tl.program_id(0) * BLOCK_N
+    bh = tl.program_id(1)
+    b = bh // H
+    h = bh % H
+    q_base = q_ptr + b * stride_qb + h * stride_qh
+    do_base = do_ptr + b * stride_dob + h * stride_doh
+    m_base = m_ptr + bh * L
+    delta_base = delta_ptr + bh * L
+
+    cols = start_n + tl.arange(0, BLOCK_N)
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    # Key rows past L load as zeros; their dK and dV are not stored.
+    live = cols[:, None] < L
+    k = tl.load(k_ptr + b * stride_kb + h * stride_kh + cols[:, None] * stride_kn + offs_d[None, :] * stride_kd,
+                mask=live, other=0.0)
+    v = tl.load(v_ptr + b * stride_vb + h * stride_vh + cols[:, None] * stride_vn + offs_d[None, :] * stride_vd,
+                mask=live, other=0.0)
+    dk = tl.zeros((BLOCK_N, HEAD_DIM), tl.float32)
+    dv = tl.zeros((BLOCK_N, HEAD_DIM), tl.float32)
+    full = (L // BLOCK_M) * BLOCK_M
+    if CAUSAL:
+        # Query rows below start_n see none of these keys.  The rows of the
+        # diagonal, start_n .. start_n + BLOCK_N, take the mask; the rows below
+        # them see every key, the last partial block with a row mask.
+        diag_end = start_n + BLOCK_N
+        dk, dv = _dkdv_query_blocks(dk, dv, k, v, q_base, do_base, m_base, delta_base,
+                                    stride_qm, stride_qd, stride_dom, stride_dod,
+                                    start_n, tl.minimum(diag_end, L), cols, offs_m, offs_d, L, qk_scale,
+                                    BLOCK_M, True, True)
+        dk, dv = _dkdv_query_blocks(dk, dv, k, v, q_base, do_base, m_base, delta_base,
+                                    stride_qm, stride_qd, stride_dom, stride_dod,
+                                    diag_end, full, cols, offs_m, offs_d, L, qk_scale, BLOCK_M, False, False)
+        dk, dv = _dkdv_query_blocks(dk, dv, k, v, q_base, do_base, m_base, delta_base,
+                                    stride_qm, stride_qd, stride_dom, stride_dod,
+                                    tl.maximum(diag_end, full), L, cols, offs_m, offs_d, L, qk_scale,
+                                    BLOCK_M, False, True)
+    else:
+        dk, dv = _dkdv_query_blocks(dk, dv, k, v, q_base, do_base, m_base, delta_base,
+                                    stride_qm, stride_qd, stride_dom, stride_dod,
+                                    0, full, cols, offs_m, offs_d, L, qk_scale, BLOCK_M, False, False)
+        dk, dv = _dkdv_query_blocks(dk, dv, k, v, q_base, do_base, m_base, delta_base,
+                                    stride_qm, stride_qd, stride_dom, stride_dod,
+                                    full, L, cols, offs_m, offs_d, L, qk_scale, BLOCK_M, False, True)
+
+    # dS was taken against base-2 scores; the chain rule through S * sm_scale
+    # leaves one factor sm_scale on dK.
+    dk = dk * sm_scale
+    tl.store(dk_ptr + b * stride_dkb + h * stride_dkh + cols[:, None] * stride_dkn + offs_d[None, :] * stride_dkd,
+             dk.to(dk_ptr.dtype.element_ty), mask=live)
+    tl.store(dv_ptr + b * stride_dvb + h * stride_dvh + cols[:, None] * stride_dvn + offs_d[None, :] * stride_dvd,
+             dv.to(dv_ptr.dtype.element_ty), mask=live)
+
+
+@triton.jit
+def _dq_key_blocks(dq, q, do, m, delta, k_base, v_base, stride_kn, stride_kd, stride_vn, stride_vd,
+                   lo, hi, rows, offs_n, offs_d, L, qk_scale,
+                   BLOCK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr, KEY_MASK: tl.constexpr):
+    # Keys lo .. hi-1 in blocks of BLOCK_N, added into dQ of the query rows `rows`.
+    for start in range(lo, hi, BLOCK_N):
+        cols = start + offs_n
+        kt_ptrs = k_base + offs_d[:, None] * stride_kd + cols[None, :] * stride_kn
+        vt_ptrs = v_base + offs_d[:, None] * stride_vd + cols[None, :] * stride_vn
+        if KEY_MASK:
+            kt = tl.load(kt_ptrs, mask=cols[None, :] < L, other=0.0)
+            vt = tl.load(vt_ptrs, mask=cols[None, :] < L, other=0.0)
+        else:
+            kt = tl.load(kt_ptrs)
+            vt = tl.load(vt_ptrs)
+        p = tl.exp2(tl.dot(q, kt) * qk_scale - m[:, None])
+        if CAUSAL_MASK:
+            p = tl.where(rows[:, None] >= cols[None, :], p, 0.0)
+        if KEY_MASK:
+            p = tl.where(cols[None, :] < L, p, 0.0)
+        dp = tl.dot(do, vt)
+        ds = p * (dp - delta[:, None])
+        dq = tl.dot(ds.to(kt.dtype), tl.trans(kt), dq)
+    return dq
+
+
+@triton.jit
+def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, m_ptr, delta_ptr, dq_ptr, H, L, qk_scale, sm_scale,
+                       stride_qb, stride_qh, stride_qm, stride_qd,
+                       stride_kb, stride_kh, stride_kn, stride_kd,
+                       stride_vb, stride_vh, stride_vn, stride_vd,
+                       stride_dob, stride_doh, stride_dom, stride_dod,
+                       stride_dqb, stride_dqh, stride_dqm, stride_dqd,
+                       HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                       CAUSAL: tl.constexpr):
+    # grid: (cdiv(L, BLOCK_M), B * H); BLOCK_M is a multiple of BLOCK_N.
+    start_m = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)
+    b = bh // H
+    h = bh % H
+    k_base = k_ptr + b * stride_kb + h * stride_kh
+    v_base = v_ptr + b * stride_vb + h * stride_vh
+
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    live = rows[:, None] < L
+    q = tl.load(q_ptr + b * stride_qb + h * stride_qh + rows[:, None] * stride_qm + offs_d[None, :] * stride_qd,
+                mask=live, other=0.0)
+    do = tl.load(do_ptr + b * stride_dob + h * stride_doh + rows[:, None] * stride_dom
+                 + offs_d[None, :] * stride_dod, mask=live, other=0.0)
+    m = tl.load(m_ptr + bh * L + rows, mask=rows < L, other=0.0)
+    delta = tl.load(delta_ptr + bh * L + rows, mask=rows < L, other=0.0)
+    dq = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    if CAUSAL:
+        dq = _dq_key_blocks(dq, q, do, m, delta, k_base, v_base, stride_kn, stride_kd, stride_vn, stride_vd,
+                            0, start_m, rows, offs_n, offs_d, L, qk_scale, BLOCK_N, False, False)
+        dq = _dq_key_blocks(dq, q, do, m, delta, k_base, v_base, stride_kn, stride_kd, stride_vn, stride_vd,
+                            start_m, tl.minimum(start_m + BLOCK_M, L), rows, offs_n, offs_d, L, qk_scale,
+                            BLOCK_N, True, True)
+    else:
+        full = (L // BLOCK_N) * BLOCK_N
+        dq = _dq_key_blocks(dq, q, do, m, delta, k_base, v_base, stride_kn, stride_kd, stride_vn, stride_vd,
+                            0, full, rows, offs_n, offs_d, L, qk_scale, BLOCK_N, False, False)
+        dq = _dq_key_blocks(dq, q, do, m, delta, k_base, v_base, stride_kn, stride_kd, stride_vn, stride_vd,
+                            full, L, rows, offs_n, offs_d, L, qk_scale, BLOCK_N, False, True)
+    dq = dq * sm_scale
+    tl.store(dq_ptr + b * stride_dqb + h * stride_dqh + rows[:, None] * stride_dqm + offs_d[None, :] * stride_dqd,
+             dq.to(dq_ptr.dtype.element_ty), mask=live)
+
+
+# --- host functions ---------------------------------------------------------------------------------
+
+def strides(x):
+    """Strides in elements of a torch tensor or a numpy array."""
+    if hasattr(x, "stride"):
+        return tuple(x.stride())
+    return tuple(s // x.itemsize for s in x.strides)
+
+
+def fwd_config(head_dim):
+    """(BLOCK_M, BLOCK_N, num_warps, num_stages) of the forward for an H100."""
+    return (128, 64, 4, 3) if head_dim <= 64 else (128, 64, 8, 3)
+
+
+def bwd_config(head_dim):
+    """(BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2, num_warps, num_stages) of the backward."""
+    return (32, 128, 128, 32, 4, 3) if head_dim <= 64 else (32, 128, 128, 32, 8, 2)
+
+
+def attention(q, k, v, out, m, sm_scale, causal, config=None):
+    """out = attention(q, k, v); m, a (B, H, L) fp32 tensor, receives the
+    base-2 log-sum-exp of each row (the backward's input).  Tensors or, on
+    Nereid's interpreter, numpy arrays (the strides are taken in elements)."""
+    B, H, L, D = q.shape
+    bm, bn, warps, stages = config or fwd_config(D)
+    attn_fwd_kernel[(triton.cdiv(L, bm), B * H)](
+        q, k, v, out, m, H, L, sm_scale * LOG2E, *strides(q), *strides(k), *strides(v), *strides(out),
+        HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, num_warps=warps, num_stages=stages)
+    return out
+
+
+def attention_backward(q, k, v, o, m, do, dq, dk, dv, delta, sm_scale, causal, config=None):
+    """(dq, dk, dv) from dO, written into the given tensors; m is the forward's
+    log-sum-exp and delta a (B, H, L) fp32 scratch tensor."""
+    B, H, L, D = q.shape
+    bm1, bn1, bm2, bn2, warps, stages = config or bwd_config(D)
+    attn_bwd_preprocess[(triton.cdiv(L, 64), B * H)](o, do, delta, H, L, *strides(o), *strides(do),
+                                                      HEAD_DIM=D, BLOCK_M=64)
+    qk_scale = sm_scale * LOG2E
+    attn_bwd_dkdv_kernel[(triton.cdiv(L, bn1), B * H)](
+        q, k, v, do, m, delta, dk, dv, H, L, qk_scale, sm_scale, *strides(q), *strides(k), *strides(v),
+        *strides(do), *strides(dk), *strides(dv),
+        HEAD_DIM=D, BLOCK_M=bm1, BLOCK_N=bn1, CAUSAL=causal, num_warps=warps, num_stages=stages)
+    attn_bwd_dq_kernel[(triton.cdiv(L, bm2), B * H)](
+        q, k, v, do, m, delta, dq, H, L, qk_scale, sm_scale, *strides(q), *strides(k), *strides(v),
+        *strides(do), *strides(dq),
+        HEAD_DIM=D, BLOCK_M=bm2, BLOCK_N=bn2, CAUSAL=causal, num_warps=warps, num_stages=stages)
+    return dq, dk, dv

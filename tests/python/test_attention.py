@@ -1,0 +1,203 @@
+"""Fused attention (examples/attention.py) against float64 numpy.
+
+Forward: O and the base-2 log-sum-exp M, causal and not, head dims 64 and
+128, fp16 and bf16, lengths that are and are not multiples of the blocks,
+inputs with non-contiguous strides, and an fp8 e4m3 forward with V stored
+D-major.  Backward: dQ, dK, dV against the analytic gradients of
+softmax(Q K^T * scale + mask) V.  Small blocks are used beside the H100
+configurations so that every part of the key and query loops (unmasked,
+diagonal, trailing partial block) runs on these short sequences.
+
+Outputs are poisoned (NaN) before each launch; the suite's GPU and simulator
+modes rerun every launch there and compare with the interpreter."""
+import math
+import os
+import re
+
+import numpy as np
+import pytest
+
+import attention as A
+from conftest import rel_err
+
+try:
+    import ml_dtypes
+except ImportError:  # pragma: no cover - installed by tests/requirements.txt
+    ml_dtypes = None
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Relative-error bounds against float64.  fp16 inputs and output round once
+# (2^-11) and P is rounded to fp16 before the P V dot; bf16 keeps 8 bits;
+# fp8 e4m3 keeps 3 bits of P (the inputs are exact in the reference).
+FWD_TOL = {"fp16": 2e-3, "bf16": 1.5e-2, "fp8": 6e-2}
+BWD_TOL = {"fp16": 2e-3, "bf16": 1.5e-2}
+
+# Block configurations small enough that L = 64..128 spans several blocks.
+SMALL_FWD = (32, 16, 4, 2)
+SMALL_BWD = (16, 32, 32, 16, 4, 2)
+# fp8 dots take K >= 32 on the tensor cores: the P V dot's K is BLOCK_N.
+SMALL_FP8 = (64, 32, 4, 2)
+
+
+def np_dtype(name):
+    if name == "fp16":
+        return np.float16
+    if ml_dtypes is None:
+        pytest.skip("needs ml_dtypes")
+    return {"bf16": ml_dtypes.bfloat16, "fp8": ml_dtypes.float8_e4m3fn}[name]
+
+
+def inputs(rng, shape, dtype, n=3, scale=1.0):
+    return [(rng.standard_normal(shape) * scale).astype(np_dtype(dtype)) for _ in range(n)]
+
+
+def ref_lse2(q, k, causal, sm_scale):
+    """log2 of the row sums of exp(scores): what the forward stores as M."""
+    s = np.asarray(q, np.float64) @ np.asarray(k, np.float64).swapaxes(-1, -2) * sm_scale
+    if causal:
+        L = q.shape[2]
+        s = np.where(np.tril(np.ones((L, L), dtype=bool)), s, -np.inf)
+    top = s.max(-1)
+    return (top + np.log(np.exp(s - top[..., None]).sum(-1))) / math.log(2)
+
+
+@pytest.fixture(autouse=True)
+def nan_outputs(monkeypatch):
+    """Every array the wrappers allocate starts as NaN, so an element no
+    program stores fails the comparison."""
+    import arrays
+
+    real = arrays.empty
+
+    def empty(like, shape, dtype=None):
+        out = real(like, shape, dtype)
+        if not arrays.is_torch(out):
+            out.fill(np.nan)
+        return out
+
+    monkeypatch.setattr(arrays, "empty", empty)
+
+
+# --- forward ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("D", [64, 128])
+@pytest.mark.parametrize("L", [64, 100, 128])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_forward(rng, dtype, D, L, causal):
+    B, H = 1 + (L == 100), 2
+    q, k, v = inputs(rng, (B, H, L, D), dtype)
+    scale = 1.0 / math.sqrt(D)
+    ref = A.reference(q, k, v, causal, scale)
+    lse = ref_lse2(q, k, causal, scale)
+    for config in (SMALL_FWD, None):
+        o, m = A.attention_forward(q, k, v, causal=causal, sm_scale=scale, config=config)
+        assert o.dtype == q.dtype and o.shape == q.shape and m.dtype == np.float32 and m.shape == (B, H, L)
+        assert rel_err(o, ref) < FWD_TOL[dtype], config
+        assert np.abs(m - lse).max() < 1e-2 * max(1.0, np.abs(lse).max()), config
+
+
+def test_forward_strided_inputs(rng):
+    # q is a (B, L, H, D) array seen as (B, H, L, D); k is every other head
+    # of a wider array; v is D-major; O is written into a transposed view.
+    B, H, L, D = 2, 2, 100, 64
+    q = rng.standard_normal((B, L, H, D)).astype(np.float16).transpose(0, 2, 1, 3)
+    k = rng.standard_normal((B, 2 * H, L, D)).astype(np.float16)[:, ::2]
+    v = A.fp8_value_layout(rng.standard_normal((B, H, L, D)).astype(np.float16))
+    assert not q.flags.c_contiguous and not k.flags.c_contiguous and not v.flags.c_contiguous
+    scale = 0.3
+    for causal in (False, True):
+        o, m = A.attention_forward(q, k, v, causal=causal, sm_scale=scale, config=SMALL_FWD)
+        assert rel_err(o, A.reference(q, k, v, causal, scale)) < FWD_TOL["fp16"]
+
+
+def test_forward_large_scores(rng):
+    # Scores of hundreds: exp without the running maximum would overflow.
+    B, H, L, D = 1, 2, 128, 64
+    q, k, v = inputs(rng, (B, H, L, D), "fp16", scale=4.0)
+    scale = 1.0
+    for causal in (False, True):
+        o, _ = A.attention_forward(q, k, v, causal=causal, sm_scale=scale, config=SMALL_FWD)
+        assert rel_err(o, A.reference(q, k, v, causal, scale)) < FWD_TOL["fp16"]
+
+
+@pytest.mark.parametrize("D", [64, 128])
+@pytest.mark.parametrize("L", [64, 100])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_forward_fp8(rng, D, L, causal):
+    B, H = 1, 2
+    q, k, v = inputs(rng, (B, H, L, D), "fp8")
+    v = A.fp8_value_layout(v)
+    scale = 1.0 / math.sqrt(D)
+    ref = A.reference(q, k, v, causal, scale)
+    for config in (SMALL_FP8, None):
+        o, m = A.attention_forward(q, k, v, causal=causal, sm_scale=scale, config=config)
+        assert o.dtype == np.float16
+        assert rel_err(o, ref) < FWD_TOL["fp8"], config
+        assert np.abs(m - ref_lse2(q, k, causal, scale)).max() < 1e-2 * max(1.0, np.abs(m).max())
+
+
+# --- backward ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("D", [64, 128])
+@pytest.mark.parametrize("L", [64, 100, 128])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_backward(rng, dtype, D, L, causal):
+    B, H = 1 + (L == 100), 2
+    q, k, v, do = inputs(rng, (B, H, L, D), dtype, n=4)
+    scale = 1.0 / math.sqrt(D)
+    _, ref_dq, ref_dk, ref_dv = A.reference(q, k, v, causal, scale, do)
+    configs = (SMALL_BWD, None) if L != 64 else (SMALL_BWD,)
+    for config in configs:
+        o, m = A.attention_forward(q, k, v, causal=causal, sm_scale=scale, config=SMALL_FWD)
+        dq, dk, dv = A.attention_backward(q, k, v, o, m, do, causal=causal, sm_scale=scale, config=config)
+        for name, got, ref in (("dq", dq, ref_dq), ("dk", dk, ref_dk), ("dv", dv, ref_dv)):
+            assert got.dtype == q.dtype and got.shape == q.shape
+            assert rel_err(got, ref) < BWD_TOL[dtype], (name, config)
+
+
+def test_backward_strided(rng):
+    B, H, L, D = 1, 2, 100, 64
+    q = rng.standard_normal((B, L, H, D)).astype(np.float16).transpose(0, 2, 1, 3)
+    k = rng.standard_normal((B, 2 * H, L, D)).astype(np.float16)[:, 1::2]
+    v = A.fp8_value_layout(rng.standard_normal((B, H, L, D)).astype(np.float16))
+    do = rng.standard_normal((B, H, D, L)).astype(np.float16).swapaxes(-1, -2)
+    scale = 0.2
+    for causal in (False, True):
+        _, ref_dq, ref_dk, ref_dv = A.reference(q, k, v, causal, scale, do)
+        o, m = A.attention_forward(q, k, v, causal=causal, sm_scale=scale, config=SMALL_FWD)
+        dq, dk, dv = A.attention_backward(q, k, v, o, m, do, causal=causal, sm_scale=scale, config=SMALL_BWD)
+        for got, ref in ((dq, ref_dq), (dk, ref_dk), (dv, ref_dv)):
+            assert rel_err(got, ref) < BWD_TOL["fp16"]
+
+
+# --- the wrappers and the benchmark's copy -----------------------------------------------------------
+
+def test_wrapper_errors():
+    q = np.zeros((1, 2, 64, 64), np.float16)
+    with pytest.raises(ValueError, match="one shape"):
+        A.attention_forward(q, q[:, :1], q)
+    with pytest.raises(ValueError, match="power of two"):
+        A.attention_forward(q[..., :48], q[..., :48], q[..., :48])
+    with pytest.raises(ValueError, match="multiple of BLOCK_N"):
+        A.attention_forward(q, q, q, config=(16, 32, 4, 2))
+
+
+def jit_sources(path):
+    """The text of each @jit function of a file, by name."""
+    text = open(path, encoding="utf-8").read()
+    found = {}
+    for m in re.finditer(r"^@triton\.jit\ndef (\w+)\(.*?(?=^\S)", text, re.S | re.M):
+        found[m.group(1)] = m.group(0).rstrip()
+    return found
+
+
+def test_bench_kernels_match_the_example():
+    # bench/kernels/attention.py runs the same kernels under Triton and Nereid.
+    example = jit_sources(os.path.join(ROOT, "examples", "attention.py"))
+    bench = jit_sources(os.path.join(ROOT, "bench", "kernels", "attention.py"))
+    assert len(example) == 7 and example.keys() == bench.keys()
+    for name in example:
+        assert example[name] == bench[name], f"{name} differs between examples/ and bench/kernels/"
