@@ -2074,6 +2074,47 @@ static void test_ir_text_fault(void) {
     nr_arena_free(&a);
 }
 
+/* gather (out-of-range indices give 0) and histogram (masked, values
+ * outside the bins not counted) on fresh random data. */
+static void test_gather_histogram(void) {
+    enum { N = 64, NI = 32, BINS = 16 };
+    NrModule *m = nr_module_new(NULL);
+    NrTypeId types[5] = {nr_type_ptr(m, NR_DT_F32, 1), nr_type_ptr(m, NR_DT_I64, 1), nr_type_ptr(m, NR_DT_F32, 1),
+                         nr_type_ptr(m, NR_DT_I16, 1), nr_type_ptr(m, NR_DT_I32, 1)};
+    Kb k = kb_begin(m, "gh", 5, types, NULL);
+    NrTypeId i16 = ts(&k, NR_DT_I16);
+    V src = load(&k, addptr(&k, splat(&k, k.arg[0], tb1(&k, tv(&k, k.arg[0]), N)), arange(&k, N)), 0, 0);
+    V idx = load(&k, addptr(&k, splat(&k, k.arg[1], tb1(&k, tv(&k, k.arg[1]), NI)), arange(&k, NI)), 0, 0);
+    V g = iattr(&k, op(&k, NR_OP_GATHER, tb1(&k, ts(&k, NR_DT_F32), NI), 2, src, idx), NR_A_AXIS, 0);
+    store(&k, addptr(&k, splat(&k, k.arg[2], tb1(&k, tv(&k, k.arg[2]), NI)), arange(&k, NI)), g, 0);
+    V x = load(&k, addptr(&k, splat(&k, k.arg[3], tb1(&k, tv(&k, k.arg[3]), N)), arange(&k, N)), 0, 0);
+    V mk = cmp(&k, "ne", x, cI(&k, tb1(&k, i16, N), 5));
+    V h = op(&k, NR_OP_HISTOGRAM, tb1(&k, ts(&k, NR_DT_I32), BINS), 2, x, mk);
+    store(&k, addptr(&k, splat(&k, k.arg[4], tb1(&k, tv(&k, k.arg[4]), BINS)), arange(&k, BINS)), h, 0);
+    ret(&k);
+    float sv[N], gv[NI];
+    int64_t iv[NI];
+    int16_t xv[N];
+    int32_t hv[BINS], want[BINS] = {0};
+    for (int i = 0; i < N; i++) sv[i] = (float)(rnd_unit() * 100 - 50), xv[i] = (int16_t)(rnd() % (BINS + 8)) - 4;
+    for (int i = 0; i < NI; i++) iv[i] = (int64_t)(rnd() % (N + 16)) - 8;
+    iv[0] = INT64_MIN, iv[1] = (int64_t)1 << 32; /* wide indices far outside */
+    for (int i = 0; i < NI; i++) gv[i] = NAN;
+    for (int i = 0; i < BINS; i++) hv[i] = -1;
+    for (int i = 0; i < N; i++)
+        if (xv[i] != 5 && xv[i] >= 0 && xv[i] < BINS) want[xv[i]]++;
+    NrInterpArg args[5] = {buf(sv, sizeof sv, "src"), buf(iv, sizeof iv, "idx"), buf(gv, sizeof gv, "g"),
+                           buf(xv, sizeof xv, "x"), buf(hv, sizeof hv, "h")};
+    Run r = launch(&k, 1, 1, 1, args, 5, NULL, 0);
+    CHECK(r.ok, "gather/histogram: %s", r.msg);
+    for (int i = 0; i < NI; i++) {
+        float w = iv[i] >= 0 && iv[i] < N ? sv[iv[i]] : 0.0f;
+        CHECK(memcmp(&gv[i], &w, sizeof w) == 0, "gather %d (index %lld): %g, want %g", i, (long long)iv[i], gv[i], w);
+    }
+    for (int i = 0; i < BINS; i++) CHECK(hv[i] == want[i], "histogram bin %d: %d, want %d", i, hv[i], want[i]);
+    nr_module_free(m);
+}
+
 int main(void) {
     const char *env = getenv("NR_TEST_SEED");
     seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
@@ -2092,6 +2133,7 @@ int main(void) {
     test_fault_2d();
     test_random_addresses();
     test_atomics();
+    test_gather_histogram();
     test_control_flow();
     test_max_steps();
     test_grid();
