@@ -493,12 +493,7 @@ def shapes(x_ptr, o_ptr, B: tl.constexpr, FLIP: tl.constexpr):
     tl.store(o_ptr + 5 * B + 16 + r, g)
 
 
-_SLOW_1024 = pytest.mark.skipif(
-    os.environ.get("NEREID_TEST_PTXAS") == "1" or os.environ.get("NEREID_TEST_DEVICE") == "cuda",
-    reason="gather and histogram of 1024 elements are one-hot comparisons: ptxas takes minutes on the PTX")
-
-
-@pytest.mark.parametrize("B,warps", [(32, 1), (256, 4), pytest.param(1024, 8, marks=_SLOW_1024)])
+@pytest.mark.parametrize("B,warps", [(32, 1), (256, 4), (1024, 8)])
 def test_shapes(rng, B, warps):
     x = rng.integers(-100, 100, B).astype(np.int32)
     out = poisoned(6 * B + 16, np.int32)
