@@ -146,8 +146,8 @@ GPU_PYTHON ?= python3
 gpu-test: all pyext build/tests/rt_smoke
 	build/tests/rt_smoke
 	$(MAKE) run-examples
-	NEREID_TEST_DEVICE=cuda PYTHONPATH=$(CURDIR)/python$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PYTHON) -m pytest -v -p no:cacheprovider tests/python
-	NEREID_TEST_DEVICE=cuda PYTHONPATH=$(CURDIR)/python$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PYTHON) -m pytest -v -p no:cacheprovider tests/compat
+	NEREID_TEST_DEVICE=cuda NEREID_TEST_INSTAFAIL=1 PYTHONPATH=$(CURDIR)/python$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PYTHON) -m pytest -v -p no:cacheprovider tests/python
+	NEREID_TEST_DEVICE=cuda NEREID_TEST_INSTAFAIL=1 PYTHONPATH=$(CURDIR)/python$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PYTHON) -m pytest -v -p no:cacheprovider tests/compat
 
 demo: all pyext venv
 	PYTHONPATH=$(CURDIR)/python $(VPY) examples/demo.py

@@ -45,7 +45,8 @@ step() { # name, command...
 
 step build make -j"$JOBS" all pyext build/tests/rt_smoke build/tests/test_wgmma PYTHON="$PY" WERROR= || { cat "$OUT/build.log" | tail -30; }
 step rt_smoke build/tests/rt_smoke
-step gpu_e2e make gpu-test GPU_PYTHON="$PY" WERROR=
+# (a time limit, so that a hung launch still leaves the steps after it and the summary)
+step gpu_e2e timeout "${GPU_TEST_TIMEOUT:-480}" make gpu-test GPU_PYTHON="$PY" WERROR=
 if command -v cuobjdump >/dev/null || [ -x /usr/local/cuda/bin/cuobjdump ]; then
     step hopper_sass tools/hopper_sass.sh "$OUT/hopper_sass"
 fi
@@ -62,6 +63,8 @@ done
 echo
 grep -E "passed|failed" "$OUT/gpu_e2e.log" | tail -1
 grep -E "^(FAILED|ERROR) " "$OUT/gpu_e2e.log" | head -40
+# each failure's report as it happened (NEREID_TEST_INSTAFAIL): there even when the run was cut
+grep -A 25 "^===== FAILED" "$OUT/gpu_e2e.log" | head -300
 [ -f "$OUT/hopper_sass.log" ] && cat "$OUT/hopper_sass.log"
 [ -f "$OUT/bench.log" ] && tail -40 "$OUT/bench.log"
 exit $status

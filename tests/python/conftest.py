@@ -54,3 +54,12 @@ if os.environ.get("NEREID_TEST_PTXAS") == "1":
 
     if ptxas_mode.ptxas_path():
         ptxas_mode.install()
+
+
+def pytest_runtest_logreport(report):
+    """NEREID_TEST_INSTAFAIL=1 (set by `make gpu-test`): a failure's report is written the moment
+    it happens, so a run cut short (a GPU run's time limit, a hung launch) still shows why the
+    tests before the cut failed."""
+    if report.failed and os.environ.get("NEREID_TEST_INSTAFAIL") == "1":
+        sys.stderr.write(f"\n===== FAILED {report.nodeid} ({report.when})\n{report.longreprtext}\n=====\n")
+        sys.stderr.flush()
