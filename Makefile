@@ -143,11 +143,11 @@ valgrind: $(CTESTBINS) $(BUILD)/nereid
 # launch checked against the interpreter (tests/python/gpu_mode.py), and the
 # driver smoke test.  Uses the system Python that has torch.
 GPU_PYTHON ?= python3
+GPU_TEST_JOBS ?= 1
 gpu-test: all pyext build/tests/rt_smoke
 	build/tests/rt_smoke
 	$(MAKE) run-examples
-	NEREID_TEST_DEVICE=cuda NEREID_TEST_INSTAFAIL=1 PYTHONPATH=$(CURDIR)/python$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PYTHON) -m pytest -v -p no:cacheprovider tests/python
-	NEREID_TEST_DEVICE=cuda NEREID_TEST_INSTAFAIL=1 PYTHONPATH=$(CURDIR)/python$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PYTHON) -m pytest -v -p no:cacheprovider tests/compat
+	tools/gpu_pytest.sh $(GPU_TEST_JOBS) $(GPU_PYTHON) $(BUILD)/gpu_pytest
 
 demo: all pyext venv
 	PYTHONPATH=$(CURDIR)/python $(VPY) examples/demo.py

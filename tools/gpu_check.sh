@@ -46,7 +46,7 @@ step() { # name, command...
 step build make -j"$JOBS" all pyext build/tests/rt_smoke build/tests/test_wgmma PYTHON="$PY" WERROR= || { cat "$OUT/build.log" | tail -30; }
 step rt_smoke build/tests/rt_smoke
 # (a time limit, so that a hung launch still leaves the steps after it and the summary)
-step gpu_e2e timeout "${GPU_TEST_TIMEOUT:-480}" make gpu-test GPU_PYTHON="$PY" WERROR=
+step gpu_e2e timeout "${GPU_TEST_TIMEOUT:-480}" make gpu-test GPU_PYTHON="$PY" GPU_TEST_JOBS="${GPU_TEST_JOBS:-8}" WERROR=
 if command -v cuobjdump >/dev/null || [ -x /usr/local/cuda/bin/cuobjdump ]; then
     step hopper_sass tools/hopper_sass.sh "$OUT/hopper_sass"
 fi
@@ -61,10 +61,12 @@ for i in "${!NAMES[@]}"; do
     case "${RESULTS[$i]}" in ok*) ;; *) status=1 ;; esac
 done
 echo
-grep -E "passed|failed" "$OUT/gpu_e2e.log" | tail -1
-grep -E "^(FAILED|ERROR) " "$OUT/gpu_e2e.log" | head -40
+# the suite runs in shards (tools/gpu_pytest.sh), each with its log in build/gpu_pytest
+cp build/gpu_pytest/shard*.log "$OUT/" 2>/dev/null
+grep -h -E "^shard [0-9]+/" "$OUT/gpu_e2e.log"
+grep -h -E "^(FAILED|ERROR) " "$OUT"/shard*.log | head -60
 # each failure's report as it happened (NEREID_TEST_INSTAFAIL): there even when the run was cut
-grep -A 25 "^===== FAILED" "$OUT/gpu_e2e.log" | head -300
+grep -h -A 25 "^===== FAILED" "$OUT"/shard*.log | head -400
 [ -f "$OUT/hopper_sass.log" ] && cat "$OUT/hopper_sass.log"
 [ -f "$OUT/bench.log" ] && tail -40 "$OUT/bench.log"
 exit $status

@@ -15,3 +15,5 @@ ROOT = compat_util.base.ROOT
 rel_err = compat_util.rel_err
 poisoned = compat_util.poisoned
 rng = compat_util.rng_fixture
+pytest_runtest_logreport = compat_util.base.pytest_runtest_logreport
+pytest_collection_modifyitems = compat_util.base.pytest_collection_modifyitems

@@ -63,3 +63,17 @@ def pytest_runtest_logreport(report):
     if report.failed and os.environ.get("NEREID_TEST_INSTAFAIL") == "1":
         sys.stderr.write(f"\n===== FAILED {report.nodeid} ({report.when})\n{report.longreprtext}\n=====\n")
         sys.stderr.flush()
+
+
+def pytest_collection_modifyitems(config, items):
+    """NEREID_TEST_SHARD=i/n keeps every n-th collected test starting at the i-th (0-based), so
+    n processes share one run (`make gpu-test GPU_TEST_JOBS=n`) with the slow cases spread out."""
+    shard = os.environ.get("NEREID_TEST_SHARD")
+    if not shard:
+        return
+    i, n = (int(v) for v in shard.split("/"))
+    if not 0 <= i < n:
+        raise pytest.UsageError(f"NEREID_TEST_SHARD={shard}: want i/n with 0 <= i < n")
+    keep = [it for k, it in enumerate(items) if k % n == i]
+    config.hook.pytest_deselected(items=[it for k, it in enumerate(items) if k % n != i])
+    items[:] = keep
