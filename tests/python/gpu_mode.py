@@ -50,6 +50,7 @@ tol_override = 0.0  # a looser relative tolerance for floats (sim_mode.tolerance
 
 
 def install():
+    global plain_run
     if plain_run is not None:
         return  # installed already (tests/compat loads this suite's conftest too)
     import torch
@@ -107,7 +108,6 @@ def install():
         return compiled
 
     _jit.JITFunction.run = run
-    global plain_run
     plain_run = orig_run
 
 
