@@ -62,11 +62,11 @@ for i in "${!NAMES[@]}"; do
 done
 echo
 # the suite runs in shards (tools/gpu_pytest.sh), each with its log in build/gpu_pytest
-cp build/gpu_pytest/shard*.log "$OUT/" 2>/dev/null
+cat build/gpu_pytest/shard*.log > "$OUT/gpu_shards.log" 2>/dev/null
 grep -h -E "^shard [0-9]+/" "$OUT/gpu_e2e.log"
-grep -h -E "^(FAILED|ERROR) " "$OUT"/shard*.log | head -60
-# each failure's report as it happened (NEREID_TEST_INSTAFAIL): there even when the run was cut
-grep -h -A 25 "^===== FAILED" "$OUT"/shard*.log | head -400
+grep -h -E "^(FAILED|ERROR) " "$OUT/gpu_shards.log" | head -60
+# each failure's message as it happened (NEREID_TEST_INSTAFAIL): there even when the run was cut
+grep -h -A 1 "^===== FAILED" "$OUT/gpu_shards.log" | head -200
 [ -f "$OUT/hopper_sass.log" ] && cat "$OUT/hopper_sass.log"
 [ -f "$OUT/bench.log" ] && tail -40 "$OUT/bench.log"
 exit $status

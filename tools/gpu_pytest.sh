@@ -20,8 +20,8 @@ for ((i = 0; i < JOBS; i++)); do
     (
         export NEREID_TEST_SHARD="$i/$JOBS"
         rc=0
-        "$PY" -m pytest -q -rf -p no:cacheprovider tests/python || rc=$?
-        "$PY" -m pytest -q -rf -p no:cacheprovider tests/compat || rc=$?
+        "$PY" -m pytest -v -rf -p no:cacheprovider tests/python || rc=$?
+        "$PY" -m pytest -v -rf -p no:cacheprovider tests/compat || rc=$?
         exit $rc
     ) >"$LOGS/shard$i.log" 2>&1 &
     pids+=($!)

@@ -61,7 +61,9 @@ def pytest_runtest_logreport(report):
     it happens, so a run cut short (a GPU run's time limit, a hung launch) still shows why the
     tests before the cut failed."""
     if report.failed and os.environ.get("NEREID_TEST_INSTAFAIL") == "1":
-        sys.stderr.write(f"\n===== FAILED {report.nodeid} ({report.when})\n{report.longreprtext}\n=====\n")
+        crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", "")
+        sys.stderr.write(f"\n===== FAILED {report.nodeid} ({report.when})\n>>> {crash[:2000]}\n"
+                         f"{report.longreprtext}\n=====\n")
         sys.stderr.flush()
 
 

@@ -308,5 +308,7 @@ def sig_dtype(a):
 
 def interpret(fn, grid, *args, **kwargs):
     """One launch on the interpreter alone, whether or not the suite runs in sim mode."""
-    run = _state.get("orig_run", _jit.JITFunction.run)
+    gpu_mode = sys.modules.get("gpu_mode")  # the suite's GPU mode would launch it on the GPU too
+    plain = gpu_mode.plain_run if gpu_mode is not None and gpu_mode.plain_run is not None else None
+    run = _state.get("orig_run", plain or _jit.JITFunction.run)
     return run(fn, *args, grid=grid, **kwargs)

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import attention as A
+import sim_mode
 from conftest import rel_err
 
 try:
@@ -131,8 +132,12 @@ def test_forward_fp8(rng, D, L, causal):
     v = A.fp8_value_layout(v)
     scale = 1.0 / math.sqrt(D)
     ref = A.reference(q, k, v, causal, scale)
+    # P is rounded to fp8 before the second dot, so where the GPU's exp2 and the interpreter's
+    # differ in the last bits, an element of P may round to the other fp8 neighbour: the two
+    # are compared to 2e-2 (each is held to the float64 reference below)
+    forward = sim_mode.tolerance(2e-2)(A.attention_forward)
     for config in (SMALL_FP8, None):
-        o, m = A.attention_forward(q, k, v, causal=causal, sm_scale=scale, config=config)
+        o, m = forward(q, k, v, causal=causal, sm_scale=scale, config=config)
         assert o.dtype == np.float16
         assert rel_err(o, ref) < FWD_TOL["fp8"], config
         assert np.abs(m - ref_lse2(q, k, causal, scale)).max() < 1e-2 * max(1.0, np.abs(m).max())
