@@ -341,6 +341,7 @@ def _cast_inputs(rng, dtype, n):
         return x
     x = (rng.standard_normal(n) * rng.choice([1e-6, 1e-2, 1, 100, 1e5, 1e12], n)).astype(np.float64)
     x[:12] = [0.0, -0.0, 0.5, 1.5, 2.5, -2.5, 65520.0, 448.0, 460.0, 1e30, 3e9, -3e9]
+    x[12:15] = [np.nan, np.inf, -np.inf]
     if dt == np.float16 or (ml_dtypes is not None and dt in (ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn,
                                                              ml_dtypes.float8_e5m2)):
         x = np.clip(x, -30000, 30000)
