@@ -21,7 +21,8 @@
  *                {0, 1/2, 1, 3/2, inf}; asin/acos on [0, 1/2] directly and
  *                through asin(sqrt((1 - x) / 2)) above
  *   erf, erfc    x * E(x^2) below 1; exp(-x^2) Q(x) with x^2 split exactly
- *                and Q on a few intervals (in 1/x for large x)
+ *                and Q on a few intervals (in 1/x for large x); f32 erf:
+ *                x + x P(x^2) below 0.85, 1 - 2^(x H(x - 1)) above
  *   hyperbolic   from expm1 and exp; inverse ones from log1p and log
  *   pow (f64)    log in double-double, the product in double-double, exp
  *                of a double-double argument; f32 pow, cbrt, hypot, fmod,
