@@ -93,8 +93,13 @@ def run_gpu(args):
             continue
         rows.append(row(backend, times, mean_s))
         if backend == "nereid":
-            entries = getattr(mod.axpby_kernel, "_fast_entries", 0)
-            rows[-1]["note"] = "fast path (C dispatcher)" if entries else "Python path (no fast-path entry)"
+            kernel = mod.axpby_kernel
+            hits = getattr(kernel, "_fast_hits", 0)
+            launch()
+            fast = getattr(kernel, "_fast_hits", 0) > hits
+            rows[-1]["note"] = "fast path (C dispatcher)" if fast else "Python path (not a fast-path hit)"
+            if fast:
+                rows.extend(stage_rows(kernel, launch, lambda: None, args))
     z = torch.empty_like(x)
     times, mean_s = measure(lambda: torch.add(x, y, out=z), torch.cuda.synchronize, args.launches, args.warmup)
     rows.insert(0, row("torch.add", times, mean_s, note="3 arguments"))
@@ -129,6 +134,23 @@ def floor_rows(args):
         d["system"] = "C " + d["system"]
         d["status"] = "ok"
         out.append(d)
+    return out
+
+
+def stage_rows(kernel, launch, sync, args):
+    """The fast path stopped after each of its stages (nereid._C.FAST_STAGES): what the
+    stages up to there cost, cumulatively (the launch row is the whole)."""
+    import nereid
+    stages = nereid._C.FAST_STAGES
+    out = []
+    try:
+        for i in range(1, len(stages)):
+            kernel._fast_stop_after = i
+            assert launch() is None, "the fast path did not stop"
+            times, mean_s = measure(launch, sync, args.launches, args.warmup)
+            out.append(row(f"  ..{stages[i]}", times, mean_s, note=f"stopped after '{stages[i]}'"))
+    finally:
+        kernel._fast_stop_after = 0
     return out
 
 
@@ -216,6 +238,7 @@ def run_cpu_dispatch(args):
                 failed("nereid", "FAILED", "the fast path was not taken")]
         times, mean_s = measure(launch, lambda: None, args.launches, args.warmup)
         rows = [row("nereid", times, mean_s, note="C dispatch, recording launch (no GPU)")]
+        rows.extend(stage_rows(kernel, launch, lambda: None, args))
         before = kernel._fake_launch()["count"]
         grid_fn = lambda meta: (1,)  # noqa: E731
         largs = launch_args(kernel)

@@ -726,8 +726,13 @@ typedef struct {
     Entry **table;              /* open addressing, linear probing */
     size_t cap, count;
     unsigned long long hits;    /* launches made by the fast path */
+    int stop_after;             /* benchmarks: end a hit after this stage (STAGE_*), returning None; 0: launch */
     FakeLaunch fake;
 } DispatcherObject;
+
+/* The stages of a fast launch, for measuring what each costs (_fast_stop_after). */
+enum { STAGE_LAUNCH, STAGE_BIND, STAGE_KEY, STAGE_LOOKUP, STAGE_GRID, STAGE_STREAM, STAGE_PACK, STAGE_COUNT };
+static const char *const stage_names[STAGE_COUNT] = {"launch", "bind", "key", "lookup", "grid", "stream", "pack"};
 
 typedef struct {
     PyObject_HEAD
@@ -998,7 +1003,8 @@ static int fast_gpu_enabled(void) {
     return !(e && strcmp(e, "0") == 0);
 }
 
-/* The launch itself, after a hit. */
+/* The launch itself, after a hit: 0, 1 for Python, -1 with an exception, 2
+ * stopped at the stage D->stop_after. */
 static int fast_launch(DispatcherObject *D, Entry *e, const unsigned g[3], const PVal *pv) {
     if (e->ge && !fast_gpu_enabled()) return 1;
     void *stream = NULL;
@@ -1012,12 +1018,14 @@ static int fast_launch(DispatcherObject *D, Entry *e, const unsigned g[3], const
         Py_DECREF(s);
         if (PyErr_Occurred()) return -1;
     }
+    if (D->stop_after == STAGE_STREAM) return 2;
     uint64_t slots[MAX_PARAMS];
     void *params[MAX_PARAMS];
     for (int i = 0; i < e->nrt; i++) {
         slots[i] = pack_value(e->rt_pack[i], &pv[e->rt_param[i]]);
         params[i] = &slots[i];
     }
+    if (D->stop_after == STAGE_PACK) return 2;
     if (!e->ge) {
         FakeLaunch *f = &D->fake;
         f->count++;
@@ -1062,24 +1070,32 @@ static PyObject *Launcher_vectorcall(PyObject *self, PyObject *const *args, size
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *vals[MAX_PARAMS];
     PVal pv[MAX_PARAMS];
-    int opts[3];
+    int opts[3], stop = D->stop_after;
     Key k;
     k.nobjs = 0;
     if (!api.plain_run || _PyType_Lookup(Py_TYPE(D), s_run) != api.plain_run) goto python;
     if (!D->count || bind_args(D, args, nargs, kwnames, vals, opts)) goto python;
+    if (stop == STAGE_BIND) goto stopped;
     if (key_build(&k, D->nparams, D->flags, vals, opts, pv, NULL) || !k.fast) goto python;
+    if (stop == STAGE_KEY) goto stopped;
     Entry *e = table_find(D, &k, key_hash(&k));
     if (!e || interpret_env()) goto python;
+    if (stop == STAGE_LOOKUP) goto stopped;
     unsigned g[3];
     if (grid_eval(D, L->grid, vals, opts, g)) goto python;
     if (g[0] > e->max_grid[0] || g[1] > e->max_grid[1] || g[2] > e->max_grid[2]) goto python;
+    if (stop == STAGE_GRID) goto stopped;
     int r = fast_launch(D, e, g, pv);
+    if (r == 2) goto stopped;
     if (r < 0) PyErr_Clear();
     if (r) goto python; /* Python launches again and reports the problem */
     D->hits++;
     key_release(&k);
     Py_INCREF(e->result);
     return e->result;
+stopped:
+    key_release(&k);
+    Py_RETURN_NONE;
 python:
     key_release(&k);
     return call_run(D, L->grid, args, nargs, kwnames);
@@ -1392,7 +1408,27 @@ static PyObject *Dispatcher_get_hits(DispatcherObject *self, void *closure) {
     return PyLong_FromUnsignedLongLong(self->hits);
 }
 
+static PyObject *Dispatcher_get_stop(DispatcherObject *self, void *closure) {
+    (void)closure;
+    return PyLong_FromLong(self->stop_after);
+}
+
+static int Dispatcher_set_stop(DispatcherObject *self, PyObject *v, void *closure) {
+    (void)closure;
+    long x = v ? PyLong_AsLong(v) : 0;
+    if (x == -1 && PyErr_Occurred()) return -1;
+    if (x < 0 || x >= STAGE_COUNT) {
+        PyErr_Format(PyExc_ValueError, "_fast_stop_after must be 0 to %d", STAGE_COUNT - 1);
+        return -1;
+    }
+    self->stop_after = (int)x;
+    return 0;
+}
+
 static PyGetSetDef Dispatcher_getset[] = {
+    {"_fast_stop_after", (getter)Dispatcher_get_stop, (setter)Dispatcher_set_stop,
+     "benchmarks: end fast launches after this stage (an index of nereid._C.FAST_STAGES), returning None; "
+     "0 launches", NULL},
     {"_fast_entries", (getter)Dispatcher_get_entries, NULL, "keys registered for the fast path", NULL},
     {"_fast_hits", (getter)Dispatcher_get_hits, NULL, "launches made by the fast path", NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -1522,6 +1558,20 @@ static int init_fast_path(PyObject *m) {
     PyModule_AddIntConstant(m, "PF_NOSPEC", PF_NOSPEC);
     PyModule_AddIntConstant(m, "PF_NOSPEC_ALIGN", PF_NOSPEC_ALIGN);
     PyModule_AddIntConstant(m, "MAX_FAST_PARAMS", MAX_PARAMS);
+    PyObject *stages = PyTuple_New(STAGE_COUNT);
+    if (!stages) return -1;
+    for (int i = 0; i < STAGE_COUNT; i++) {
+        PyObject *n = PyUnicode_FromString(stage_names[i]);
+        if (!n) {
+            Py_DECREF(stages);
+            return -1;
+        }
+        PyTuple_SET_ITEM(stages, i, n);
+    }
+    if (PyModule_AddObject(m, "FAST_STAGES", stages) < 0) {
+        Py_DECREF(stages);
+        return -1;
+    }
     return 0;
 }
 
