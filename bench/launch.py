@@ -198,14 +198,23 @@ class FakeDtype:
 FAKE_FP32 = FakeDtype("float32")
 
 
-def fake_dispatch_setup(nereid, kernel):
+def fake_dispatch_setup(nereid, kernel, use_torch=False):
     """Install stand-in tensors, compile `kernel` for them on the interpreter target
     and register the key with a launch that records instead of launching.
-    Returns (launch, restore)."""
+    use_torch: torch tensors in host memory instead, counted as on device 0
+    (set_api's stand_in_device) and read as on the GPU; the stream comes from a
+    C function of one argument, as torch's does.  Returns (launch, restore)."""
     _C = nereid._C
-    old = _C.set_api(tensor_type=FakeTensor, get_stream=lambda device: 0x5000 + device)
-    _C.register_dtype(FAKE_FP32, "fp32")
-    x, y, out = (FakeTensor(0x10000 * (i + 1), FAKE_FP32) for i in range(3))
+    if use_torch:
+        import torch
+        dtype = torch.float32
+        old = _C.set_api(tensor_type=torch.Tensor, get_stream=abs, stand_in_device=0)
+        _C.register_dtype(dtype, "fp32")
+        x, y, out = (torch.zeros(N, dtype=dtype) for _ in range(3))
+    else:
+        old = _C.set_api(tensor_type=FakeTensor, get_stream=lambda device: 0x5000 + device)
+        _C.register_dtype(FAKE_FP32, "fp32")
+        x, y, out = (FakeTensor(0x10000 * (i + 1), FAKE_FP32) for i in range(3))
     args = (x, y, out, N, ALPHA, BETA)
     values = args + (N,)
     key, objs, sigs, device, fast = _C.Dispatcher._specialize(kernel, values, 4, 3, 0)
@@ -219,34 +228,51 @@ def fake_dispatch_setup(nereid, kernel):
 
     def restore():
         kernel._clear_fast_path()
-        _C.set_api(tensor_type=old["tensor_type"], get_stream=old["get_stream"])
+        _C.set_api(tensor_type=old["tensor_type"], get_stream=old["get_stream"],
+                   stand_in_device=old["stand_in_device"])
 
     return launch, restore
 
 
+def torch_importable():
+    try:
+        import torch  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
 def run_cpu_dispatch(args):
     """The C dispatcher with a recording launch: the host cost of Nereid's launch path
-    less the driver call."""
+    less the driver call; with stand-in tensors, and with torch tensors when torch is
+    installed."""
     harness.use_repo_python_package()
     import nereid
     mod = harness.load_kernels("launch", "nereid")
     kernel = mod.axpby_kernel
-    launch, restore = fake_dispatch_setup(nereid, kernel)
-    try:
-        if launch() != "compiled" or kernel._fake_launch()["count"] != 1:
-            return dict(harness.describe_machine(), cpu_dispatch=True), [
-                failed("nereid", "FAILED", "the fast path was not taken")]
-        times, mean_s = measure(launch, lambda: None, args.launches, args.warmup)
-        rows = [row("nereid", times, mean_s, note="C dispatch, recording launch (no GPU)")]
-        rows.extend(stage_rows(kernel, launch, lambda: None, args))
-        before = kernel._fake_launch()["count"]
-        grid_fn = lambda meta: (1,)  # noqa: E731
-        largs = launch_args(kernel)
-        times, mean_s = measure(lambda: kernel[grid_fn](*largs), lambda: None, args.launches, args.warmup)
-        assert kernel._fake_launch()["count"] > before
-        rows.append(row("nereid+λgrid", times, mean_s, note="the same with a callable grid"))
-    finally:
-        restore()
+    rows = []
+    for use_torch in (False, True) if torch_importable() else (False,):
+        name = "nereid/torch" if use_torch else "nereid"
+        launch, restore = fake_dispatch_setup(nereid, kernel, use_torch)
+        try:
+            count = kernel._fake_launch()["count"]
+            if launch() != "compiled" or kernel._fake_launch()["count"] != count + 1:
+                rows.append(failed(name, "FAILED", "the fast path was not taken"))
+                continue
+            times, mean_s = measure(launch, lambda: None, args.launches, args.warmup)
+            note = "torch tensors in host memory" if use_torch else "stand-in tensors"
+            rows.append(row(name, times, mean_s, note=f"C dispatch, recording launch (no GPU), {note}"))
+            rows.extend(stage_rows(kernel, launch, lambda: None, args))
+            if use_torch:
+                continue
+            before = kernel._fake_launch()["count"]
+            grid_fn = lambda meta: (1,)  # noqa: E731
+            largs = launch_args(kernel)
+            times, mean_s = measure(lambda: kernel[grid_fn](*largs), lambda: None, args.launches, args.warmup)
+            assert kernel._fake_launch()["count"] > before
+            rows.append(row("nereid+λgrid", times, mean_s, note="the same with a callable grid"))
+        finally:
+            restore()
     times, mean_s = measure(lambda: None, lambda: None, args.launches, args.warmup)
     rows.append(row("empty call", times, mean_s, note="the timing loop itself"))
     return dict(harness.describe_machine(), cpu_dispatch=True), rows
