@@ -116,6 +116,7 @@ def floor_rows(args):
     root = harness.BENCH.parent
     exe = root / "build" / "bench" / "launch_floor"
     notes = {"entry": "C: nr_gpu_entry_launch (cuLaunchKernel), the fast path's launch",
+             "entry0": "C: the same on the default stream (torch's unless told otherwise)",
              "c_api": "C: nr_launch_gpu (the C API's checked launch)"}
     try:
         subprocess.run(["make", "-s", "build/bench/launch_floor", "WERROR="], cwd=root, check=True,
