@@ -6,6 +6,8 @@
  *   Kernel.launch_interp(grid, args)     args: (address, nbytes) for buffers, int, float
  *   Kernel.launch_gpu(grid, args, stream, device, sync)
  *   Dispatcher                           base class of nereid.JITFunction: the launch fast path
+ *   set_api(...), register_dtype(...)    what the fast path knows of torch (types, dtypes, the stream)
+ *   fast_path_info() -> dict             how it reads tensors and gets the stream
  *   device_properties(device) -> dict    what the driver says of a CUDA device
  *
  * Compile errors raise CompileError(text, diagnostics) where diagnostics is a
@@ -1155,8 +1157,8 @@ static int fast_switches(void) {
 
 /* The launch itself, after a hit: 0, 1 for Python, -1 with an exception, 2
  * stopped at the stage D->stop_after. */
-static int fast_launch(DispatcherObject *D, Entry *e, const unsigned g[3], const PVal *pv) {
-    if (e->ge && (fast_switches() & SW_NO_FAST)) return 1;
+static int fast_launch(DispatcherObject *D, Entry *e, const unsigned g[3], const PVal *pv, int switches) {
+    if (e->ge && (switches & SW_NO_FAST)) return 1;
     void *stream = NULL;
     if (api.get_stream) {
         /* torch._C._cuda_getCurrentRawStream is a C function of one argument: called directly */
@@ -1232,7 +1234,9 @@ static PyObject *Launcher_vectorcall(PyObject *self, PyObject *const *args, size
     if (key_build(&k, D->nparams, D->flags, vals, opts, pv, NULL) || !k.fast) goto python;
     if (stop == STAGE_KEY) goto stopped;
     Entry *e = table_find(D, &k, key_hash(&k));
-    if (!e || (fast_switches() & SW_INTERPRET) || (k.stand_in && e->ge)) goto python;
+    if (!e || (k.stand_in && e->ge)) goto python;
+    int switches = fast_switches();
+    if (switches & SW_INTERPRET) goto python;
     if (stop == STAGE_LOOKUP) goto stopped;
     unsigned gbuf[3];
     const unsigned *g = L->g;
@@ -1242,7 +1246,7 @@ static PyObject *Launcher_vectorcall(PyObject *self, PyObject *const *args, size
     }
     if (g[0] > e->max_grid[0] || g[1] > e->max_grid[1] || g[2] > e->max_grid[2]) goto python;
     if (stop == STAGE_GRID) goto stopped;
-    int r = fast_launch(D, e, g, pv);
+    int r = fast_launch(D, e, g, pv, switches);
     if (r == 2) goto stopped;
     if (r < 0) PyErr_Clear();
     if (r) goto python; /* Python launches again and reports the problem */
