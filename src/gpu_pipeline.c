@@ -25,29 +25,43 @@
  * tl.range, or set from the pipeline's option) says S > 1 and its body loads
  * tiles that feed dots:
  *   load p, mask, _|0  ->  convert_layout to a dot_op layout  ->  dot
- * with p a loop-carried pointer block advanced by a loop-invariant step
- * (`yield addptr(p, d)`), and the mask computed from the induction variable
- * and loop-invariant values alone.  Each such load becomes a cp.async copy
- * into an S-buffered local_alloc, issued S - 1 iterations ahead:
+ * with the mask computed from the induction variable and loop-invariant
+ * values alone (pure ops of the body), and p either
+ *   - a loop-carried pointer block advanced by a loop-invariant step
+ *     (`yield addptr(p, d)`), or
+ *   - computed, like the mask, from the induction variable and loop
+ *     invariants alone (`k_base + offs_d[:, None] + (start + offs_n)[None, :]
+ *     * stride`, attention's K and V): the copy for iteration iv' clones
+ *     that chain with iv replaced by iv'.
+ * Each such load becomes a cp.async copy into an S-buffered local_alloc,
+ * issued S - 1 iterations ahead:
  *
  *   buf = local_alloc : !smem<S x tile, shared>
- *   for s in 0 .. S-2:                        (prologue)
- *     async_copy p_s, buf[s], mask(iv_s) & (iv_s < ub); async_commit_group
- *   for iv ... carrying q (pointers S-1 iterations ahead), r (read buffer),
- *       w (write buffer):
+ *   for s in 0 .. S-2:                        (prologue, iv_s = lb + s step)
+ *     async_copy p(iv_s), buf[s], mask(iv_s) & (iv_s < ub); async_commit_group
+ *   for iv ... carrying q (carried pointers S-1 iterations ahead), r (read
+ *       buffer), w (write buffer):
  *     async_wait {num = S - 2}                (iteration iv's copies are done)
- *     async_copy q, buf[w], mask(iv + (S-1) step) & (... < ub); async_commit_group
- *     a = local_load buf[r]                   (straight into the dot_op layout)
+ *     async_copy q | p(iv'), buf[w], mask(iv') & (iv' < ub)   iv' = iv + (S-1) step
+ *     async_commit_group
  *     ...
+ *     a = local_load buf[r]                   (where the load was converted,
+ *     ...                                      straight into the dot_op layout)
  *     yield ..., addptr(q, d), (r + 1) % S, (w + 1) % S
  *   async_wait {num = 0}
  *
  * gpu-barriers then puts one barrier after the wait: it orders the copies of
  * this iteration after every thread's reads of that buffer in the previous
- * one, and the reads after every thread's copies.  Copies past the end of the
- * loop are masked off (cp.async zero-fills).  Loads with another `other`
- * than 0, or whose pointers or masks depend on other loop-carried values,
- * stay as they are.
+ * one (by every dot that reads it), and the reads after every thread's
+ * copies.  Copies past the end of the loop are masked off (cp.async
+ * zero-fills); gpu-smem keeps the buffers live until the drain.  Loads with
+ * another `other` than 0, or whose pointers or masks depend on other
+ * loop-carried values, stay as they are.
+ *
+ * S is capped so that the S buffers fit in shared memory beside what else
+ * the loop keeps there (other buffers, the largest scratch of its ops).  A
+ * local_alloc of the body that stages a loop-invariant value (attention's Q
+ * for wgmma) moves in front of the loop.
  *
  * On sm_90a the tiles of a warp_group_dot are staged in the nvmma buffer
  * gpu-convert gave them (load -> local_alloc -> warp_group_dot): the view
