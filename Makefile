@@ -144,10 +144,13 @@ valgrind: $(CTESTBINS) $(BUILD)/nereid
 # driver smoke test.  Uses the system Python that has torch.
 GPU_PYTHON ?= python3
 GPU_TEST_JOBS ?= 1
+# run a second time on Hopper with NEREID_DISABLE_HOPPER=1: the mma.sync path of every dot
+MMA_TESTS := tests/python/test_dot_edges.py tests/python/test_e2e.py tests/python/test_gpu_edges.py
 gpu-test: all pyext build/tests/rt_smoke
 	build/tests/rt_smoke
 	$(MAKE) run-examples
 	tools/gpu_pytest.sh $(GPU_TEST_JOBS) $(GPU_PYTHON) $(BUILD)/gpu_pytest
+	NEREID_DISABLE_HOPPER=1 tools/gpu_pytest.sh $(GPU_TEST_JOBS) $(GPU_PYTHON) $(BUILD)/gpu_pytest_mma $(MMA_TESTS)
 
 demo: all pyext venv
 	PYTHONPATH=$(CURDIR)/python $(VPY) examples/demo.py

@@ -144,8 +144,18 @@ def _matmul_inputs(torch):
             {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "ACTIVATION": "leaky_relu"})
 
 
+def _attention_inputs(torch):
+    B, H, L, D = 1, 2, 256, 128
+    q, k, v = (torch.randn(B, H, L, D, device=DEVICE, dtype=torch.float16) for _ in range(3))
+    o = torch.empty_like(q)
+    m = torch.empty(B, H, L, device=DEVICE, dtype=torch.float32)
+    strides = [s for t in (q, k, v, o) for s in t.stride()]
+    return ((q, k, v, o, m, H, L, 0.125 * 1.4426950408889634, *strides), ((L + 127) // 128, B * H),
+            {"HEAD_DIM": D, "BLOCK_M": 128, "BLOCK_N": 64, "CAUSAL": True})
+
+
 RECIPES = {"add_kernel": _add_inputs, "softmax_kernel": _softmax_inputs, "layer_norm_fwd": _layer_norm_inputs,
-           "matmul_kernel": _matmul_inputs}
+           "matmul_kernel": _matmul_inputs, "attn_fwd_kernel": _attention_inputs}
 
 
 def child(backend, file, kernel):

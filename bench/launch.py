@@ -93,8 +93,13 @@ def run_gpu(args):
             continue
         rows.append(row(backend, times, mean_s))
         if backend == "nereid":
-            entries = getattr(mod.axpby_kernel, "_fast_entries", 0)
-            rows[-1]["note"] = "fast path (C dispatcher)" if entries else "Python path (no fast-path entry)"
+            kernel = mod.axpby_kernel
+            hits = getattr(kernel, "_fast_hits", 0)
+            launch()
+            fast = getattr(kernel, "_fast_hits", 0) > hits
+            rows[-1]["note"] = "fast path (C dispatcher)" if fast else "Python path (not a fast-path hit)"
+            if fast:
+                rows.extend(stage_rows(kernel, launch, lambda: None, args))
     z = torch.empty_like(x)
     times, mean_s = measure(lambda: torch.add(x, y, out=z), torch.cuda.synchronize, args.launches, args.warmup)
     rows.insert(0, row("torch.add", times, mean_s, note="3 arguments"))
@@ -111,6 +116,7 @@ def floor_rows(args):
     root = harness.BENCH.parent
     exe = root / "build" / "bench" / "launch_floor"
     notes = {"entry": "C: nr_gpu_entry_launch (cuLaunchKernel), the fast path's launch",
+             "entry0": "C: the same on the default stream (torch's unless told otherwise)",
              "c_api": "C: nr_launch_gpu (the C API's checked launch)"}
     try:
         subprocess.run(["make", "-s", "build/bench/launch_floor", "WERROR="], cwd=root, check=True,
@@ -129,6 +135,23 @@ def floor_rows(args):
         d["system"] = "C " + d["system"]
         d["status"] = "ok"
         out.append(d)
+    return out
+
+
+def stage_rows(kernel, launch, sync, args):
+    """The fast path stopped after each of its stages (nereid._C.FAST_STAGES): what the
+    stages up to there cost, cumulatively (the launch row is the whole)."""
+    import nereid
+    stages = nereid._C.FAST_STAGES
+    out = []
+    try:
+        for i in range(1, len(stages)):
+            kernel._fast_stop_after = i
+            assert launch() is None, "the fast path did not stop"
+            times, mean_s = measure(launch, sync, args.launches, args.warmup)
+            out.append(row(f"  ..{stages[i]}", times, mean_s, note=f"stopped after '{stages[i]}'"))
+    finally:
+        kernel._fast_stop_after = 0
     return out
 
 
@@ -176,14 +199,23 @@ class FakeDtype:
 FAKE_FP32 = FakeDtype("float32")
 
 
-def fake_dispatch_setup(nereid, kernel):
+def fake_dispatch_setup(nereid, kernel, use_torch=False):
     """Install stand-in tensors, compile `kernel` for them on the interpreter target
     and register the key with a launch that records instead of launching.
-    Returns (launch, restore)."""
+    use_torch: torch tensors in host memory instead, counted as on device 0
+    (set_api's stand_in_device) and read as on the GPU; the stream comes from a
+    C function of one argument, as torch's does.  Returns (launch, restore)."""
     _C = nereid._C
-    old = _C.set_api(tensor_type=FakeTensor, get_stream=lambda device: 0x5000 + device)
-    _C.register_dtype(FAKE_FP32, "fp32")
-    x, y, out = (FakeTensor(0x10000 * (i + 1), FAKE_FP32) for i in range(3))
+    if use_torch:
+        import torch
+        dtype = torch.float32
+        old = _C.set_api(tensor_type=torch.Tensor, get_stream=abs, stand_in_device=0)
+        _C.register_dtype(dtype, "fp32")
+        x, y, out = (torch.zeros(N, dtype=dtype) for _ in range(3))
+    else:
+        old = _C.set_api(tensor_type=FakeTensor, get_stream=lambda device: 0x5000 + device)
+        _C.register_dtype(FAKE_FP32, "fp32")
+        x, y, out = (FakeTensor(0x10000 * (i + 1), FAKE_FP32) for i in range(3))
     args = (x, y, out, N, ALPHA, BETA)
     values = args + (N,)
     key, objs, sigs, device, fast = _C.Dispatcher._specialize(kernel, values, 4, 3, 0)
@@ -197,33 +229,51 @@ def fake_dispatch_setup(nereid, kernel):
 
     def restore():
         kernel._clear_fast_path()
-        _C.set_api(tensor_type=old["tensor_type"], get_stream=old["get_stream"])
+        _C.set_api(tensor_type=old["tensor_type"], get_stream=old["get_stream"],
+                   stand_in_device=old["stand_in_device"])
 
     return launch, restore
 
 
+def torch_importable():
+    try:
+        import torch  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
 def run_cpu_dispatch(args):
     """The C dispatcher with a recording launch: the host cost of Nereid's launch path
-    less the driver call."""
+    less the driver call; with stand-in tensors, and with torch tensors when torch is
+    installed."""
     harness.use_repo_python_package()
     import nereid
     mod = harness.load_kernels("launch", "nereid")
     kernel = mod.axpby_kernel
-    launch, restore = fake_dispatch_setup(nereid, kernel)
-    try:
-        if launch() != "compiled" or kernel._fake_launch()["count"] != 1:
-            return dict(harness.describe_machine(), cpu_dispatch=True), [
-                failed("nereid", "FAILED", "the fast path was not taken")]
-        times, mean_s = measure(launch, lambda: None, args.launches, args.warmup)
-        rows = [row("nereid", times, mean_s, note="C dispatch, recording launch (no GPU)")]
-        before = kernel._fake_launch()["count"]
-        grid_fn = lambda meta: (1,)  # noqa: E731
-        largs = launch_args(kernel)
-        times, mean_s = measure(lambda: kernel[grid_fn](*largs), lambda: None, args.launches, args.warmup)
-        assert kernel._fake_launch()["count"] > before
-        rows.append(row("nereid+λgrid", times, mean_s, note="the same with a callable grid"))
-    finally:
-        restore()
+    rows = []
+    for use_torch in (False, True) if torch_importable() else (False,):
+        name = "nereid/torch" if use_torch else "nereid"
+        launch, restore = fake_dispatch_setup(nereid, kernel, use_torch)
+        try:
+            count = kernel._fake_launch()["count"]
+            if launch() != "compiled" or kernel._fake_launch()["count"] != count + 1:
+                rows.append(failed(name, "FAILED", "the fast path was not taken"))
+                continue
+            times, mean_s = measure(launch, lambda: None, args.launches, args.warmup)
+            note = "torch tensors in host memory" if use_torch else "stand-in tensors"
+            rows.append(row(name, times, mean_s, note=f"C dispatch, recording launch (no GPU), {note}"))
+            rows.extend(stage_rows(kernel, launch, lambda: None, args))
+            if use_torch:
+                continue
+            before = kernel._fake_launch()["count"]
+            grid_fn = lambda meta: (1,)  # noqa: E731
+            largs = launch_args(kernel)
+            times, mean_s = measure(lambda: kernel[grid_fn](*largs), lambda: None, args.launches, args.warmup)
+            assert kernel._fake_launch()["count"] > before
+            rows.append(row("nereid+λgrid", times, mean_s, note="the same with a callable grid"))
+        finally:
+            restore()
     times, mean_s = measure(lambda: None, lambda: None, args.launches, args.warmup)
     rows.append(row("empty call", times, mean_s, note="the timing loop itself"))
     return dict(harness.describe_machine(), cpu_dispatch=True), rows

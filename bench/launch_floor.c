@@ -4,6 +4,8 @@
  *
  *   entry     nr_gpu_entry_launch: what the Python fast path calls after its
  *             lookup (the context check and cuLaunchKernel)
+ *   entry0    the same on the default stream (torch's current stream unless
+ *             the program chose another)
  *   c_api     nr_launch_gpu: the C API's checked launch (argument kinds,
  *             packing, loading on first use)
  *
@@ -126,6 +128,18 @@ int main(int argc, char **argv) {
     }
     check_cu(cuStreamSynchronize(stream), "cuStreamSynchronize");
     report("entry", t, launches, now() - start);
+
+    /* entry0: the same on the default stream, where torch launches unless told otherwise */
+    for (int i = 0; i < warmup; i++) check_cu((CUresult)nr_gpu_entry_launch(e, grid, NULL, params), "launch");
+    check_cu(cuCtxSynchronize(), "cuCtxSynchronize");
+    start = now();
+    for (int i = 0; i < launches; i++) {
+        double t0 = now();
+        nr_gpu_entry_launch(e, grid, NULL, params);
+        t[i] = now() - t0;
+    }
+    check_cu(cuCtxSynchronize(), "cuCtxSynchronize");
+    report("entry0", t, launches, now() - start);
 
     /* c_api: nr_launch_gpu */
     NrArg args[6] = {NR_DEVPTR(dx), NR_DEVPTR(dy), NR_DEVPTR(dout), NR_INT(N), NR_FLOAT(2.0), NR_FLOAT(0.5)};

@@ -30,8 +30,8 @@ void nr_arena_free(NrArena *a) {
 
 static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
 
-void *nr_alloc(NrArena *a, size_t size) {
-    size = align16(size ? size : 1);
+/* size bytes (a multiple of 16), not cleared. */
+static void *alloc_raw(NrArena *a, size_t size) {
     NrArenaChunk *c = a->head;
     if (!c || c->cap - c->used < size) {
         size_t cap = size > NR_CHUNK_MIN ? size : NR_CHUNK_MIN;
@@ -44,10 +44,16 @@ void *nr_alloc(NrArena *a, size_t size) {
     }
     void *p = c->data + c->used;
     c->used += size;
-    memset(p, 0, size);
     a->last = p;
     a->last_size = size;
     a->total += size;
+    return p;
+}
+
+void *nr_alloc(NrArena *a, size_t size) {
+    size = align16(size ? size : 1);
+    void *p = alloc_raw(a, size);
+    memset(p, 0, size);
     return p;
 }
 
@@ -65,8 +71,10 @@ void *nr_arena_grow(NrArena *a, void *p, size_t old_size, size_t new_size) {
             return p;
         }
     }
-    void *q = nr_alloc(a, new_size);
+    size_t size = align16(new_size);
+    unsigned char *q = alloc_raw(a, size);
     memcpy(q, p, old_size);
+    memset(q + old_size, 0, size - old_size);
     return q;
 }
 

@@ -288,25 +288,40 @@ static bool propagate(Solve *s) {
     return changed;
 }
 
+/* The order in which groups take default layouts: the candidate values
+ * (blocks, not cheap) by rank, highest first, then by value id; and per
+ * group root its member of most elements (the first of them).  Groups do
+ * not change while layouts are decided. */
+typedef struct Defaults {
+    NrValId *order;
+    int n, next;
+    NrValId *big;
+} Defaults;
+
+static void defaults_init(Solve *s, Defaults *d) {
+    NrFunc *f = s->f;
+    memset(d, 0, sizeof *d);
+    d->order = nr_alloc(&s->scratch, sizeof(NrValId) * (size_t)(f->nvals > 0 ? f->nvals : 1));
+    d->big = nr_alloc(&s->scratch, sizeof(NrValId) * (size_t)(f->nvals > 0 ? f->nvals : 1));
+    int64_t *most = nr_alloc(&s->scratch, sizeof(int64_t) * (size_t)(f->nvals > 0 ? f->nvals : 1));
+    for (int r = NR_MAX_RANK; r >= 1; r--)
+        for (NrValId v = 1; v < f->nvals; v++)
+            if (is_block(f, v) && !s->cheapv[v] && vrank(s, v) == r) d->order[d->n++] = v;
+    for (NrValId v = 1; v < f->nvals; v++) {
+        if (!is_block(f, v) || s->cheapv[v]) continue;
+        int32_t g = find(s, v);
+        int64_t n = nr_type_numel(s->m, f->vals[v].type);
+        if (!d->big[g] || n > most[g]) most[g] = n, d->big[g] = v;
+    }
+}
+
 /* The undecided group of highest rank (then lowest value id) takes the
  * default layout of its largest shape; false if none is left. */
-static bool decide_default(Solve *s) {
-    NrFunc *f = s->f;
-    NrValId best = NR_NONE;
-    for (NrValId v = 1; v < f->nvals; v++) {
-        if (!is_block(f, v) || s->cheapv[v] || known(s, v)) continue;
-        if (!best || vrank(s, v) > vrank(s, best)) best = v;
-    }
-    if (!best) return false;
-    int32_t g = find(s, best);
-    int64_t most = -1;
-    NrValId big = best;
-    for (NrValId v = 1; v < f->nvals; v++) {
-        if (!is_block(f, v) || s->cheapv[v] || find(s, v) != g) continue;
-        int64_t n = nr_type_numel(s->m, f->vals[v].type);
-        if (n > most) most = n, big = v;
-    }
-    const NrType *t = &s->m->types[f->vals[big].type];
+static bool decide_default(Solve *s, Defaults *d) {
+    while (d->next < d->n && known(s, d->order[d->next])) d->next++;
+    if (d->next == d->n) return false;
+    NrValId big = d->big[find(s, d->order[d->next])];
+    const NrType *t = &s->m->types[s->f->vals[big].type];
     decide(s, big, nr_layout_default_blocked(s->m, t->rank, t->shape, s->nw), PRIO_DEFAULT);
     return true;
 }
@@ -321,9 +336,11 @@ static void decide_all(Solve *s) {
         int32_t g = find(s, v);
         if (s->gprio[g] == PRIO_WEAK) s->gprio[g] = PRIO_DERIVED;
     }
+    Defaults d;
+    defaults_init(s, &d);
     for (;;) {
         while (propagate(s)) {}
-        if (!decide_default(s)) break;
+        if (!decide_default(s, &d)) break;
     }
 }
 

@@ -205,7 +205,7 @@ static int lex_indentation(Lexer *L) {
 static NrTokKind keyword(const char *s, size_t n) {
     for (int k = NR_T_KW_FALSE; k <= NR_T_KW_YIELD; k++) {
         const char *kw = tok_spelling[k];
-        if (strlen(kw) == n && memcmp(kw, s, n) == 0) return (NrTokKind)k;
+        if (kw[0] == s[0] && strncmp(kw, s, n) == 0 && kw[n] == '\0') return (NrTokKind)k;
     }
     return NR_T_NAME;
 }

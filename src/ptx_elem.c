@@ -261,15 +261,16 @@ static NrPv float_to_int(NrPtx *p, NrDtype from, NrDtype to, NrPv a) {
     static const NrPt sg[] = {NR_PT_S8, NR_PT_S16, NR_PT_S32, NR_PT_S64}, us[] = {NR_PT_U8, NR_PT_U16, NR_PT_U32,
                                                                                    NR_PT_U64};
     int w = dt_bits(to), i = w == 8 ? 0 : w == 16 ? 1 : w == 32 ? 2 : 3;
-    /* cvt.rzi saturates to the destination's range and turns NaN into 0, except into 64-bit
-     * integers, where the H100 gives another value: NaN is made 0 there by a select. */
+    /* cvt.rzi saturates to the destination's range and turns NaN into 0, except from f64
+     * or into 64-bit integers, where the H100 gives other values: NaN is made 0 there by a
+     * select. */
     NrPv r = nr_pb_cvt(p, NR_PR_RZI, nr_dt_is_signed(to) ? sg[i] : us[i], ft, a);
-    if (w == 64)
-        r = nr_pb_selp(p, nr_pb_setp(p, NR_PC_NAN, ft, a, a), nr_pv_i64(0), r);
     if (w < 32) {
         r.k = NR_PK_I32;
         r = norm(p, to, r);
     }
+    if (w == 64 || from == NR_DT_F64)
+        r = nr_pb_selp(p, nr_pb_setp(p, NR_PC_NAN, ft, a, a), w == 64 ? nr_pv_i64(0) : nr_pv_i32(0), r);
     return r;
 }
 

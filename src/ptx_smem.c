@@ -120,7 +120,7 @@ static bool map_build(const NrModule *m, int32_t layout, int rank, const int32_t
     }
     /* Linear: every index with two bits set (where a padded or otherwise
      * non-linear layout shows first), then every element of small buffers and
-     * an odd-strided sample of 1024 elements of larger ones, land where the
+     * an odd-strided sample of 256 elements of larger ones, land where the
      * images say. */
     for (int b0 = 0; b0 < bits; b0++)
         for (int b1 = b0 + 1; b1 < bits; b1++) {
@@ -128,7 +128,7 @@ static bool map_build(const NrModule *m, int32_t layout, int rank, const int32_t
             flat_coords(rank, shape, x, c);
             if ((uint64_t)nr_shared_offset(m, layout, rank, shape, es, c) != map_apply(out, x)) return false;
         }
-    uint64_t step = numel <= 1024 ? 1 : (numel / 1024) | 1;
+    uint64_t step = numel <= 256 ? 1 : (numel / 256) | 1;
     for (uint64_t x = 0; x < numel; x += step) {
         flat_coords(rank, shape, x, c);
         if ((uint64_t)nr_shared_offset(m, layout, rank, shape, es, c) != map_apply(out, x)) return false;

@@ -85,9 +85,7 @@ uint32_t nr_wgmma_swizzle(int swizzle, uint32_t addr) {
 /* --- flats ------------------------------------------------------------------------------------------------- */
 /* Row-major flat of (x, y) in a 2-D shape of powers of two. */
 static uint32_t flat2(const int32_t *shape, int x, int y) {
-    int w = 0;
-    while ((1 << w) < shape[1]) w++;
-    return (uint32_t)x << w | (uint32_t)y;
+    return (uint32_t)x * (uint32_t)shape[1] | (uint32_t)y;
 }
 
 static void coords2(const NrPtxLay *L, uint32_t f, int *x, int *y) {
@@ -156,12 +154,49 @@ static bool buffer_desc(const NrWgmmaBuf *B, int which, NrWgmmaDesc *d) {
     return d->lbo < (int64_t)1 << 18 && d->sbo < (int64_t)1 << 18;
 }
 
-/* Every element of the tile the descriptor of instruction tile origin
- * `origin` (an element offset in B's map) reaches is the one of (r0 + r,
- * k0 + k) - rows r along M (A) or N (B), rows x kin of them. */
-static bool desc_reaches(const NrWgmmaDesc *d, const NrWgmmaBuf *B, int which, uint32_t origin, int r0, int k0,
-                         int rows, int kin) {
-    uint32_t start = (uint32_t)d->es * origin;
+/* The image in B's map of element (r, k): r along M (A) or N (B). */
+static uint32_t elem_img(const NrWgmmaBuf *B, int which, int r, int k) {
+    return map_of(&B->map, which == 0 ? flat2(B->shape, r, 0) : flat2(B->shape, 0, r)) ^
+           map_of(&B->map, which == 0 ? flat2(B->shape, 0, k) : flat2(B->shape, k, 0));
+}
+
+/* desc_reaches when both sides are affine over the bits of (r, k): the canonical offsets
+ * of single bits of r and k are distinct powers of two (every term of the canonical
+ * layout is a bit field times a power of two, so then the offset of (r, k) is the OR of
+ * those of its bits), and start shares no bit with them (start + offset = start ^
+ * offset).  The swizzle and the map are linear, so (0, 0) and each single bit decide.
+ * -1 when the conditions do not hold. */
+static int desc_reaches_linear(const NrWgmmaDesc *d, const NrWgmmaBuf *B, int which, uint32_t start, int r0,
+                               int k0, int rows, int kin) {
+    if (rows & (rows - 1) || kin & (kin - 1) || r0 % rows || k0 % kin) return -1;
+    int64_t used = 0;
+    for (int r = 1; r < rows; r <<= 1) {
+        int64_t c = nr_wgmma_canonical(d, r, 0);
+        if (c <= 0 || c & (c - 1) || c & used || c >= (int64_t)1 << 31) return -1;
+        used |= c;
+    }
+    for (int k = 1; k < kin; k <<= 1) {
+        int64_t c = nr_wgmma_canonical(d, 0, k);
+        if (c <= 0 || c & (c - 1) || c & used || c >= (int64_t)1 << 31) return -1;
+        used |= c;
+    }
+    if (nr_wgmma_canonical(d, 0, 0) != 0 || (start & (uint32_t)used)) return -1;
+    uint32_t es = (uint32_t)d->es, f0 = nr_wgmma_swizzle(d->swizzle, start), g0 = es * elem_img(B, which, r0, k0);
+    if (f0 != g0) return 0;
+    for (int r = 1; r < rows; r <<= 1) {
+        uint32_t f = nr_wgmma_swizzle(d->swizzle, start ^ (uint32_t)nr_wgmma_canonical(d, r, 0));
+        if ((f ^ f0) != ((es * elem_img(B, which, r0 + r, k0)) ^ g0)) return 0;
+    }
+    for (int k = 1; k < kin; k <<= 1) {
+        uint32_t f = nr_wgmma_swizzle(d->swizzle, start ^ (uint32_t)nr_wgmma_canonical(d, 0, k));
+        if ((f ^ f0) != ((es * elem_img(B, which, r0, k0 + k)) ^ g0)) return 0;
+    }
+    return 1;
+}
+
+/* desc_reaches, element by element. */
+static bool desc_reaches_all(const NrWgmmaDesc *d, const NrWgmmaBuf *B, int which, uint32_t start, int r0, int k0,
+                             int rows, int kin) {
     /* The map is linear over the flat's bits and the flat's row and column bits are
      * disjoint: each element's image is its row's xor its column's. */
     uint32_t kimg[256];
@@ -176,6 +211,17 @@ static bool desc_reaches(const NrWgmmaDesc *d, const NrWgmmaBuf *B, int which, u
         }
     }
     return true;
+}
+
+/* Every element of the tile the descriptor of instruction tile origin
+ * `origin` (an element offset in B's map) reaches is the one of (r0 + r,
+ * k0 + k) - rows r along M (A) or N (B), rows x kin of them. */
+static bool desc_reaches(const NrWgmmaDesc *d, const NrWgmmaBuf *B, int which, uint32_t origin, int r0, int k0,
+                         int rows, int kin) {
+    uint32_t start = (uint32_t)d->es * origin;
+    int lin = desc_reaches_linear(d, B, which, start, r0, k0, rows, kin);
+    if (lin >= 0) return lin == 1;
+    return desc_reaches_all(d, B, which, start, r0, k0, rows, kin);
 }
 
 /* Warp images of a buffer operand: warp bits 0 and 1 stay in the

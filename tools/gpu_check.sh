@@ -62,7 +62,7 @@ for i in "${!NAMES[@]}"; do
 done
 echo
 # the suite runs in shards (tools/gpu_pytest.sh), each with its log in build/gpu_pytest
-cat build/gpu_pytest/shard*.log > "$OUT/gpu_shards.log" 2>/dev/null
+cat build/gpu_pytest/shard*.log build/gpu_pytest_mma/shard*.log > "$OUT/gpu_shards.log" 2>/dev/null
 grep -h -E "^shard [0-9]+/" "$OUT/gpu_e2e.log"
 grep -h -E "^(FAILED|ERROR) " "$OUT/gpu_shards.log" | head -60
 # each failure's message as it happened (NEREID_TEST_INSTAFAIL): there even when the run was cut

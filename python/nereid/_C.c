@@ -6,6 +6,8 @@
  *   Kernel.launch_interp(grid, args)     args: (address, nbytes) for buffers, int, float
  *   Kernel.launch_gpu(grid, args, stream, device, sync)
  *   Dispatcher                           base class of nereid.JITFunction: the launch fast path
+ *   set_api(...), register_dtype(...)    what the fast path knows of torch (types, dtypes, the stream)
+ *   fast_path_info() -> dict             how it reads tensors and gets the stream
  *   device_properties(device) -> dict    what the driver says of a CUDA device
  *
  * Compile errors raise CompileError(text, diagnostics) where diagnostics is a
@@ -442,7 +444,29 @@ static struct {
     int ndtypes;
     PyObject *dtype_obj[MAX_DTYPES];  /* dtype objects seen (torch or numpy), index = key code - 1 */
     PyObject *dtype_sig[MAX_DTYPES];  /* their signature names ("fp32") as str */
-} api;
+    int stand_in_device;        /* tests and benchmarks without a GPU: host tensors count as on this device; -1 */
+} api = {.stand_in_device = -1};
+
+/* How the fast path reads one attribute of a tensor of exactly api.tensor_type:
+ * the type's own descriptor, called without looking it up again (torch's
+ * data_ptr and get_device are C methods without arguments, dtype a C getter).
+ * Valid while the type's version tag is the one they were resolved at
+ * (assigning to an attribute of the type or of a base changes it). */
+enum { RD_GETATTR, RD_GETSET, RD_NOARGS, RD_CALL };
+typedef struct Reader {
+    int kind;          /* RD_GETATTR: PyObject_GetAttr (an instance attribute, or no descriptor) */
+    PyObject *descr;   /* the descriptor found on the type (owned) */
+    PyObject *name;
+    int call;          /* a method: call it with no arguments */
+} Reader;
+
+static struct {
+    PyTypeObject *type;         /* api.tensor_type when resolved */
+    unsigned int version;       /* its tp_version_tag then */
+    Reader dtype, data_ptr, get_device;
+    PyCFunction stream_fn;      /* api.get_stream when a C function of one argument (METH_O) */
+    PyObject *stream_self;
+} fast;
 
 static PyObject *s_data_ptr, *s_dtype, *s_get_device, *s_run, *s_value, *s_array_interface, *s_cai, *s_num_warps,
     *s_num_stages, *s_maxnreg, *s_grid, *s_data, *s_num_ctas;
@@ -454,6 +478,7 @@ typedef struct Key {
     int nobjs;
     int device;                 /* the CUDA device of the tensors; -1 none yet; -2 host arrays or mixed */
     int fast;                   /* every pointer argument is a CUDA torch tensor */
+    int stand_in;               /* a host tensor counted as on api.stand_in_device */
 } Key;
 
 typedef union PVal {
@@ -528,24 +553,84 @@ static void note_device(Key *k, int dev) {
     else if (k->device != dev) k->device = -2;
 }
 
-/* A torch tensor: its data pointer, dtype and device. */
-static int key_tensor(Key *k, uint8_t flags, PyObject *v, PVal *pv, char *sig) {
-    PyObject *dt = PyObject_GetAttr(v, s_dtype);
+/* Resolve the reader of attribute `name` (call: a method called without
+ * arguments) on type t.  Only a type with the generic attribute lookup has its
+ * descriptors read directly: its getset descriptors win over the instance
+ * dict, as they do there; an attribute set on one instance that shadows a
+ * method of its type is not seen (tensors do not have those). */
+static void reader_resolve(Reader *r, PyTypeObject *t, PyObject *name, int call) {
+    Py_CLEAR(r->descr);
+    r->name = name;
+    r->call = call;
+    r->kind = RD_GETATTR;
+    if (t->tp_getattro != PyObject_GenericGetAttr) return;
+    PyObject *d = _PyType_Lookup(t, name);
+    if (!d) return;
+    if (!call && Py_IS_TYPE(d, &PyGetSetDescr_Type) && ((PyGetSetDescrObject *)d)->d_getset->get &&
+        PyType_IsSubtype(t, PyDescr_TYPE(d))) {
+        r->kind = RD_GETSET;
+    } else if (call && Py_IS_TYPE(d, &PyMethodDescr_Type) &&
+               (((PyMethodDescrObject *)d)->d_method->ml_flags & ~METH_COEXIST) == METH_NOARGS &&
+               PyType_IsSubtype(t, PyDescr_TYPE(d))) {
+        r->kind = RD_NOARGS;
+    } else if (call && PyFunction_Check(d)) {
+        r->kind = RD_CALL; /* a Python method (stand-in tensors) */
+    } else {
+        return;
+    }
+    Py_INCREF(d);
+    r->descr = d;
+}
+
+/* The readers of api.tensor_type, resolved again when the type changed; 0 when they cannot be used. */
+static int readers_ready(PyTypeObject *t) {
+    if (fast.type == t && t->tp_version_tag == fast.version && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) return 1;
+    fast.type = NULL;
+    reader_resolve(&fast.dtype, t, s_dtype, 0);
+    reader_resolve(&fast.data_ptr, t, s_data_ptr, 1);
+    reader_resolve(&fast.get_device, t, s_get_device, 1);
+    if (!(t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) return 0; /* (_PyType_Lookup assigns one when it can) */
+    fast.type = t;
+    fast.version = t->tp_version_tag;
+    return 1;
+}
+
+/* Read an attribute (or call a method without arguments) of tensor v; a new reference or NULL. */
+static PyObject *reader_get(const Reader *r, PyObject *v) {
+    switch (r->kind) {
+    case RD_GETSET: {
+        PyGetSetDef *gs = ((PyGetSetDescrObject *)r->descr)->d_getset;
+        return gs->get(v, gs->closure);
+    }
+    case RD_NOARGS: return ((PyMethodDescrObject *)r->descr)->d_method->ml_meth(v, NULL);
+    case RD_CALL: return PyObject_Vectorcall(r->descr, &v, 1, NULL);
+    default: return r->call ? PyObject_CallMethodNoArgs(v, r->name) : PyObject_GetAttr(v, r->name);
+    }
+}
+
+/* A torch tensor: its data pointer, dtype and device.  exact: v is exactly
+ * of api.tensor_type and the readers are resolved for it. */
+static int key_tensor(Key *k, uint8_t flags, PyObject *v, PVal *pv, char *sig, int exact) {
+    PyObject *dt = exact ? reader_get(&fast.dtype, v) : PyObject_GetAttr(v, s_dtype);
     if (!dt) goto python;
     int code = dtype_code(dt);
     Py_DECREF(dt);
     if (!code) return 1;
-    PyObject *p = PyObject_CallMethodNoArgs(v, s_data_ptr);
+    PyObject *p = exact ? reader_get(&fast.data_ptr, v) : PyObject_CallMethodNoArgs(v, s_data_ptr);
     if (!p) goto python;
     unsigned long long addr = PyLong_AsUnsignedLongLong(p);
     Py_DECREF(p);
     if (addr == (unsigned long long)-1 && PyErr_Occurred()) goto python;
-    PyObject *d = PyObject_CallMethodNoArgs(v, s_get_device);
+    PyObject *d = exact ? reader_get(&fast.get_device, v) : PyObject_CallMethodNoArgs(v, s_get_device);
     if (!d) goto python;
     long dev = PyLong_AsLong(d);
     Py_DECREF(d);
     if (dev == -1 && PyErr_Occurred()) goto python;
     if (dev < -1 || dev > 0xffff) return 1;
+    if (dev < 0 && api.stand_in_device >= 0) {
+        dev = api.stand_in_device;
+        k->stand_in = 1;
+    }
     int aligned = !(flags & (PF_NOSPEC | PF_NOSPEC_ALIGN)) && addr % 16 == 0;
     k->w[k->n++] = KW(KT_TENSOR, (uint64_t)code << 24 | (uint64_t)aligned << 20 | (uint64_t)(dev + 1));
     pv->ptr = addr;
@@ -581,15 +666,57 @@ python:
     return 1;
 }
 
+/* A runtime int: its range class and, unless PF_NOSPEC, ==1 or divisible by 16.  0, or 1 for Python. */
+static int key_int(Key *k, uint8_t flags, PyObject *v, PVal *pv, char *sig) {
+    int overflow = 0, cls = 0, f = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    uint64_t u;
+    if (overflow > 0) {
+        u = PyLong_AsUnsignedLongLong(v);
+        if (u == (uint64_t)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 1; /* does not fit in 64 bits: Python says so */
+        }
+        cls = 2;
+    } else if (overflow < 0 || (x == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 1;
+    } else {
+        u = (uint64_t)x;
+        cls = (x >= -2147483648LL && x <= 2147483647LL) ? 0 : 1;
+    }
+    if (!(flags & PF_NOSPEC)) f = u == 1 ? 1 : u % 16 == 0 ? 2 : 0;
+    k->w[k->n++] = KW(KT_INT, cls << 4 | f);
+    pv->i = (int64_t)u;
+    if (sig) {
+        static const char *const cn[] = {"i32", "i64", "u64"};
+        snprintf(sig, 40, "%s%s", cn[cls], f == 1 ? ":1" : f == 2 ? ":16" : "");
+    }
+    return 0;
+}
+
+static int key_float(Key *k, PyObject *v, PVal *pv, char *sig) {
+    k->w[k->n++] = KW(KT_FLOAT, 0);
+    pv->f = PyFloat_AsDouble(v);
+    sig_put(sig, "fp32");
+    return 0;
+}
+
 /* Append the key words of one argument and keep its runtime value in pv; sig
  * (40 bytes, may be NULL) gets its signature entry, or "" for literals.
  * Returns 0, or 1 when the argument is one that Python must look at. */
 static int key_param(Key *k, uint8_t flags, PyObject *v, PVal *pv, char *sig) {
     if (sig) sig[0] = 0;
     if (k->n + 2 > MAX_KEY_WORDS) return 1;
-    PyObject *unwrapped = NULL;
+    /* The common runtime arguments first, by exact type: tensors, ints, floats. */
+    PyTypeObject *t = Py_TYPE(v);
+    if (!(flags & PF_CONSTEXPR)) {
+        if (t == api.tensor_type) return key_tensor(k, flags, v, pv, sig, readers_ready(t));
+        if (t == &PyLong_Type) return key_int(k, flags, v, pv, sig);
+        if (t == &PyFloat_Type) return key_float(k, v, pv, sig);
+    }
     if (api.constexpr_type && PyObject_TypeCheck(v, api.constexpr_type)) {
-        unwrapped = PyObject_GetAttr(v, s_value);
+        PyObject *unwrapped = PyObject_GetAttr(v, s_value);
         if (!unwrapped) {
             PyErr_Clear();
             return 1;
@@ -607,40 +734,9 @@ static int key_param(Key *k, uint8_t flags, PyObject *v, PVal *pv, char *sig) {
         sig_put(sig, "i1");
         return 0;
     }
-    if (PyLong_Check(v)) {
-        int overflow = 0, cls = 0, f = 0;
-        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-        uint64_t u;
-        if (overflow > 0) {
-            u = PyLong_AsUnsignedLongLong(v);
-            if (u == (uint64_t)-1 && PyErr_Occurred()) {
-                PyErr_Clear();
-                return 1; /* does not fit in 64 bits: Python says so */
-            }
-            cls = 2;
-        } else if (overflow < 0 || (x == -1 && PyErr_Occurred())) {
-            PyErr_Clear();
-            return 1;
-        } else {
-            u = (uint64_t)x;
-            cls = (x >= -2147483648LL && x <= 2147483647LL) ? 0 : 1;
-        }
-        if (!(flags & PF_NOSPEC)) f = u == 1 ? 1 : u % 16 == 0 ? 2 : 0;
-        k->w[k->n++] = KW(KT_INT, cls << 4 | f);
-        pv->i = (int64_t)u;
-        if (sig) {
-            static const char *const cn[] = {"i32", "i64", "u64"};
-            snprintf(sig, 40, "%s%s", cn[cls], f == 1 ? ":1" : f == 2 ? ":16" : "");
-        }
-        return 0;
-    }
-    if (PyFloat_Check(v)) {
-        k->w[k->n++] = KW(KT_FLOAT, 0);
-        pv->f = PyFloat_AsDouble(v);
-        sig_put(sig, "fp32");
-        return 0;
-    }
-    if (api.tensor_type && PyObject_TypeCheck(v, api.tensor_type)) return key_tensor(k, flags, v, pv, sig);
+    if (PyLong_Check(v)) return key_int(k, flags, v, pv, sig);
+    if (PyFloat_Check(v)) return key_float(k, v, pv, sig);
+    if (api.tensor_type && PyObject_TypeCheck(v, api.tensor_type)) return key_tensor(k, flags, v, pv, sig, 0);
     /* Arrays seen through their interfaces: CUDA first (torch tensors have both when torch is not known yet). */
     PyObject *iface = PyObject_GetAttr(v, s_cai);
     int tag = KT_CAI;
@@ -665,6 +761,7 @@ static int key_build(Key *k, int nparams, const uint8_t *flags, PyObject *const 
     k->nobjs = 0;
     k->device = -1;
     k->fast = 1;
+    k->stand_in = 0;
     for (int i = 0; i < nparams; i++) {
         int r = key_param(k, flags[i], vals[i], &pv[i], sigs ? sigs[i] : NULL);
         if (r) return r;
@@ -685,6 +782,7 @@ typedef struct Entry {
     PyObject *kernel;           /* the KernelObject (keeps the NrKernel alive) */
     PyObject *result;           /* what a launch returns (the CompiledKernel) */
     int device;
+    PyObject *dev_obj;          /* device as an int object, the argument of api.get_stream */
     const NrGpuEntry *ge;       /* NULL: a stand-in launch that only records (tests, benchmarks) */
     unsigned max_grid[3];
     int nrt;
@@ -697,6 +795,7 @@ static void entry_free(Entry *e) {
     for (int i = 0; i < e->nobjs; i++) Py_XDECREF(e->objs[i]);
     Py_XDECREF(e->kernel);
     Py_XDECREF(e->result);
+    Py_XDECREF(e->dev_obj);
     PyMem_Free(e->words);
     PyMem_Free(e->objs);
     PyMem_Free(e->rt_param);
@@ -723,17 +822,25 @@ typedef struct {
     int opt_param[3];           /* the parameter named num_warps, num_stages, maxnreg, or -1 */
     int slow_only;              /* more parameters than the fast path takes */
     PyObject *meta;             /* the meta dict of callable grids, kept for reuse */
+    PyObject *launcher;         /* the last kernel[grid], reused when nobody else holds it */
     Entry **table;              /* open addressing, linear probing */
     size_t cap, count;
     unsigned long long hits;    /* launches made by the fast path */
+    int stop_after;             /* benchmarks: end a hit after this stage (STAGE_*), returning None; 0: launch */
     FakeLaunch fake;
 } DispatcherObject;
+
+/* The stages of a fast launch, for measuring what each costs (_fast_stop_after). */
+enum { STAGE_LAUNCH, STAGE_BIND, STAGE_KEY, STAGE_LOOKUP, STAGE_GRID, STAGE_STREAM, STAGE_PACK, STAGE_COUNT };
+static const char *const stage_names[STAGE_COUNT] = {"launch", "bind", "key", "lookup", "grid", "stream", "pack"};
 
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     DispatcherObject *d;
     PyObject *grid;
+    int grid_known;             /* the grid is a tuple of ints (or an int), evaluated once: g */
+    unsigned g[3];
 } LauncherObject;
 
 static Entry *table_find(DispatcherObject *D, const Key *k, uint64_t h) {
@@ -986,38 +1093,90 @@ static int bind_args(DispatcherObject *D, PyObject *const *args, Py_ssize_t narg
     return 0;
 }
 
-static int interpret_env(void) {
+/* The switches of the launch path, read at every launch (programs and tests
+ * change them at run time):
+ *   NEREID_INTERPRET=1     every launch runs on the interpreter: through JITFunction.run
+ *   NEREID_FAST_LAUNCH=0   every launch goes through JITFunction.run (for
+ *                          debugging the launch path; the results are the
+ *                          same, only slower)
+ * getenv compares the names of every variable; instead the launch compares
+ * the environment's array of pointers with the one the switches were last
+ * read from, and reads them again only when it differs.  setenv, putenv and
+ * unsetenv change that array: a variable set anew gets a new string (glibc
+ * never frees them, so one address is one text), an added one a new slot, a
+ * removed one a shifted array.  Other C libraries may reuse the address of a
+ * freed value: there getenv is called every time.  The copy is the one state
+ * the fast path keeps outside its objects. */
+enum { SW_INTERPRET = 1, SW_NO_FAST = 2 };
+
+extern char **environ;
+
+static struct {
+    char **env;        /* environ when read */
+    char **copy;       /* its pointers then, with the terminating NULL */
+    size_t n, cap;     /* variables, and room in copy */
+    int switches;
+    int valid;
+} envc;
+
+static int read_switches(void) {
     const char *e = getenv("NEREID_INTERPRET");
-    return e && *e && strcmp(e, "0") != 0;
+    int sw = e && *e && strcmp(e, "0") != 0 ? SW_INTERPRET : 0;
+    e = getenv("NEREID_FAST_LAUNCH");
+    if (e && strcmp(e, "0") == 0) sw |= SW_NO_FAST;
+    return sw;
 }
 
-/* NEREID_FAST_LAUNCH=0 sends every launch through JITFunction.run (for
- * debugging the launch path; the results are the same, only slower). */
-static int fast_gpu_enabled(void) {
-    const char *e = getenv("NEREID_FAST_LAUNCH");
-    return !(e && strcmp(e, "0") == 0);
+static int fast_switches(void) {
+#ifndef __GLIBC__
+    return read_switches();
+#endif
+    char **env = environ;
+    if (!env) return read_switches();
+    if (envc.valid && env == envc.env) {
+        size_t i = 0;
+        while (i < envc.n && env[i] == envc.copy[i]) i++;
+        if (i == envc.n && env[i] == NULL) return envc.switches;
+    }
+    size_t n = 0;
+    while (env[n]) n++;
+    envc.valid = 0;
+    if (n + 1 > envc.cap) {
+        char **c = PyMem_RawRealloc(envc.copy, (n + 1) * sizeof *c);
+        if (!c) return read_switches(); /* (no copy: read every time) */
+        envc.copy = c;
+        envc.cap = n + 1;
+    }
+    memcpy(envc.copy, env, (n + 1) * sizeof *env);
+    envc.env = env;
+    envc.n = n;
+    envc.switches = read_switches();
+    envc.valid = 1;
+    return envc.switches;
 }
 
-/* The launch itself, after a hit. */
-static int fast_launch(DispatcherObject *D, Entry *e, const unsigned g[3], const PVal *pv) {
-    if (e->ge && !fast_gpu_enabled()) return 1;
+/* The launch itself, after a hit: 0, 1 for Python, -1 with an exception, 2
+ * stopped at the stage D->stop_after. */
+static int fast_launch(DispatcherObject *D, Entry *e, const unsigned g[3], const PVal *pv, int switches) {
+    if (e->ge && (switches & SW_NO_FAST)) return 1;
     void *stream = NULL;
     if (api.get_stream) {
-        PyObject *dev = PyLong_FromLong(e->device);
-        if (!dev) return -1;
-        PyObject *s = PyObject_CallOneArg(api.get_stream, dev);
-        Py_DECREF(dev);
+        /* torch._C._cuda_getCurrentRawStream is a C function of one argument: called directly */
+        PyObject *s = fast.stream_fn ? fast.stream_fn(fast.stream_self, e->dev_obj)
+                                     : PyObject_CallOneArg(api.get_stream, e->dev_obj);
         if (!s) return -1;
         stream = PyLong_AsVoidPtr(s);
         Py_DECREF(s);
-        if (PyErr_Occurred()) return -1;
+        if (stream == NULL && PyErr_Occurred()) return -1;
     }
+    if (D->stop_after == STAGE_STREAM) return 2;
     uint64_t slots[MAX_PARAMS];
     void *params[MAX_PARAMS];
     for (int i = 0; i < e->nrt; i++) {
         slots[i] = pack_value(e->rt_pack[i], &pv[e->rt_param[i]]);
         params[i] = &slots[i];
     }
+    if (D->stop_after == STAGE_PACK) return 2;
     if (!e->ge) {
         FakeLaunch *f = &D->fake;
         f->count++;
@@ -1059,48 +1218,81 @@ done:
 static PyObject *Launcher_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     LauncherObject *L = (LauncherObject *)self;
     DispatcherObject *D = L->d;
+    if (!D) {
+        PyErr_SetString(PyExc_RuntimeError, "this launcher's kernel was released");
+        return NULL;
+    }
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *vals[MAX_PARAMS];
     PVal pv[MAX_PARAMS];
-    int opts[3];
+    int opts[3], stop = D->stop_after;
     Key k;
     k.nobjs = 0;
     if (!api.plain_run || _PyType_Lookup(Py_TYPE(D), s_run) != api.plain_run) goto python;
     if (!D->count || bind_args(D, args, nargs, kwnames, vals, opts)) goto python;
+    if (stop == STAGE_BIND) goto stopped;
     if (key_build(&k, D->nparams, D->flags, vals, opts, pv, NULL) || !k.fast) goto python;
+    if (stop == STAGE_KEY) goto stopped;
     Entry *e = table_find(D, &k, key_hash(&k));
-    if (!e || interpret_env()) goto python;
-    unsigned g[3];
-    if (grid_eval(D, L->grid, vals, opts, g)) goto python;
+    if (!e || (k.stand_in && e->ge)) goto python;
+    int switches = fast_switches();
+    if (switches & SW_INTERPRET) goto python;
+    if (stop == STAGE_LOOKUP) goto stopped;
+    unsigned gbuf[3];
+    const unsigned *g = L->g;
+    if (!L->grid_known) {
+        if (grid_eval(D, L->grid, vals, opts, gbuf)) goto python;
+        g = gbuf;
+    }
     if (g[0] > e->max_grid[0] || g[1] > e->max_grid[1] || g[2] > e->max_grid[2]) goto python;
-    int r = fast_launch(D, e, g, pv);
+    if (stop == STAGE_GRID) goto stopped;
+    int r = fast_launch(D, e, g, pv, switches);
+    if (r == 2) goto stopped;
     if (r < 0) PyErr_Clear();
     if (r) goto python; /* Python launches again and reports the problem */
     D->hits++;
     key_release(&k);
     Py_INCREF(e->result);
     return e->result;
+stopped:
+    key_release(&k);
+    Py_RETURN_NONE;
 python:
     key_release(&k);
     return call_run(D, L->grid, args, nargs, kwnames);
 }
 
+static int Launcher_traverse(LauncherObject *self, visitproc visit, void *arg) {
+    Py_VISIT(self->d);
+    Py_VISIT(self->grid);
+    return 0;
+}
+
+static int Launcher_clear(LauncherObject *self) {
+    Py_CLEAR(self->d);
+    Py_CLEAR(self->grid);
+    self->grid_known = 0;
+    return 0;
+}
+
 static void Launcher_dealloc(LauncherObject *self) {
-    Py_XDECREF(self->d);
-    Py_XDECREF(self->grid);
-    PyObject_Free(self);
+    PyObject_GC_UnTrack(self);
+    Launcher_clear(self);
+    PyObject_GC_Del(self);
 }
 
 static PyObject *Launcher_get_grid(LauncherObject *self, void *closure) {
     (void)closure;
-    Py_INCREF(self->grid);
-    return self->grid;
+    PyObject *g = self->grid ? self->grid : Py_None;
+    Py_INCREF(g);
+    return g;
 }
 
 static PyObject *Launcher_get_fn(LauncherObject *self, void *closure) {
     (void)closure;
-    Py_INCREF(self->d);
-    return (PyObject *)self->d;
+    PyObject *d = self->d ? (PyObject *)self->d : Py_None;
+    Py_INCREF(d);
+    return d;
 }
 
 static PyGetSetDef Launcher_getset[] = {
@@ -1116,19 +1308,52 @@ static PyTypeObject LauncherType = {
     .tp_dealloc = (destructor)Launcher_dealloc,
     .tp_vectorcall_offset = offsetof(LauncherObject, vectorcall),
     .tp_call = PyVectorcall_Call,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)Launcher_traverse,
+    .tp_clear = (inquiry)Launcher_clear,
     .tp_doc = "kernel[grid]: call it with the kernel's arguments to launch",
     .tp_getset = Launcher_getset,
 };
 
+/* A grid that cannot change (a tuple of ints, an int): evaluated once, when the launcher is made. */
+static void launcher_set_grid(LauncherObject *L, PyObject *grid) {
+    L->grid = grid;
+    L->grid_known = 0;
+    if (PyLong_CheckExact(grid) || PyTuple_CheckExact(grid)) {
+        if (PyTuple_CheckExact(grid))
+            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(grid); i++)
+                if (!PyLong_CheckExact(PyTuple_GET_ITEM(grid, i))) return;
+        L->grid_known = grid_seq(grid, L->g) == 0;
+    }
+}
+
+/* kernel[grid]: a launcher.  The one made last is made again in place when
+ * only the kernel holds it (the launch `kernel[grid](...)` drops it at once):
+ * no allocation, and the same grid object is not evaluated again. */
 static PyObject *Dispatcher_subscript(DispatcherObject *self, PyObject *grid) {
-    LauncherObject *L = PyObject_New(LauncherObject, &LauncherType);
+    LauncherObject *L = (LauncherObject *)self->launcher;
+    if (L && Py_REFCNT(L) == 1 && L->d == self) {
+        Py_INCREF(L);
+        if (L->grid != grid) {
+            PyObject *old = L->grid;
+            Py_INCREF(grid);
+            launcher_set_grid(L, grid);
+            Py_XDECREF(old); /* (after L is held: code run by the old grid's release does not see L free) */
+        }
+        return (PyObject *)L;
+    }
+    L = PyObject_GC_New(LauncherObject, &LauncherType);
     if (!L) return NULL;
     L->vectorcall = Launcher_vectorcall;
     Py_INCREF(self);
     L->d = self;
     Py_INCREF(grid);
-    L->grid = grid;
+    launcher_set_grid(L, grid);
+    PyObject_GC_Track(L);
+    if (!self->launcher || Py_REFCNT(self->launcher) > 1) {
+        Py_INCREF(L);
+        Py_XSETREF(self->launcher, (PyObject *)L);
+    }
     return (PyObject *)L;
 }
 
@@ -1138,6 +1363,7 @@ static int Dispatcher_traverse(DispatcherObject *self, visitproc visit, void *ar
     Py_VISIT(self->names);
     Py_VISIT(self->defaults);
     Py_VISIT(self->meta);
+    Py_VISIT(self->launcher);
     for (size_t i = 0; i < self->cap; i++) {
         Entry *e = self->table[i];
         if (!e) continue;
@@ -1152,6 +1378,7 @@ static int Dispatcher_clear(DispatcherObject *self) {
     Py_CLEAR(self->names);
     Py_CLEAR(self->defaults);
     Py_CLEAR(self->meta);
+    Py_CLEAR(self->launcher);
     table_clear(self);
     return 0;
 }
@@ -1305,6 +1532,11 @@ static PyObject *Dispatcher_register(DispatcherObject *self, PyObject *a) {
     Py_INCREF(result);
     e->result = result;
     e->device = device;
+    e->dev_obj = PyLong_FromLong(device);
+    if (!e->dev_obj) {
+        entry_free(e);
+        return NULL;
+    }
     e->nrt = nrt;
     for (int i = 0; i < nrt; i++) {
         NrArgInfo ai;
@@ -1392,7 +1624,27 @@ static PyObject *Dispatcher_get_hits(DispatcherObject *self, void *closure) {
     return PyLong_FromUnsignedLongLong(self->hits);
 }
 
+static PyObject *Dispatcher_get_stop(DispatcherObject *self, void *closure) {
+    (void)closure;
+    return PyLong_FromLong(self->stop_after);
+}
+
+static int Dispatcher_set_stop(DispatcherObject *self, PyObject *v, void *closure) {
+    (void)closure;
+    long x = v ? PyLong_AsLong(v) : 0;
+    if (x == -1 && PyErr_Occurred()) return -1;
+    if (x < 0 || x >= STAGE_COUNT) {
+        PyErr_Format(PyExc_ValueError, "_fast_stop_after must be 0 to %d", STAGE_COUNT - 1);
+        return -1;
+    }
+    self->stop_after = (int)x;
+    return 0;
+}
+
 static PyGetSetDef Dispatcher_getset[] = {
+    {"_fast_stop_after", (getter)Dispatcher_get_stop, (setter)Dispatcher_set_stop,
+     "benchmarks: end fast launches after this stage (an index of nereid._C.FAST_STAGES), returning None; "
+     "0 launches", NULL},
     {"_fast_entries", (getter)Dispatcher_get_entries, NULL, "keys registered for the fast path", NULL},
     {"_fast_hits", (getter)Dispatcher_get_hits, NULL, "launches made by the fast path", NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -1413,24 +1665,32 @@ static PyTypeObject DispatcherType = {
     .tp_new = PyType_GenericNew,
 };
 
-/* set_api(tensor_type=..., get_stream=..., constexpr_type=..., literal_type=..., plain_run=..., no_default=...):
- * what the fast path knows of the program; arguments left out keep their value, None clears. */
+/* set_api(tensor_type=..., get_stream=..., constexpr_type=..., literal_type=..., plain_run=..., no_default=...,
+ * stand_in_device=...): what the fast path knows of the program; arguments left out keep their value, None
+ * clears.  stand_in_device (tests, benchmarks): host tensors of tensor_type count as on this CUDA device, so
+ * that stand-in launches can be made for them; -1 turns it off. */
 static PyObject *py_set_api(PyObject *mod, PyObject *args, PyObject *kw) {
     (void)mod;
     static char *kwlist[] = {"tensor_type", "get_stream", "constexpr_type", "literal_type", "plain_run", "no_default",
-                             NULL};
+                             "stand_in_device", NULL};
     PyObject *v[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOOOO", kwlist, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]))
+    int stand_in = -2;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOOOOi", kwlist, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                                     &stand_in))
         return NULL;
     for (int i = 0; i < 6; i++)
         if (v[i] && v[i] != Py_None && (i == 0 || i == 2 || i == 3) && !PyType_Check(v[i])) {
             PyErr_Format(PyExc_TypeError, "set_api: %s must be a type", kwlist[i]);
             return NULL;
         }
-    PyObject *old = Py_BuildValue("{s:O,s:O,s:O}", "tensor_type",
+    if (stand_in < -2 || stand_in > 0xffff) {
+        PyErr_SetString(PyExc_ValueError, "set_api: stand_in_device must be -1 or a device number");
+        return NULL;
+    }
+    PyObject *old = Py_BuildValue("{s:O,s:O,s:O,s:i}", "tensor_type",
                                   api.tensor_type ? (PyObject *)api.tensor_type : Py_None, "get_stream",
                                   api.get_stream ? api.get_stream : Py_None, "plain_run",
-                                  api.plain_run ? api.plain_run : Py_None);
+                                  api.plain_run ? api.plain_run : Py_None, "stand_in_device", api.stand_in_device);
     if (!old) return NULL;
     PyObject **slot[6] = {(PyObject **)&api.tensor_type, &api.get_stream, (PyObject **)&api.constexpr_type,
                           (PyObject **)&api.literal_type, &api.plain_run, &api.no_default};
@@ -1440,7 +1700,31 @@ static PyObject *py_set_api(PyObject *mod, PyObject *args, PyObject *kw) {
         Py_XINCREF(nv);
         Py_XSETREF(*slot[i], nv);
     }
+    if (stand_in != -2) api.stand_in_device = stand_in;
+    fast.type = NULL; /* the readers are resolved again at the next launch */
+    fast.stream_fn = NULL;
+    fast.stream_self = NULL;
+    PyObject *gs = api.get_stream;
+    if (gs && PyCFunction_Check(gs) && (PyCFunction_GET_FLAGS(gs) & ~METH_COEXIST) == METH_O) {
+        fast.stream_fn = PyCFunction_GET_FUNCTION(gs);
+        fast.stream_self = PyCFunction_GET_SELF(gs); /* (borrowed: the function keeps it) */
+    }
     return old;
+}
+
+/* fast_path_info() -> dict: how the fast path reads tensors of api.tensor_type
+ * and gets the stream (for tests, and for checking a torch version). */
+static PyObject *py_fast_path_info(PyObject *mod, PyObject *unused) {
+    (void)mod;
+    (void)unused;
+    static const char *const kinds[] = {"getattr", "getset", "c-method", "python-method"};
+    if (!api.tensor_type || !readers_ready(api.tensor_type))
+        return Py_BuildValue("{s:O,s:s}", "tensor_type", api.tensor_type ? (PyObject *)api.tensor_type : Py_None,
+                             "stream", fast.stream_fn ? "c-function" : api.get_stream ? "call" : "none");
+    return Py_BuildValue("{s:O,s:s,s:s,s:s,s:s}", "tensor_type", (PyObject *)api.tensor_type, "dtype",
+                         kinds[fast.dtype.kind], "data_ptr", kinds[fast.data_ptr.kind], "get_device",
+                         kinds[fast.get_device.kind], "stream",
+                         fast.stream_fn ? "c-function" : api.get_stream ? "call" : "none");
 }
 
 /* register_dtype(dtype_object, signature_name) */
@@ -1522,6 +1806,20 @@ static int init_fast_path(PyObject *m) {
     PyModule_AddIntConstant(m, "PF_NOSPEC", PF_NOSPEC);
     PyModule_AddIntConstant(m, "PF_NOSPEC_ALIGN", PF_NOSPEC_ALIGN);
     PyModule_AddIntConstant(m, "MAX_FAST_PARAMS", MAX_PARAMS);
+    PyObject *stages = PyTuple_New(STAGE_COUNT);
+    if (!stages) return -1;
+    for (int i = 0; i < STAGE_COUNT; i++) {
+        PyObject *n = PyUnicode_FromString(stage_names[i]);
+        if (!n) {
+            Py_DECREF(stages);
+            return -1;
+        }
+        PyTuple_SET_ITEM(stages, i, n);
+    }
+    if (PyModule_AddObject(m, "FAST_STAGES", stages) < 0) {
+        Py_DECREF(stages);
+        return -1;
+    }
     return 0;
 }
 
@@ -1533,6 +1831,8 @@ static PyMethodDef module_methods[] = {
     {"set_api", (PyCFunction)(void (*)(void))py_set_api, METH_VARARGS | METH_KEYWORDS,
      "set_api(tensor_type, get_stream, constexpr_type, literal_type, plain_run, no_default) -> old values"},
     {"register_dtype", py_register_dtype, METH_VARARGS, "register_dtype(dtype_object, signature_name)"},
+    {"fast_path_info", py_fast_path_info, METH_NOARGS,
+     "fast_path_info() -> how the launch fast path reads tensors and gets the current stream"},
     {"device_properties", py_device_properties, METH_VARARGS, "device_properties(device=0) -> dict"},
     {NULL, NULL, 0, NULL},
 };

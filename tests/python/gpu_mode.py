@@ -28,9 +28,12 @@ def _tol(dtype):
 
 def _compare(name, gpu, ref, tol=None):
     if gpu.dtype.kind in "biu":
-        bad = np.count_nonzero(gpu != ref)
+        diff = gpu != ref
+        bad = np.count_nonzero(diff)
         if bad:
-            return f"{name}: {bad} of {gpu.size} elements differ from the interpreter"
+            i = np.unravel_index(np.argmax(diff), diff.shape)
+            return (f"{name}: {bad} of {gpu.size} elements differ from the interpreter, the first at "
+                    f"{tuple(int(j) for j in i)}: GPU {gpu[i]!r}, interpreter {ref[i]!r}")
         return None
     g = gpu.astype(np.float64)
     r = ref.astype(np.float64)

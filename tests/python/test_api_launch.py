@@ -307,3 +307,249 @@ def test_maxnreg(rng):
     assert k is not axpby.compile("*fp32:16, *fp32:16, *fp32:16, i32, fp32, fp32, 128", arch="sm_90")
     with pytest.raises(ValueError, match="maxnreg must be a positive int"):
         axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128, maxnreg="x")
+
+
+# --- the readers of tensors, the stream, the launcher, the switches -------------------------------------------
+
+def make_ctensor_type():
+    """A tensor type whose readers are C descriptors, as torch.Tensor's are: dtype a
+    getset (int.denominator: always 1, registered as fp32), data_ptr and get_device C
+    methods without arguments (int.conjugate: the value; int.bit_length: 17 for
+    0x1xxxx)."""
+
+    class CTensor(int):
+        dtype = int.denominator
+        data_ptr = int.conjugate
+        get_device = int.bit_length
+
+    return CTensor
+
+
+def launch_outcome(kernel, *args, grid=(1,), **kw):
+    """'fast' when the fast path made the launch, else what run returned."""
+    n = kernel._fake_launch()["count"]
+    r = kernel[grid](*args, **kw)
+    return "fast" if kernel._fake_launch()["count"] == n + 1 and r == "compiled" else r
+
+
+@pytest.fixture
+def spy_run():
+    """JITFunction.run replaced by one that returns 'python' (installed as the plain run: misses reach it)."""
+    orig = jitmod.JITFunction.run
+
+    def spy(self, *args, grid, **kwargs):
+        return "python"
+
+    jitmod.JITFunction.run = spy
+    old = _C.set_api(plain_run=spy)
+    yield
+    jitmod.JITFunction.run = orig
+    _C.set_api(plain_run=old["plain_run"])
+
+
+def test_c_descriptor_readers_and_c_stream_function(fake_api, spy_run):
+    CTensor = make_ctensor_type()
+    _C.set_api(tensor_type=CTensor, get_stream=abs)
+    _C.register_dtype(1, "fp32")
+    info = _C.fast_path_info()
+    assert (info["dtype"], info["data_ptr"], info["get_device"], info["stream"]) == (
+        "getset", "c-method", "c-method", "c-function")
+    x, y, out = CTensor(0x10000), CTensor(0x10040), CTensor(0x1ff00)
+    register(axpby, (x, y, out, 100, 2.0, 0.5, 128))
+    assert launch_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128, grid=(2,)) == "fast"
+    f = axpby._fake_launch()
+    assert f["device"] == 17 and f["stream"] == 17 and f["params"][:3] == (0x10000, 0x10040, 0x1ff00)
+    # a misaligned pointer read the direct way is another key
+    assert launch_outcome(axpby, CTensor(0x10008), y, out, 100, 2.0, 0.5, BLOCK=128) == "python"
+    CTensor.unrelated = 1  # the type changed, its readers did not
+    assert launch_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128) == "fast"
+    assert _C.fast_path_info()["data_ptr"] == "c-method"
+    # a method replaced on the type is seen at the next launch (the type's version changed)
+    CTensor.data_ptr = lambda self: int(self) + 0x100
+    assert _C.fast_path_info()["data_ptr"] == "python-method"
+    assert launch_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128) == "fast"
+    assert axpby._fake_launch()["params"][:3] == (0x10100, 0x10140, 0x20000)
+    # a C stream function whose value is not an address: the launch goes to Python
+    _C.set_api(get_stream=chr)
+    assert _C.fast_path_info()["stream"] == "c-function"
+    assert launch_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128) == "python"
+    _C.set_api(get_stream=lambda device: 0x5000 + device)
+    assert _C.fast_path_info()["stream"] == "call"
+    assert launch_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128) == "fast"
+    assert axpby._fake_launch()["stream"] == 0x5000 + 17
+
+
+def test_python_readers_of_stand_in_tensors(fake_api):
+    info = _C.fast_path_info()
+    # FakeTensor: dtype an instance attribute, data_ptr and get_device Python methods
+    assert (info["dtype"], info["data_ptr"], info["get_device"], info["stream"]) == (
+        "getattr", "python-method", "python-method", "call")
+    # a subclass of the tensor type: plain attribute lookups, the same key and values
+    Sub = type("Sub", (FakeTensor,), {})
+    x, y, out = tensors()
+    register(axpby, (x, y, out, 100, 2.0, 0.5, 128))
+    assert launch_outcome(axpby, Sub(0x20000, FAKE_FP32), y, out, 100, 2.0, 0.5, BLOCK=128) == "fast"
+    assert axpby._fake_launch()["params"][:3] == (0x20000, 0x20000, 0x30000)
+
+
+def test_launchers_are_reused_only_when_nobody_holds_them(fake_api):
+    x, y, out = tensors()
+    register(axpby, (x, y, out, 100, 2.0, 0.5, 128))
+    args = (x, y, out, 100, 2.0, 0.5)
+    held = axpby[(3,)]
+    other = axpby[(5,)]
+    assert held is not other and held.grid == (3,) and other.grid == (5,) and held.fn is axpby
+    held(*args, BLOCK=128)
+    assert axpby._fake_launch()["grid"] == (3, 1, 1)
+    other(*args, BLOCK=128)
+    assert axpby._fake_launch()["grid"] == (5, 1, 1)
+    held(*args, BLOCK=128)
+    assert axpby._fake_launch()["grid"] == (3, 1, 1)
+    del held, other
+    first = id(axpby[(1,)])
+    assert id(axpby[(2,)]) == first  # made again in place
+    assert axpby[(6, 2)].grid == (6, 2)
+    axpby[(6, 2)](*args, BLOCK=128)
+    assert axpby._fake_launch()["grid"] == (6, 2, 1)
+    # a list is read at every launch
+    g = [2, 1]
+    launcher = axpby[g]
+    launcher(*args, BLOCK=128)
+    assert axpby._fake_launch()["grid"] == (2, 1, 1)
+    g[0] = 4
+    launcher(*args, BLOCK=128)
+    assert axpby._fake_launch()["grid"] == (4, 1, 1)
+
+
+def test_a_kernel_and_its_launcher_are_collected():
+    import gc
+    import weakref
+
+    @triton.jit
+    def one(x_ptr):
+        tl.store(x_ptr, 1.0)
+
+    one[(1,)]  # the kernel keeps its last launcher, which holds the kernel
+    held = one[(2,)]
+    ref = weakref.ref(one)
+    del one
+    gc.collect()
+    assert ref() is not None and held.fn is ref()
+    x = np.zeros(1, np.float32)
+    held(x)
+    assert x[0] == 1.0
+    del held
+    gc.collect()
+    assert ref() is None
+
+
+def test_switches_follow_the_environment(fake_api, spy_run, monkeypatch):
+    x, y, out = tensors()
+    register(axpby, (x, y, out, 100, 2.0, 0.5, 128))
+    args = (x, y, out, 100, 2.0, 0.5)
+    monkeypatch.delenv("NEREID_INTERPRET", raising=False)
+    assert launch_outcome(axpby, *args, BLOCK=128) == "fast"
+    steps = [("NEREID_INTERPRET", "1", "python"), ("NEREID_LAUNCH_TEST_OTHER", "x", "python"),
+             ("NEREID_INTERPRET", "0", "fast"), ("NEREID_INTERPRET", "1", "python"),
+             ("NEREID_LAUNCH_TEST_OTHER", None, "python"), ("NEREID_INTERPRET", "", "fast"),
+             ("NEREID_INTERPRET", "yes", "python"), ("NEREID_INTERPRET", None, "fast")]
+    for name, value, want in steps:
+        if value is None:
+            monkeypatch.delenv(name)
+        else:
+            monkeypatch.setenv(name, value)
+        assert launch_outcome(axpby, *args, BLOCK=128) == want, (name, value)
+        assert launch_outcome(axpby, *args, BLOCK=128) == want, (name, value)  # (read from the copy)
+
+
+def test_stand_in_device_takes_host_tensors(fake_api):
+    x, y, out = tensors(device=-1)
+    values = (x, y, out, 100, 2.0, 0.5, 128)
+    assert _C.Dispatcher._specialize(axpby, values, 4, 3, 0)[4] is False  # host memory: not the fast path
+    old = _C.set_api(stand_in_device=2)
+    try:
+        key, objs, sigs, device, fast = _C.Dispatcher._specialize(axpby, values, 4, 3, 0)
+        assert fast and device == 2
+        register(axpby, values)
+        assert launch_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128) == "fast"
+        assert axpby._fake_launch()["device"] == 2
+    finally:
+        _C.set_api(stand_in_device=old["stand_in_device"])
+    assert old["stand_in_device"] == -1
+    with pytest.raises(ValueError, match="stand_in_device"):
+        _C.set_api(stand_in_device=-5)
+
+
+def test_int_and_float_subclasses_key_like_ints_and_floats(fake_api):
+    import enum
+
+    class Size(enum.IntEnum):
+        N = 96
+
+    class Scale(float):
+        pass
+
+    x, y, out = tensors()
+
+    def key(*values):
+        return _C.Dispatcher._specialize(axpby, values, 4, 3, 0)[0]
+
+    assert key(x, y, out, Size.N, Scale(2.0), 0.5, 128) == key(x, y, out, 96, 2.0, 0.5, 128)
+    register(axpby, (x, y, out, 96, 2.0, 0.5, 128))
+    assert launch_outcome(axpby, x, y, out, Size.N, Scale(-1.0), 0.5, BLOCK=128) == "fast"
+    assert axpby._fake_launch()["params"][3:5] == (96, f32(-1.0))
+
+
+def test_stop_after_each_stage(fake_api):
+    x, y, out = tensors()
+    register(axpby, (x, y, out, 100, 2.0, 0.5, 128))
+    assert _C.FAST_STAGES[0] == "launch" and len(_C.FAST_STAGES) == 7
+    n = axpby._fake_launch()["count"]
+    try:
+        for i in range(1, len(_C.FAST_STAGES)):
+            axpby._fast_stop_after = i
+            assert axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128) is None
+        assert axpby._fake_launch()["count"] == n
+        with pytest.raises(ValueError, match="_fast_stop_after"):
+            axpby._fast_stop_after = len(_C.FAST_STAGES)
+    finally:
+        axpby._fast_stop_after = 0
+    assert axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128) == "compiled"
+    assert axpby._fake_launch()["count"] == n + 1
+
+
+def test_torch_tensors_on_the_fast_path(fake_api):
+    """torch.Tensor's readers are its C descriptors; host tensors stand in for CUDA ones."""
+    torch = pytest.importorskip("torch")
+    jitmod._hook_torch()
+    _C.set_api(tensor_type=torch.Tensor, get_stream=abs, stand_in_device=0)
+    try:
+        info = _C.fast_path_info()
+        assert (info["dtype"], info["data_ptr"], info["get_device"], info["stream"]) == (
+            "getset", "c-method", "c-method", "c-function")
+        x, y, out = (torch.zeros(128) for _ in range(3))
+        register(axpby, (x, y, out, 100, 2.0, 0.5, 128))
+        assert launch_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128) == "fast"
+        assert axpby._fake_launch()["params"][:3] == (x.data_ptr(), y.data_ptr(), out.data_ptr())
+        p = torch.nn.Parameter(torch.zeros(128))  # a subclass: plain attribute lookups
+        assert launch_outcome(axpby, x, p, out, 100, 2.0, 0.5, BLOCK=128) == "fast"
+        assert axpby._fake_launch()["params"][1] == p.data_ptr()
+        h = torch.zeros(128, dtype=torch.float16)  # another dtype: another key
+        assert _C.Dispatcher._specialize(axpby, (h, y, out, 100, 2.0, 0.5, 128), 4, 3, 0)[2][0].startswith("*fp16")
+    finally:
+        _C.set_api(stand_in_device=-1)
+
+
+def test_python_path_reads_the_raw_stream(monkeypatch):
+    """JITFunction.run's stream (the launches the fast path leaves to Python): torch's raw
+    current stream when torch has the function, else current_stream(); 0 without torch."""
+    import types
+
+    cuda = types.SimpleNamespace(current_stream=lambda d: types.SimpleNamespace(cuda_stream=0x900 + d))
+    fake = types.SimpleNamespace(_C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda d: 0x700 + d), cuda=cuda)
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    assert jitmod._current_stream(1) == 0x701
+    fake._C = types.SimpleNamespace()
+    assert jitmod._current_stream(2) == 0x902
+    monkeypatch.delitem(sys.modules, "torch")
+    assert jitmod._current_stream(0) == 0

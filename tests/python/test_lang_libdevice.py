@@ -34,6 +34,22 @@ def _vec(f):
     return np.vectorize(f, otypes=[np.float64])
 
 
+def _libm_long_double(name, fallback):
+    """C's long double function `name` (glibc's lgammal, tgammal: within a few long double
+    ulp, where CPython's lgamma is off by thousands of ulp near the zeros at 1 and 2 and by
+    several elsewhere); `fallback` where libm or long double is not there."""
+    try:
+        import ctypes
+        import ctypes.util
+        f = getattr(ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6"), name)
+        if ctypes.sizeof(ctypes.c_longdouble) <= 8:
+            return fallback
+        f.restype, f.argtypes = ctypes.c_longdouble, [ctypes.c_longdouble]
+        return lambda x: float(f(x))
+    except (OSError, AttributeError):
+        return fallback
+
+
 def _erfinv(y):
     if math.isnan(y) or abs(y) > 1:
         return math.nan
@@ -135,7 +151,8 @@ UNARY = {
     "erfinv": (_vec(_erfinv), _u(-0.999, 0.999)), "erfcinv": (_vec(_erfcinv), _u(0.001, 1.999)),
     "erfcx": (_erfcx, _u(-3, 20)), "normcdf": (_normcdf, _u(-8, 8)),
     "normcdfinv": (_vec(lambda p: -math.sqrt(2) * _erfcinv(2 * p)), _u(0.001, 0.999)),
-    "lgamma": (_vec(math.lgamma), _u(0.1, 30)), "tgamma": (_vec(math.gamma), _u(0.1, 30)),
+    "lgamma": (_vec(_libm_long_double("lgammal", math.lgamma)), _u(0.1, 30)),
+    "tgamma": (_vec(_libm_long_double("tgammal", math.gamma)), _u(0.1, 30)),
     "floor": (np.floor, _u(-100, 100)), "ceil": (np.ceil, _u(-100, 100)), "trunc": (np.trunc, _u(-100, 100)),
     "round": (_round_away, _u(-100, 100)), "rint": (np.rint, _u(-100, 100)), "nearbyint": (np.rint, _u(-100, 100)),
     "fabs": (np.abs, _u(-100, 100)), "abs": (np.abs, _u(-100, 100)),

@@ -34,11 +34,12 @@ _NP_DTYPES = {
     "float16": "fp16", "float32": "fp32", "float64": "fp64",
     "bfloat16": "bf16", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5",
 }
+# (the most common first: the fast path finds a dtype by looking through them in this order)
 _TORCH_DTYPES = {
-    "torch.bool": "i1", "torch.int8": "i8", "torch.int16": "i16", "torch.int32": "i32", "torch.int64": "i64",
+    "torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.int32": "i32",
+    "torch.int64": "i64", "torch.bool": "i1", "torch.int8": "i8", "torch.int16": "i16",
     "torch.uint8": "u8", "torch.uint16": "u16", "torch.uint32": "u32", "torch.uint64": "u64",
-    "torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.float32": "fp32", "torch.float64": "fp64",
-    "torch.float8_e4m3fn": "fp8e4nv", "torch.float8_e5m2": "fp8e5",
+    "torch.float64": "fp64", "torch.float8_e4m3fn": "fp8e4nv", "torch.float8_e5m2": "fp8e5",
 }
 # Launch options of Triton that Nereid accepts and does not need.
 _IGNORED_OPTIONS = ("num_ctas", "enable_fp_fusion", "launch_cooperative_grid", "launch_pdl", "num_buffers_warp_spec",
@@ -207,11 +208,13 @@ def _arch_for(device):
 
 
 def _current_stream(device):
+    """torch's current CUDA stream on `device` (the raw handle), or 0 (the default stream) without torch."""
     t = sys.modules.get("torch")
     if t is None:
         return 0
+    raw = getattr(getattr(t, "_C", None), "_cuda_getCurrentRawStream", None)
     try:
-        return t.cuda.current_stream(device).cuda_stream
+        return raw(device) if raw is not None else t.cuda.current_stream(device).cuda_stream
     except Exception:
         return 0
 
