@@ -25,29 +25,43 @@
  * tl.range, or set from the pipeline's option) says S > 1 and its body loads
  * tiles that feed dots:
  *   load p, mask, _|0  ->  convert_layout to a dot_op layout  ->  dot
- * with p a loop-carried pointer block advanced by a loop-invariant step
- * (`yield addptr(p, d)`), and the mask computed from the induction variable
- * and loop-invariant values alone.  Each such load becomes a cp.async copy
- * into an S-buffered local_alloc, issued S - 1 iterations ahead:
+ * with the mask computed from the induction variable and loop-invariant
+ * values alone (pure ops of the body), and p either
+ *   - a loop-carried pointer block advanced by a loop-invariant step
+ *     (`yield addptr(p, d)`), or
+ *   - computed, like the mask, from the induction variable and loop
+ *     invariants alone (`k_base + offs_d[:, None] + (start + offs_n)[None, :]
+ *     * stride`, attention's K and V): the copy for iteration iv' clones
+ *     that chain with iv replaced by iv'.
+ * Each such load becomes a cp.async copy into an S-buffered local_alloc,
+ * issued S - 1 iterations ahead:
  *
  *   buf = local_alloc : !smem<S x tile, shared>
- *   for s in 0 .. S-2:                        (prologue)
- *     async_copy p_s, buf[s], mask(iv_s) & (iv_s < ub); async_commit_group
- *   for iv ... carrying q (pointers S-1 iterations ahead), r (read buffer),
- *       w (write buffer):
+ *   for s in 0 .. S-2:                        (prologue, iv_s = lb + s step)
+ *     async_copy p(iv_s), buf[s], mask(iv_s) & (iv_s < ub); async_commit_group
+ *   for iv ... carrying q (carried pointers S-1 iterations ahead), r (read
+ *       buffer), w (write buffer):
  *     async_wait {num = S - 2}                (iteration iv's copies are done)
- *     async_copy q, buf[w], mask(iv + (S-1) step) & (... < ub); async_commit_group
- *     a = local_load buf[r]                   (straight into the dot_op layout)
+ *     async_copy q | p(iv'), buf[w], mask(iv') & (iv' < ub)   iv' = iv + (S-1) step
+ *     async_commit_group
  *     ...
+ *     a = local_load buf[r]                   (where the load was converted,
+ *     ...                                      straight into the dot_op layout)
  *     yield ..., addptr(q, d), (r + 1) % S, (w + 1) % S
  *   async_wait {num = 0}
  *
  * gpu-barriers then puts one barrier after the wait: it orders the copies of
  * this iteration after every thread's reads of that buffer in the previous
- * one, and the reads after every thread's copies.  Copies past the end of the
- * loop are masked off (cp.async zero-fills).  Loads with another `other`
- * than 0, or whose pointers or masks depend on other loop-carried values,
- * stay as they are.
+ * one (by every dot that reads it), and the reads after every thread's
+ * copies.  Copies past the end of the loop are masked off (cp.async
+ * zero-fills); gpu-smem keeps the buffers live until the drain.  Loads with
+ * another `other` than 0, or whose pointers or masks depend on other
+ * loop-carried values, stay as they are.
+ *
+ * S is capped so that the S buffers fit in shared memory beside what else
+ * the loop keeps there (other buffers, the largest scratch of its ops).  A
+ * local_alloc of the body that stages a loop-invariant value (attention's Q
+ * for wgmma) moves in front of the loop.
  *
  * On sm_90a the tiles of a warp_group_dot are staged in the nvmma buffer
  * gpu-convert gave them (load -> local_alloc -> warp_group_dot): the view
@@ -67,14 +81,15 @@
  * they overwrite was read by the dot two iterations back, which every
  * warpgroup has waited for before the barrier.  NB is S + 1 where shared
  * memory has room (the copies stay S - 1 ahead), else S. */
-enum { MAX_CLONE = 64 };
+enum { MAX_CLONE = 128, MAX_CANDS = 8 };
 
 typedef struct Cand {
     NrOpId load, conv;
-    int arg;                 /* index of the carried pointer among the body's arguments */
-    NrValId inc;             /* the loop-invariant step of the pointers */
+    int arg;                 /* index of the carried pointer among the body's arguments; -1 when
+                              * the pointers are computed from the induction variable */
+    NrValId inc;             /* the loop-invariant step of carried pointers */
     NrValId buf;             /* the S-buffered allocation */
-    NrValId q;               /* body argument: pointers S-1 iterations ahead */
+    NrValId q;               /* body argument: carried pointers S-1 iterations ahead */
     NrTypeId view;           /* !smem type of one buffer */
 } Cand;
 
@@ -87,15 +102,32 @@ typedef struct Pipe {
     int nmap;
 } Pipe;
 
-/* Whether value v is defined inside the loop's body (or deeper). */
-static bool inside(const Pipe *p, NrValId v) {
+/* Whether block b is the loop's body or nested in it. */
+static bool block_inside(const Pipe *p, NrBlockId b) {
     NrFunc *f = p->f;
-    NrBlockId b = f->vals[v].def ? f->ops[f->vals[v].def].block : f->vals[v].block;
     for (int depth = 0; b && depth < 1000; depth++) {
         NrOpId parent = f->blocks[b].parent;
         if (parent == p->loop) return true;
         if (!parent) return false;
         b = f->ops[parent].block;
+    }
+    return false;
+}
+
+/* Whether value v is defined inside the loop's body (or deeper). */
+static bool inside(const Pipe *p, NrValId v) {
+    NrFunc *f = p->f;
+    return block_inside(p, f->vals[v].def ? f->ops[f->vals[v].def].block : f->vals[v].block);
+}
+
+/* Whether an op inside the loop uses v. */
+static bool read_inside(const Pipe *p, NrValId v) {
+    NrFunc *f = p->f;
+    for (NrOpId u = 1; u < f->nops; u++) {
+        const NrOp *uo = &f->ops[u];
+        if (uo->dead || !uo->block || !block_inside(p, uo->block)) continue;
+        for (int i = 0; i < uo->nopnds; i++)
+            if (uo->opnds[i] == v) return true;
     }
     return false;
 }
@@ -109,7 +141,7 @@ static bool from_iv(const Pipe *p, NrValId v, NrValId iv, int depth) {
     NrOpId def = f->vals[v].def;
     if (!def || depth > 32 || f->ops[def].block != f->ops[p->loop].regions[0]) return false;
     const NrOp *o = &f->ops[def];
-    if (!(nr_op_info[o->opc].flags & NR_OPF_PURE) || o->nregions || o->nresults != 1) return false;
+    if (!(nr_op_info[o->opc].flags & NR_OPF_PURE) || o->nregions || o->nresults != 1 || o->nopnds > 8) return false;
     for (int i = 0; i < o->nopnds; i++)
         if (o->opnds[i] && !from_iv(p, o->opnds[i], iv, depth + 1)) return false;
     return true;
@@ -194,23 +226,29 @@ static bool candidate(Pipe *p, NrOpId op, Cand *c) {
         int32_t cl = nr_gpu_layout_of(f, f->ops[conv].results[0]);
         if (!cl || m->layouts[cl].kind != NR_LK_DOT_OP) return false;
     }
-    /* pointers: a carried argument advanced by an invariant step */
+    /* pointers: a carried argument advanced by an invariant step, or
+     * computed from the induction variable and loop invariants */
     NrValId ptr = o->opnds[0];
     int arg = -1;
     for (int i = 1; i < blk->nargs; i++)
         if (blk->args[i] == ptr) arg = i;
-    NrOpId y = nr_block_terminator(f, body);
-    if (arg < 0 || !y || arg - 1 >= f->ops[y].nopnds) return false;
-    NrValId next = f->ops[y].opnds[arg - 1];
-    NrOpId nd = f->vals[next].def;
-    if (!nd || f->ops[nd].opc != NR_OP_ADDPTR || f->ops[nd].opnds[0] != ptr || inside(p, f->ops[nd].opnds[1]))
+    c->inc = NR_NONE;
+    if (arg >= 0) {
+        NrOpId y = nr_block_terminator(f, body);
+        if (!y || arg - 1 >= f->ops[y].nopnds) return false;
+        NrValId next = f->ops[y].opnds[arg - 1];
+        NrOpId nd = f->vals[next].def;
+        if (!nd || f->ops[nd].opc != NR_OP_ADDPTR || f->ops[nd].opnds[0] != ptr || inside(p, f->ops[nd].opnds[1]))
+            return false;
+        c->inc = f->ops[nd].opnds[1];
+    } else if (!from_iv(p, ptr, blk->args[0], 0)) {
         return false;
+    }
     if (o->opnds[1] && !from_iv(p, o->opnds[1], blk->args[0], 0)) return false;
     if (o->opnds[2] && !is_zero_const(f, o->opnds[2])) return false;
     c->load = op;
     c->conv = conv;
     c->arg = arg;
-    c->inc = f->ops[nd].opnds[1];
     return true;
 }
 
@@ -397,17 +435,75 @@ static void make_async(Pipe *p, NrOpId wg, NrBuilder *after_loop) {
     f->ops[w0].opnds[0] = res;
 }
 
+/* Local_allocs of the body that stage a loop-invariant value (the Q tile
+ * of attention: `local_alloc %q` feeding a warp_group_dot) write the same
+ * bytes every iteration: they move in front of the loop, which saves the
+ * stores and the barrier between them and their readers each iteration.
+ * Only allocs that ops of the body alone read (staged_in_body) move. */
+static void hoist_invariant_allocs(Pipe *p) {
+    NrFunc *f = p->f;
+    NrBlockId body = f->ops[p->loop].regions[0];
+    for (NrOpId o = f->blocks[body].first, next; o; o = next) {
+        next = f->ops[o].next;
+        const NrOp *op = &f->ops[o];
+        if (op->opc != NR_OP_LOCAL_ALLOC || op->nopnds != 1 || inside(p, op->opnds[0])) continue;
+        if (!staged_in_body(p, op->results[0])) continue;
+        nr_op_unlink(f, o);
+        nr_op_insert_before(f, p->loop, o);
+    }
+}
+
+/* Shared memory one program may use, as gpu-smem enforces it. */
+static int64_t smem_limit(int sm) {
+    if (sm >= 90) return 227 * 1024;
+    if (sm == 80 || sm == 87) return 163 * 1024;
+    return 99 * 1024;
+}
+
+static int64_t alloc_bytes(const Pipe *p, NrValId v) {
+    NrTypeId t = p->f->vals[v].type;
+    return nr_type_numel(p->m, t) * nr_dtype_info[p->m->types[t].dtype].bytes;
+}
+
+/* Bytes of shared memory the ring buffers cannot have while the loop runs:
+ * the buffers live in it (allocated in the body, or before it and read in
+ * it) other than the tiles the candidates stage, and the largest scratch of
+ * an op of the body, with room for alignment. */
+static int64_t other_smem(const Pipe *p, const Cand *cands, int nc) {
+    NrFunc *f = p->f;
+    int64_t allocs = 0, scratch = 0;
+    for (NrOpId o = 1; o < f->nops; o++) {
+        const NrOp *op = &f->ops[o];
+        if (op->dead || !op->block || o == p->loop) continue;
+        bool in = block_inside(p, op->block);
+        if (op->opc == NR_OP_LOCAL_ALLOC) {
+            bool staged = false;
+            for (int k = 0; k < nc; k++) staged |= cands[k].conv == o;
+            if (!staged && (in || read_inside(p, op->results[0]))) allocs += alloc_bytes(p, op->results[0]) + 1024;
+        } else if (in) {
+            int64_t b = nr_gpu_scratch_bytes(f, o);
+            if (b > scratch) scratch = b;
+        }
+    }
+    return allocs + scratch;
+}
+
 static void pipeline_loop(Pipe *p) {
     NrFunc *f = p->f;
     NrModule *m = p->m;
-    int S = p->stages;
     NrBlockId body = f->ops[p->loop].regions[0];
-    Cand cands[8];
+    Cand cands[MAX_CANDS];
     int nc = 0;
     NR_FOR_OPS(f, body, o) {
-        if (nc < 8 && candidate(p, o, &cands[nc])) nc++;
+        if (nc < MAX_CANDS && candidate(p, o, &cands[nc])) nc++;
     }
     if (!nc) return;
+    hoist_invariant_allocs(p);
+    /* as deep as shared memory allows */
+    int64_t room = smem_limit(nr_gpu_sm(m)) - other_smem(p, cands, nc), stage = stage_bytes(p, cands, nc);
+    while (p->stages > 1 && p->stages * stage > room) p->stages--;
+    if (p->stages < 2) return;
+    int S = p->stages;
     /* an async warp_group_dot reads its stage until the next iteration's
      * wait: the stage the copies overwrite must be the one two dots back.
      * With NB buffers the copies run NB - 2 iterations ahead: one more
@@ -415,14 +511,14 @@ static void pipeline_loop(Pipe *p) {
      * else they run S - 2 ahead in S buffers. */
     NrOpId wg = async_dot(p, cands, nc);
     int NB = S;
-    if (wg && (int64_t)(S + 1) * stage_bytes(p, cands, nc) <= ASYNC_SMEM_BUDGET) NB = S + 1;
+    if (wg && (S + 1) * stage <= ASYNC_SMEM_BUDGET && (S + 1) * stage <= room) NB = S + 1;
     int D = wg ? NB - 2 : S - 1;
     NrValId lb = f->ops[p->loop].opnds[0], ub = f->ops[p->loop].opnds[1], step = f->ops[p->loop].opnds[2];
     NrTypeId ivt = f->vals[lb].type, i1 = nr_type_scalar(m, NR_DT_I1);
     NrValId iv = f->blocks[body].args[0];
     /* buffers and prologue */
     NrBuilder b = nr_builder_before(f, p->loop);
-    NrValId ptr[8];
+    NrValId ptr[MAX_CANDS];
     for (int k = 0; k < nc; k++) {
         Cand *c = &cands[k];
         const NrType *t = &m->types[f->vals[f->ops[c->load].results[0]].type];
@@ -436,7 +532,7 @@ static void pipeline_loop(Pipe *p) {
         for (int i = 0; i < t->rank; i++) bt.shape[i + 1] = t->shape[i];
         NrTypeId all = nr_type_intern(m, &bt);
         c->buf = nr_build1(&b, NR_OP_LOCAL_ALLOC, all, 0, NULL);
-        ptr[k] = f->ops[p->loop].opnds[3 + c->arg - 1];
+        ptr[k] = c->arg >= 0 ? f->ops[p->loop].opnds[3 + c->arg - 1] : NR_NONE;
     }
     for (int s = 0; s < D; s++) {
         p->nmap = 0;
@@ -454,33 +550,41 @@ static void pipeline_loop(Pipe *p) {
         NrValId in_range = f->ops[cmp].results[0];
         for (int k = 0; k < nc; k++) {
             Cand *c = &cands[k];
-            if (s) {
+            NrValId at = ptr[k];
+            if (c->arg < 0) {
+                at = clone_at(p, &b, f->ops[c->load].opnds[0], iv, iv_s);
+            } else if (s) {
                 NrValId ad[2] = {ptr[k], c->inc};
-                ptr[k] = nr_build1(&b, NR_OP_ADDPTR, f->vals[ptr[k]].type, 2, ad);
+                at = ptr[k] = nr_build1(&b, NR_OP_ADDPTR, f->vals[ptr[k]].type, 2, ad);
             }
             NrValId mask = f->ops[c->load].opnds[1] ? clone_at(p, &b, f->ops[c->load].opnds[1], iv, iv_s) : NR_NONE;
-            copy_into(&b, c, ptr[k], const_i32(&b, m, s), full_mask(p, &b, ptr[k], mask, in_range));
+            copy_into(&b, c, at, const_i32(&b, m, s), full_mask(p, &b, at, mask, in_range));
         }
         nr_build(&b, NR_OP_ASYNC_COMMIT_GROUP, 0, NULL, 0, NULL, 0);
     }
-    /* the loop carries the pointers D iterations ahead and both buffer indices */
-    NrValId inits[10];
+    /* the loop carries the carried pointers D iterations ahead and both
+     * buffer indices */
+    NrValId inits[MAX_CANDS + 2];
+    int nq = 0;
     for (int k = 0; k < nc; k++) {
+        if (cands[k].arg < 0) continue;
         NrValId ad[2] = {ptr[k], cands[k].inc};
-        inits[k] = nr_build1(&b, NR_OP_ADDPTR, f->vals[ptr[k]].type, 2, ad);
+        inits[nq++] = nr_build1(&b, NR_OP_ADDPTR, f->vals[ptr[k]].type, 2, ad);
     }
-    inits[nc] = const_i32(&b, m, 0);
-    inits[nc + 1] = const_i32(&b, m, D);
-    NrValId consts[3] = {const_i32(&b, m, 1), const_i32(&b, m, NB), inits[nc]};
+    inits[nq] = const_i32(&b, m, 0);
+    inits[nq + 1] = const_i32(&b, m, D);
+    NrValId consts[3] = {const_i32(&b, m, 1), const_i32(&b, m, NB), inits[nq]};
     NrValId k_ahead = nr_build_const_int(&b, ivt, D);
     NrValId mk[2] = {step, k_ahead};
     NrValId ahead = nr_build1(&b, NR_OP_MUL, ivt, 2, mk); /* D * step, loop-invariant */
-    NrOpId loop = widen_loop(p, nc + 2, inits);
+    NrOpId loop = widen_loop(p, nq + 2, inits);
     NrBlock *blk = &f->blocks[body];
-    int base = blk->nargs - (nc + 2);
-    for (int k = 0; k < nc; k++) cands[k].q = blk->args[base + k];
-    NrValId r = blk->args[base + nc], w = blk->args[base + nc + 1];
-    /* the body: wait, issue the copies D iterations ahead, read this iteration's buffers */
+    int base = blk->nargs - (nq + 2);
+    for (int k = 0, j = 0; k < nc; k++) cands[k].q = cands[k].arg >= 0 ? blk->args[base + j++] : NR_NONE;
+    NrValId r = blk->args[base + nq], w = blk->args[base + nq + 1];
+    /* the body: wait, issue the copies D iterations ahead; each tile is read
+     * from this iteration's buffer where it was converted or staged, so that
+     * it is live no longer than the load's value was */
     NrBuilder top = nr_builder_before(f, f->blocks[body].first);
     top.loc = f->ops[loop].loc;
     NrOpId wait = nr_build(&top, NR_OP_ASYNC_WAIT, 0, NULL, 0, NULL, 0);
@@ -493,17 +597,20 @@ static void pipeline_loop(Pipe *p) {
     nr_op_set_str(f, cmp, NR_A_PRED, "lt");
     for (int j = 0; j < nc; j++) {
         Cand *c = &cands[j];
+        NrValId at = c->arg >= 0 ? c->q : clone_at(p, &top, f->ops[c->load].opnds[0], iv, iv_ahead);
         NrValId mask = f->ops[c->load].opnds[1] ? clone_at(p, &top, f->ops[c->load].opnds[1], iv, iv_ahead) : NR_NONE;
-        copy_into(&top, c, c->q, w, full_mask(p, &top, c->q, mask, f->ops[cmp].results[0]));
+        copy_into(&top, c, at, w, full_mask(p, &top, at, mask, f->ops[cmp].results[0]));
     }
     nr_build(&top, NR_OP_ASYNC_COMMIT_GROUP, 0, NULL, 0, NULL, 0);
     for (int j = 0; j < nc; j++) {
         Cand *c = &cands[j];
+        NrBuilder at = nr_builder_before(f, c->conv);
+        at.loc = f->ops[c->conv].loc;
         NrValId ops[2] = {c->buf, r};
-        NrValId view = nr_build1(&top, NR_OP_MEMDESC_INDEX, c->view, 2, ops);
+        NrValId view = nr_build1(&at, NR_OP_MEMDESC_INDEX, c->view, 2, ops);
         NrValId x = view; /* a staged buffer is the view itself */
         if (f->ops[c->conv].opc != NR_OP_LOCAL_ALLOC)
-            x = nr_build1(&top, NR_OP_LOCAL_LOAD, f->vals[f->ops[c->conv].results[0]].type, 1, &view);
+            x = nr_build1(&at, NR_OP_LOCAL_LOAD, f->vals[f->ops[c->conv].results[0]].type, 1, &view);
         nr_replace_all_uses(f, f->ops[c->conv].results[0], x);
     }
     /* (only now: `top` inserts before the body's first op, which may be one of these) */
@@ -515,16 +622,27 @@ static void pipeline_loop(Pipe *p) {
     NrOpId y = nr_block_terminator(f, body);
     NrBuilder end = nr_builder_before(f, y);
     int ny = f->ops[y].nopnds;
-    NrValId *yops = nr_alloc(m->arena, sizeof(NrValId) * (size_t)(ny + nc + 2));
+    NrValId *yops = nr_alloc(m->arena, sizeof(NrValId) * (size_t)(ny + nq + 2));
     memcpy(yops, f->ops[y].opnds, sizeof(NrValId) * (size_t)ny);
-    for (int j = 0; j < nc; j++) {
+    for (int j = 0, k = 0; j < nc; j++) {
+        if (cands[j].arg < 0) continue;
         NrValId a2[2] = {cands[j].q, cands[j].inc};
-        yops[ny + j] = nr_build1(&end, NR_OP_ADDPTR, f->vals[cands[j].q].type, 2, a2);
+        yops[ny + k++] = nr_build1(&end, NR_OP_ADDPTR, f->vals[cands[j].q].type, 2, a2);
     }
-    yops[ny + nc] = next_index(p, &end, r, consts);
-    yops[ny + nc + 1] = next_index(p, &end, w, consts);
-    nr_op_set_operands(f, y, ny + nc + 2, yops);
-    for (int j = nc - 1; j >= 0; j--) drop_dead_pointers(p, cands[j].arg);
+    yops[ny + nq] = next_index(p, &end, r, consts);
+    yops[ny + nq + 1] = next_index(p, &end, w, consts);
+    nr_op_set_operands(f, y, ny + nq + 2, yops);
+    /* highest argument first: removing one renumbers those after it */
+    for (bool left = true; left;) {
+        int hi = -1;
+        for (int j = 0; j < nc; j++)
+            if (cands[j].arg >= 0 && (hi < 0 || cands[j].arg > cands[hi].arg)) hi = j;
+        left = hi >= 0;
+        if (left) {
+            drop_dead_pointers(p, cands[hi].arg);
+            cands[hi].arg = -1;
+        }
+    }
     /* drain after the loop */
     NrOpId after = f->ops[loop].next;
     NrBuilder tail = after ? nr_builder_before(f, after) : nr_builder_at_end(f, f->ops[loop].block);

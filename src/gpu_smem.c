@@ -3,7 +3,8 @@
  * Requires GPU IR.  Two kinds of users share the kernel's shared memory:
  *   buffers  each local_alloc, live from the alloc to the last use of it or
  *            of a view of it (memdesc_index); a use inside a loop that the
- *            alloc is outside of keeps it live to the end of that loop
+ *            alloc is outside of keeps it live to the end of that loop; one that
+ *            async copies write, to the next async_wait {num = 0} after that
  *   scratch  what the PTX emitter needs inside one op (a reduction across
  *            warps, a conversion through shared memory, ...): the emitter's
  *            nr_ptx_scratch_bytes, live during that op only
@@ -23,6 +24,7 @@ typedef struct User {
     int64_t bytes, align;
     int32_t start, end;    /* program positions, inclusive */
     int64_t offset;
+    bool async;            /* async copies write it */
 } User;
 
 typedef struct Smem {
@@ -75,6 +77,7 @@ static void extend(Smem *s, User *u, NrValId v, int depth) {
                 op->opc == NR_OP_CONDITION || op->opc == NR_OP_CALL || op->opc == NR_OP_RETURN)
                 e = s->npos; /* carried or passed on: live to the end */
             if (e > u->end) u->end = e;
+            if (op->opc == NR_OP_ASYNC_COPY && i == 1) u->async = true;
             if (op->opc == NR_OP_MEMDESC_INDEX) extend(s, u, op->results[0], depth + 1);
         }
     }
@@ -93,21 +96,37 @@ static int64_t buffer_bytes(const NrModule *m, NrTypeId t) {
     return nr_type_numel(m, t) * nr_dtype_info[m->types[t].dtype].bytes;
 }
 
+/* A buffer that async copies write stays live until every copy is done:
+ * to the first `async_wait {num = 0}` after its last use (copies past the
+ * end of a pipelined loop are still landing there; an op placed between
+ * the loop and that wait must not take those bytes). */
+static void extend_to_drain(Smem *s, User *u) {
+    NrFunc *f = s->f;
+    int32_t drain = -1;
+    for (NrOpId o = 1; o < f->nops; o++) {
+        const NrOp *op = &f->ops[o];
+        if (op->dead || !op->block || op->opc != NR_OP_ASYNC_WAIT || nr_op_int(f, o, NR_A_NUM, 0) != 0) continue;
+        if (s->pos[o] > u->end && (drain < 0 || s->pos[o] < drain)) drain = s->pos[o];
+    }
+    if (drain > u->end) u->end = drain;
+}
+
 static void collect(NrFunc *f, NrOpId op, void *ctx) {
     Smem *s = ctx;
     const NrOp *o = &f->ops[op];
     if (o->opc == NR_OP_LOCAL_ALLOC) {
         NrTypeId t = f->vals[o->results[0]].type;
         const NrLayout *l = nr_layout(s->m, s->m->types[t].layout);
-        User u = {op, buffer_bytes(s->m, t), 16, s->pos[op], s->pos[op], 0};
+        User u = {op, buffer_bytes(s->m, t), 16, s->pos[op], s->pos[op], 0, false};
         if (l->nvmma && l->swizzle_bytes) u.align = 8 * (int64_t)l->swizzle_bytes;
         extend(s, &u, o->results[0], 0);
+        if (u.async) extend_to_drain(s, &u);
         *NR_PUSH(&s->scratch, s->users, s->nusers, s->capusers) = u;
         return;
     }
     int64_t bytes = nr_gpu_scratch_bytes(f, op);
     if (bytes > 0)
-        *NR_PUSH(&s->scratch, s->users, s->nusers, s->capusers) = (User){op, bytes, 16, s->pos[op], s->pos[op], 0};
+        *NR_PUSH(&s->scratch, s->users, s->nusers, s->capusers) = (User){op, bytes, 16, s->pos[op], s->pos[op], 0, false};
 }
 
 static int by_size(const void *a, const void *b) {

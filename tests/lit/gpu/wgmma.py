@@ -14,7 +14,7 @@
 # RUN: nereid ir %s -k mmp -s '*fp16:16, *fp16:16, *fp32:16, i32:16, 128, 128, 64' --arch sm_90a --num-stages 4 --after gpu-barriers | filecheck %s --check-prefix=PIPE
 # RUN: nereid ir %s -k mmp -s '*fp16:16, *fp16:16, *fp32:16, i32:16, 128, 128, 64' --arch sm_90a --num-stages 2 --after gpu-barriers | filecheck %s --check-prefix=SYNC
 # RUN: nereid ir %s -k mmp -s '*fp16:16, *fp16:16, *fp32:16, i32:16, 128, 256, 64' --arch sm_90a --num-warps 8 --num-stages 4 --after gpu-barriers | filecheck %s --check-prefix=FULL
-# RUN: nereid ir %s -k mm -s '*fp16:16, *fp16:16, *fp32:16, i32:16, 128, 128, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=STORE
+# RUN: nereid ir %s -k mm -s '*fp16:16, *fp16:16, *fp32:16, i32:16, 128, 128, 64' --arch sm_90a --num-stages 1 --after gpu-barriers | filecheck %s --check-prefix=STORE
 import triton
 import triton.language as tl
 
