@@ -32,11 +32,7 @@ _state = {"compiled": None}
 # Compiler bugs the simulator finds, until they are fixed: (kernel name, text of the
 # simulator's error) -> why.  A launch that fails this way is an expected failure
 # (pytest.xfail) instead of an error, so the rest of the suite still runs.
-KNOWN_BUGS = [
-    ("f16_acc_kernel", "that a cp.async is still writing",
-     "the epilogue's layout conversion writes shared memory that the pipelined loop's last (zero-fill) "
-     "cp.async groups may still be writing: no cp.async.wait_group 0 before the buffer is reused"),
-]
+KNOWN_BUGS = []
 
 
 def _known(name, text):

@@ -691,10 +691,11 @@ def test_device_assert():
         asserting[(1,)](x, BLOCK=32)
 
 
-# --- compiler bugs the simulator found (sim_mode.KNOWN_BUGS) ------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="sim_mode.KNOWN_BUGS: the epilogue reuses shared memory that cp.async may "
-                                       "still be writing")
-def test_known_bug_epilogue_reuses_pipeline_buffers(rng):
+# --- compiler bugs the simulator found ---------------------------------------------------------------------------
+def test_epilogue_waits_for_pipeline_copies(rng):
+    # the epilogue's layout conversion must not take shared memory that the
+    # pipelined loop's last (zero-fill) cp.async groups may still be writing:
+    # gpu-smem keeps those buffers live to the drain (async_wait 0)
     from test_hopper_matmul import f16_acc_kernel
     K = 128
     a = rng.standard_normal((128, K)).astype(np.float16)
