@@ -257,7 +257,8 @@ def splits(row):
     out = {}
     for name, a, b in SPLITS:
         ok = st.get(b) is not None and (a is None or st.get(a) is not None)
-        out[name] = (st[b] - (st[a] if a else 0.0)) if ok else None
+        # a difference of two medians: a stage shorter than their noise may come out below 0
+        out[name] = max(0.0, st[b] - (st[a] if a else 0.0)) if ok else None
     return out
 
 
