@@ -17,6 +17,7 @@ import pytest
 import nereid as triton
 import nereid.language as tl
 from conftest import poisoned, rel_err
+import sim_mode
 
 
 @triton.jit
@@ -100,7 +101,11 @@ def test_attention_iv_addressed(rng, L):
     D, BM, BN = 32, 32, 16
     q, k, v = [rng.standard_normal((L, D)).astype(np.float16) for _ in range(3)]
     o = poisoned((L, D), np.float32)
-    iv_attention_kernel[(triton.cdiv(L, BM),)](q, k, v, o, L, D, D=D, BM=BM, BN=BN, num_warps=4, num_stages=3)
+    # P is rounded to fp16 before the second dot: where two targets' exp differ in the last bit,
+    # an element of P may round the other way, so they are compared with the interpreter to 1e-3
+    launch = sim_mode.tolerance(1e-3)(lambda: iv_attention_kernel[(triton.cdiv(L, BM),)](
+        q, k, v, o, L, D, D=D, BM=BM, BN=BN, num_warps=4, num_stages=3))
+    launch()
     s = q.astype(np.float64) @ k.astype(np.float64).T
     p = np.exp(s - s.max(1, keepdims=True))
     ref = (p / p.sum(1, keepdims=True)) @ v.astype(np.float64)
