@@ -12,7 +12,9 @@
  *   - gather: the index in the result's layout, the source in any;
  *     histogram: the mask in the values' layout, the bins the default;
  *   - dot results: an mma (tensor-core) layout, operands converted to its
- *     dot_op layouts; where tensor cores cannot run the dot, a blocked
+ *     dot_op layouts; on mma.sync, the dots of a chain (one dot's result
+ *     feeds another's A operand) put their warps along M, so that each
+ *     warp owns whole rows; where tensor cores cannot run the dot, a blocked
  *     accumulator with dot_op operands of it (the FMA fallback, docs/gpu.md);
  *     on sm_90a, dots wgmma can run become warp_group_dot with an mma
  *     version 3 accumulator and operands in nvmma buffers (A may stay in
@@ -163,6 +165,17 @@ static void mma_warps(int64_t M, int64_t N, int nw, int32_t *wm, int32_t *wn) {
     }
 }
 
+/* Warps of the mma.sync accumulators of chained dots: along M only, as
+ * many as M has 16-row tiles for (a power of two), the rest along N.  A
+ * warp then owns whole rows of the first dot's result: row reductions of
+ * it stay within the warp (shuffles), and it converts to the next dot's A
+ * operand in registers when both dots have these warps. */
+static void chain_warps(int64_t M, int nw, int32_t *wm, int32_t *wn) {
+    *wm = 1;
+    while (*wm < nw && 16 * (int64_t)*wm * 2 <= M) *wm *= 2;
+    *wn = nw / *wm;
+}
+
 /* k_width of mma.sync for operands of dt (0: no tensor-core form), and the
  * dtype operands must be cast to first (fp8 before sm_89: f16). */
 static int mma_k_width(NrDtype dt, const char *precision, int sm, NrDtype *cast_to) {
@@ -189,6 +202,8 @@ typedef struct Conv {
     bool sm_a;
     bool ok;
     NrAxisInfo *ai;      /* axis info of f, computed when a dot first needs it */
+    bool *chained;       /* per op (ids below nchained): a dot of a chain */
+    int32_t nchained;
     NrOpId wg[64];       /* dots given an mma version 3 layout, rewritten after the walk */
     int nwg;
 } Conv;
@@ -343,9 +358,76 @@ static int32_t dot_layout(Conv *c, NrOpId op) {
     if (ca != NR_DT_INVALID) cast_operand(c, op, 0, ca);
     if (cb != NR_DT_INVALID) cast_operand(c, op, 1, cb);
     int32_t wpc[3] = {1, 1, 1};
-    mma_warps(M, N, c->nw, &wpc[rank - 2], &wpc[rank - 1]);
+    if (rank == 2 && op < c->nchained && c->chained[op])
+        chain_warps(M, c->nw, &wpc[0], &wpc[1]);
+    else
+        mma_warps(M, N, c->nw, &wpc[rank - 2], &wpc[rank - 1]);
     int32_t instr[3] = {16, 8, 8 * kwa};
     return nr_layout_mma(c->m, 2, rank, wpc, instr);
+}
+
+/* --- chained dots --------------------------------------------------------------------------------- */
+/* A dot is chained when its result reaches another dot's A operand through
+ * ops of that dot's block that keep rows together: elementwise ops,
+ * converts, broadcasts, expand_dims and reductions (attention's
+ * P = exp2(S - max(S)) into P V).  Both dots are marked. */
+typedef struct ChainWalk {
+    bool *chained;
+    int32_t *seen;  /* per value: the dot whose walk last reached it */
+    NrValId *stack; /* nvals entries: each value is pushed at most once per walk */
+} ChainWalk;
+
+static bool passes_rows(const NrOp *o) {
+    switch ((NrOpcode)o->opc) {
+    case NR_OP_CONVERT_LAYOUT:
+    case NR_OP_BROADCAST:
+    case NR_OP_EXPAND_DIMS:
+    case NR_OP_REDUCE: return true;
+    default: return (nr_op_info[o->opc].flags & NR_OPF_ELEM) != 0;
+    }
+}
+
+/* Walk back from dot `op`'s A operand over the ops of its block. */
+static void chain_op(NrFunc *f, NrOpId op, void *ctx) {
+    ChainWalk *w = ctx;
+    const NrOp *o = &f->ops[op];
+    if (o->opc != NR_OP_DOT || o->nopnds < 1 || !is_block(f, o->opnds[0])) return;
+    int n = 0;
+    w->stack[n++] = o->opnds[0];
+    w->seen[o->opnds[0]] = op;
+    while (n > 0) {
+        NrValId v = w->stack[--n];
+        NrOpId def = f->vals[v].def;
+        if (!def || f->ops[def].block != o->block) continue;
+        const NrOp *d = &f->ops[def];
+        if (d->opc == NR_OP_DOT) {
+            w->chained[def] = w->chained[op] = true;
+            continue;
+        }
+        if (!passes_rows(d)) continue;
+        for (int i = 0; i < d->nopnds; i++) {
+            NrValId u = d->opnds[i];
+            if (is_block(f, u) && w->seen[u] != op) {
+                w->seen[u] = op;
+                w->stack[n++] = u;
+            }
+        }
+    }
+}
+
+/* Marks the chained dots of c->f (mma.sync only: wgmma's warps stay). */
+static void find_chains(Conv *c) {
+    NrFunc *f = c->f;
+    NrArena *a = c->m->arena;
+    ChainWalk w;
+    w.chained = nr_alloc(a, sizeof(bool) * (size_t)f->nops);
+    w.seen = nr_alloc(a, sizeof(int32_t) * (size_t)f->nvals);
+    w.stack = nr_alloc(a, sizeof(NrValId) * (size_t)f->nvals);
+    memset(w.chained, 0, sizeof(bool) * (size_t)f->nops);
+    memset(w.seen, 0, sizeof(int32_t) * (size_t)f->nvals);
+    nr_walk(f, chain_op, &w);
+    c->chained = w.chained;
+    c->nchained = f->nops;
 }
 
 /* --- assigning layouts ----------------------------------------------------------------------------- */
@@ -422,6 +504,7 @@ bool nr_gpu_convert(NrModule *m, NrDiags *d) {
                 f->rtypes[r] = nr_type_with_layout(m, f->rtypes[r], l);
             }
         }
+        find_chains(&c);
         convert_block(&c, f->body, 0);
         if (!c.ok) {
             ok = false;
