@@ -204,6 +204,12 @@ void nr_ptx_set(NrPtx *p, NrValId v, NrPv *e, int n);
 int nr_ptx_lay(NrPtx *p, NrTypeId t);
 /* Build a layout's flat form without a context (also for nr_ptx_scratch_bytes). */
 bool nr_ptx_lay_build(NrModule *m, int32_t layout, const NrType *t, int num_warps, NrArena *a, NrPtxLay *out);
+/* The flat form of block type t's layout over num_warps warps, built once
+ * per module (type ids name a shape and a layout, and neither table changes
+ * what it holds): a copy whose regflat and dup arrays are the module's,
+ * shared and read-only, with no registers (tflat, owner) yet.  False for
+ * scalars, types without a layout and layouts that cannot hold the shape. */
+bool nr_ptx_lay_of_type(NrModule *m, NrTypeId t, int num_warps, NrPtxLay *out);
 /* Fill regflat, dup and the replication masks from the bases. */
 bool nr_ptx_lay_finish(NrPtxLay *L, NrArena *a);
 /* Registers computed once per kernel (in the prologue, so they dominate

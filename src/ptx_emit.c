@@ -377,6 +377,43 @@ bool nr_ptx_lay_finish(NrPtxLay *L, NrArena *a) {
     return true;
 }
 
+/* The module's layouts in flat form, per type id (nr_ptx_lay_of_type). */
+typedef struct LayEntry {
+    int num_warps;
+    bool ok;
+    NrPtxLay L;
+} LayEntry;
+
+struct NrGpuCache {
+    LayEntry **lays;   /* per type id, NULL until asked for */
+    int nlays;
+};
+
+bool nr_ptx_lay_of_type(NrModule *m, NrTypeId t, int num_warps, NrPtxLay *out) {
+    const NrType *ty = nr_type(m, t);
+    if (ty->kind != NR_TK_VALUE || ty->rank <= 0 || ty->layout <= 0) return false;
+    if (!m->gpu_cache) m->gpu_cache = nr_alloc(m->arena, sizeof *m->gpu_cache);
+    struct NrGpuCache *c = m->gpu_cache;
+    if (t >= c->nlays) {
+        int n = c->nlays ? c->nlays : 64;
+        while (n <= t) n *= 2;
+        c->lays = nr_arena_grow(m->arena, c->lays, sizeof(LayEntry *) * (size_t)c->nlays, sizeof(LayEntry *) * (size_t)n);
+        c->nlays = n;
+    }
+    LayEntry *e = c->lays[t];
+    if (e && e->num_warps != num_warps) /* another warp count than the cached one: built for the caller alone */
+        return nr_ptx_lay_build(m, ty->layout, ty, num_warps, m->arena, out);
+    if (!e) {
+        e = nr_alloc(m->arena, sizeof *e);
+        e->num_warps = num_warps;
+        e->ok = nr_ptx_lay_build(m, ty->layout, ty, num_warps, m->arena, &e->L);
+        c->lays[t] = e;
+    }
+    if (!e->ok) return false;
+    *out = e->L;
+    return true;
+}
+
 static bool same_shape(const NrPtxLay *L, const NrType *t) {
     if (L->rank != t->rank) return false;
     for (int d = 0; d < t->rank; d++)
@@ -395,7 +432,7 @@ int nr_ptx_lay(NrPtx *p, NrTypeId t) {
                      nr_type_str(p->m, t));
         return -2;
     }
-    if (!nr_ptx_lay_build(p->m, ty->layout, ty, p->num_warps, p->a, &L)) {
+    if (!nr_ptx_lay_of_type(p->m, t, p->num_warps, &L)) {
         nr_ptx_error(p, "layout #L%d cannot distribute a block of type %s over %d warps", ty->layout,
                      nr_type_str(p->m, t), p->num_warps);
         return -2;

@@ -758,8 +758,8 @@ bool nr_ptx_op_dot_any(NrPtx *p, NrOpId op) {
 
 /* --- scratch ------------------------------------------------------------------------------------------------ */
 static bool lay_build(NrModule *m, NrFunc *f, NrValId v, int nw, NrArena *a, NrPtxLay *L) {
-    const NrType *t = nr_type(m, nr_val_type(f, v));
-    return t->kind == NR_TK_VALUE && t->rank > 0 && t->layout > 0 && nr_ptx_lay_build(m, t->layout, t, nw, a, L);
+    (void)a;
+    return nr_ptx_lay_of_type(m, nr_val_type(f, v), nw, L);
 }
 
 bool nr_ptx_mma_scratch(NrModule *m, NrFunc *f, NrOpId op, int nw, NrArena *a, int64_t *bytes) {

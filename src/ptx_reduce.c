@@ -749,9 +749,8 @@ bool nr_ptx_op_dot(NrPtx *p, NrOpId op) {
 
 /* --- scratch sizes ----------------------------------------------------------------------------------------- */
 static bool lay_of(NrModule *m, NrFunc *f, NrValId v, int nw, NrArena *a, NrPtxLay *L) {
-    const NrType *t = nr_type(m, nr_val_type(f, v));
-    if (t->rank == 0 || !t->layout) return false;
-    return nr_ptx_lay_build(m, t->layout, t, nw, a, L);
+    (void)a;
+    return nr_ptx_lay_of_type(m, nr_val_type(f, v), nw, L);
 }
 
 static NrDtype type_dt(const NrType *t) { return t->ptr ? NR_DT_U64 : (NrDtype)t->dtype; }
