@@ -162,6 +162,7 @@ typedef struct NrPtx {
     int32_t smem;              /* .b32 shared address of the dynamic shared buffer, 0 until needed */
     int64_t smem_bytes;        /* the kernel's dynamic shared memory */
     int64_t scratch_base;      /* where ops without an smem_offset put their scratch */
+    bool planned;              /* smem_bytes and scratch_base are set (plan_smem ran) */
     int64_t local_bytes;       /* .local buffer for vprintf arguments */
     bool uses_vprintf, uses_assert, failed;
     const char **tables;       /* names of the .const tables emitted */
@@ -175,6 +176,11 @@ typedef struct NrPtx {
     int64_t *smem_bases;       /* per module function index: its shared memory's start (calls need it) */
     int smem_align;            /* alignment of the dynamic shared memory (0: 16 bytes) */
     struct NrPtxMma *mma;      /* ptx_mma.c's state (packed operand words), NULL until needed */
+    /* Demanded elements, per value id: element j of the value is read by
+     * some op iff (j & skip[v]) == 0 (register index bits that no reader
+     * looks at; 0: every element).  Elementwise ops compute only those (a
+     * 16-byte load reads one address per vector); NULL: all are computed. */
+    uint32_t *skip;
 } NrPtx;
 
 /* Register classes (index into nregs). */
@@ -237,6 +243,9 @@ NrPv nr_pv_i32(int64_t x);
 NrPv nr_pv_i64(int64_t x);
 NrPv nr_pv_pred(bool b);
 static inline bool nr_pv_is_imm(NrPv v) { return v.r == 0; }
+/* An element no op reads (see NrPtx.skip): naming it is an internal error. */
+#define NR_PV_UNUSED_REG (-1)
+static inline NrPv nr_pv_unused(NrPk k) { return (NrPv){(uint8_t)k, NR_PV_UNUSED_REG, 0}; }
 NrPk nr_pt_kind(NrPt t);
 const char *nr_pt_name(NrPt t);  /* ".s32" */
 int nr_pt_bits(NrPt t);
@@ -300,6 +309,12 @@ extern const char *const nr_pm_names[];
 
 /* The elementwise op driver (every ELEM op, addptr, casts, select). */
 bool nr_ptx_op_elem(NrPtx *p, NrOpId op);
+/* Demanded elements (NrPtx.skip): given the result's skip mask, narrow the
+ * masks of the operands to what op reads of them.  Elementwise ops
+ * (ptx_elem.c), load and store (ptx_mem.c), async_copy (ptx_smem.c). */
+void nr_ptx_elem_demand(NrPtx *p, NrOpId op, uint32_t *skip);
+void nr_ptx_mem_demand(NrPtx *p, NrOpId op, uint32_t *skip);
+void nr_ptx_async_copy_demand(NrPtx *p, NrOpId op, uint32_t *skip);
 /* inline_asm: the assembly pasted per `pack` elements, $N naming registers. */
 bool nr_ptx_op_inline_asm(NrPtx *p, NrOpId op);
 /* A context that evaluates scalar instructions on the host (tests). */

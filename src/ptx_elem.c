@@ -757,11 +757,30 @@ static void elem_pair(NrPtx *p, NrOpId op, NrDtype dt, NrPv *const *x, int nx, i
     nr_pb_unpack(p, v, &r[j], &r[j + 1]);
 }
 
-static bool uniform(NrPv *const *x, int nx, int n) {
+/* Whether every read element (j & skip == 0) of every operand is the same. */
+static bool uniform(NrPv *const *x, int nx, int n, uint32_t skip) {
     for (int i = 0; i < nx; i++)
         for (int j = 1; j < n; j++)
-            if (x[i][j].r != x[i][0].r || x[i][j].c != x[i][0].c) return false;
+            if (!(j & skip) && (x[i][j].r != x[i][0].r || x[i][j].c != x[i][0].c)) return false;
     return true;
+}
+
+/* Elements 2j, 2j+1 go together in f16x2 / bf16x2 instructions. */
+static bool paired(NrPtx *p, NrOpId op, NrDtype dt, int n) { return pairable(p, op, dt) && n % 2 == 0; }
+
+void nr_ptx_elem_demand(NrPtx *p, NrOpId op, uint32_t *skip) {
+    const NrOp *o = &p->f->ops[op];
+    NrValId r = o->results[0];
+    int rl = nr_ptx_lay(p, nr_val_type(p->f, r));
+    uint32_t k = skip[r];
+    if (rl >= 0 && paired(p, op, val_dt(p, r), 1 << p->lays[rl].nreg)) k &= ~1u;
+    for (int i = 0; i < o->nopnds; i++) {
+        NrValId x = o->opnds[i];
+        /* an operand in the result's layout is read element by element;
+         * scalars and operands that are converted first, whole */
+        if (rl >= 0 && nr_ptx_lay(p, nr_val_type(p->f, x)) == rl) skip[x] &= k;
+        else skip[x] = 0;
+    }
 }
 
 bool nr_ptx_op_elem(NrPtx *p, NrOpId op) {
@@ -779,17 +798,25 @@ bool nr_ptx_op_elem(NrPtx *p, NrOpId op) {
     for (int i = 0; i < nx; i++) x[i] = opnd_in(p, op, i, rl, n);
     NrPv *e = nr_alloc(p->a, sizeof(NrPv) * (size_t)n);
     NrDtype dt = val_dt(p, r);
-    if (uniform(x, nx, n)) { /* splats and constants: compute once */
+    /* elements no op reads are not computed */
+    uint32_t skip = p->skip && rl >= 0 ? p->skip[r] : 0;
+    if (uniform(x, nx, n, skip)) { /* splats and constants: compute once */
         NrPv xs[4];
         for (int i = 0; i < nx; i++) xs[i] = x[i][0];
         NrPv v = elem(p, op, xs);
         for (int j = 0; j < n; j++) e[j] = v;
     } else {
-        bool pairs = pairable(p, op, dt) && n % 2 == 0;
+        bool pairs = paired(p, op, dt, n);
+        NrPk k = nr_ptx_kind(dt);
         for (int j = 0; j < n; j++) {
             if (pairs && j % 2 == 0) {
-                elem_pair(p, op, dt, x, nx, j, e);
+                if ((j & skip) && ((j + 1) & skip)) e[j] = e[j + 1] = nr_pv_unused(k);
+                else elem_pair(p, op, dt, x, nx, j, e);
                 j++;
+                continue;
+            }
+            if (j & skip) {
+                e[j] = nr_pv_unused(k);
                 continue;
             }
             NrPv xs[4];

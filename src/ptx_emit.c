@@ -179,6 +179,7 @@ static char *next_name(NrPtx *p) {
 }
 
 const char *nr_ptx_reg(NrPtx *p, int32_t r) {
+    NR_ASSERT(r > 0); /* not an immediate, not an element no op was to read */
     char *s = next_name(p);
     /* "%r123": the prefix, then the number's digits (a hot path of the emitter: no snprintf) */
     const char *pre = class_prefix[r >> 24 & 7];
@@ -1057,6 +1058,40 @@ static const OpFn op_table[NR_OP_COUNT] = {
     [NR_OP_TMA_LOAD] = nr_ptx_op_tma_load,
 };
 
+/* --- demanded elements ------------------------------------------------------------------------------ */
+/* What op reads of its operands, given what is read of its results.  Ops
+ * that are not modelled read every element. */
+static void demand_op(NrPtx *p, NrOpId op) {
+    const NrOp *o = O(p, op);
+    NrOpcode opc = (NrOpcode)o->opc;
+    if (opc > NR_OP_INVALID && opc < NR_OP_COUNT && op_table[opc] == nr_ptx_op_elem && o->nresults == 1) {
+        nr_ptx_elem_demand(p, op, p->skip);
+    } else if ((opc == NR_OP_LOAD || opc == NR_OP_STORE) && o->nopnds >= 1) {
+        nr_ptx_mem_demand(p, op, p->skip);
+    } else if (opc == NR_OP_ASYNC_COPY && o->nopnds == 4) {
+        nr_ptx_async_copy_demand(p, op, p->skip);
+    } else {
+        for (int i = 0; i < o->nopnds; i++) p->skip[o->opnds[i]] = 0;
+    }
+}
+
+/* Every use of a value comes after its definition, in its block or in the
+ * regions of later ops: a walk from the end, regions first, sees all the
+ * readers of a value before its definition. */
+static void demand_block(NrPtx *p, NrBlockId b, int depth) {
+    if (depth > 200) return; /* emit_block reports it */
+    for (NrOpId o = nr_block(p->f, b)->last; o; o = O(p, o)->prev) {
+        for (int r = O(p, o)->nregions - 1; r >= 0; r--) demand_block(p, O(p, o)->regions[r], depth + 1);
+        demand_op(p, o);
+    }
+}
+
+static void demand_analysis(NrPtx *p) {
+    p->skip = nr_alloc(p->a, sizeof(uint32_t) * (size_t)(p->f->nvals + 1));
+    for (int v = 0; v <= p->f->nvals; v++) p->skip[v] = ~0u; /* unread: element 0 only */
+    demand_block(p, p->f->body, 0);
+}
+
 /* Emits the ops of block b; returns its yield/condition (not emitted), or
  * NR_NONE. */
 static NrOpId emit_block(NrPtx *p, NrBlockId b, int depth) {
@@ -1255,7 +1290,8 @@ static void init_ctx(NrPtx *p, NrFunc *f, const NrGpuOptions *opt, NrDiags *d) {
 /* Emits p->f: its prologue (thread coordinates, parameters) and body. */
 static void emit_function(NrPtx *p, NrPtxBuf *params, NrPtxBuf *rets) {
     p->ax = nr_axis_analysis(p->f);
-    plan_smem(p);
+    if (!p->planned) plan_smem(p);
+    demand_analysis(p);
     p->out = &p->pro;
     p->tid = nr_ptx_newreg(p, NR_PK_I32);
     p->lane = nr_ptx_newreg(p, NR_PK_I32);
@@ -1372,12 +1408,15 @@ char *nr_emit_ptx_info(NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrPtxInfo
         nr_error(d, f->loc, "the functions @%s calls call each other recursively", f->name);
         return NULL;
     }
+    /* every function's shared-memory plan, made once (emit_function reuses it) */
     int64_t *own = nr_alloc(p->a, sizeof(int64_t) * (size_t)(m->nfuncs + 1));
+    int64_t *scratch = nr_alloc(p->a, sizeof(int64_t) * (size_t)(m->nfuncs + 1));
     for (int i = 0; i < m->nfuncs; i++) {
         NrPtx tmp;
         init_ctx(&tmp, m->funcs[i], opt, d);
         plan_smem(&tmp);
         own[i] = tmp.smem_bytes;
+        scratch[i] = tmp.scratch_base;
     }
     int64_t total = plan_call_smem(p, &calls, own);
     NrPtxBuf funcs = {0};
@@ -1390,6 +1429,9 @@ char *nr_emit_ptx_info(NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrPtxInfo
         NrPtx fc, *q = &fc;
         init_ctx(q, g, opt, d);
         q->is_func = true;
+        q->planned = true;
+        q->smem_bytes = own[func_index(m, g)];
+        q->scratch_base = scratch[func_index(m, g)];
         q->smem_base = p->smem_bases[func_index(m, g)];
         q->smem_bases = p->smem_bases;
         /* state the whole module shares: global strings, constant tables */
@@ -1412,6 +1454,12 @@ char *nr_emit_ptx_info(NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrPtxInfo
         function_body(q, &funcs);
     }
     NrPtxBuf params = {0};
+    int ki = func_index(m, f);
+    if (ki >= 0) {
+        p->planned = true;
+        p->smem_bytes = own[ki];
+        p->scratch_base = scratch[ki];
+    }
     emit_function(p, &params, NULL);
     if (p->failed || nr_has_errors(d)) return NULL;
     p->smem_bytes = total;

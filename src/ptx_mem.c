@@ -218,6 +218,25 @@ bool nr_ptx_op_load(NrPtx *p, NrOpId op) {
     return true;
 }
 
+/* Loads and stores read the pointer and the mask of each vector's first
+ * element only (the rest of the vector follows from it), and every
+ * element of the stored value and of `other`. */
+void nr_ptx_mem_demand(NrPtx *p, NrOpId op, uint32_t *skip) {
+    const NrOp *o = &p->f->ops[op];
+    bool load = o->opc == NR_OP_LOAD;
+    NrValId ptr = o->opnds[0];
+    NrValId mask = load ? (o->nopnds > 1 ? o->opnds[1] : 0) : (o->nopnds > 2 ? o->opnds[2] : 0);
+    NrValId data = load ? (o->nopnds > 2 ? o->opnds[2] : 0) : (o->nopnds > 1 ? o->opnds[1] : 0);
+    uint32_t k = 0; /* what is read of ptr and mask */
+    int lay = nr_ptx_lay(p, nr_val_type(p->f, ptr));
+    bool same = lay >= 0 && (!mask || nr_ptx_lay(p, nr_val_type(p->f, mask)) == lay) &&
+                (!data || nr_ptx_lay(p, nr_val_type(p->f, data)) == lay);
+    if (same && (load ? o->nresults == 1 : data != 0))
+        k = (uint32_t)vector_width(p, ptr, mask, lay, es_of(vdt(p, load ? o->results[0] : data))) - 1;
+    int mask_at = load ? 1 : 2;
+    for (int i = 0; i < o->nopnds; i++) skip[o->opnds[i]] &= i == 0 || i == mask_at ? k : 0;
+}
+
 /* --- stores -------------------------------------------------------------------------------------------- */
 static void store_group(NrPtx *p, NrOpId op, NrDtype dt, NrPv addr, NrPv pred, const NrPv *val, int n) {
     int es = es_of(dt);

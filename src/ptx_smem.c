@@ -32,6 +32,7 @@
  * reader waits on the mbarrier's phase (see nr_tma_plan). */
 #include "ptx.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -627,6 +628,41 @@ bool nr_ptx_op_async_copy(NrPtx *p, NrOpId op) {
         }
     }
     return true;
+}
+
+/* Whether v is a constant whose every element is the immediate 0 (as
+ * op_const makes it): +0.0 or the integer 0. */
+static bool zero_const(NrPtx *p, NrValId v) {
+    NrOpId d = p->f->vals[v].def;
+    if (!d || p->f->ops[d].opc != NR_OP_CONST) return false;
+    const NrAttr *a = nr_op_attr(p->f, d, NR_A_VALUE);
+    if (!a) return false;
+    if (a->kind == NR_AK_INT) return a->v.i == 0;
+    return a->kind == NR_AK_FLOAT && a->v.f == 0.0 && !signbit(a->v.f);
+}
+
+/* An asynchronous copy reads the pointer and the mask of each copy's first
+ * element (as nr_ptx_op_async_copy groups them); element by element copies
+ * (`other` not known to be zero), every element. */
+void nr_ptx_async_copy_demand(NrPtx *p, NrOpId op, uint32_t *skip) {
+    const NrOp *o = &p->f->ops[op];
+    NrValId ptr = o->opnds[0], buf = o->opnds[1], mask = o->opnds[2], oth = o->opnds[3];
+    uint32_t k = 0;
+    const NrType *bt = nr_type(p->m, nr_val_type(p->f, buf));
+    const NrType *pt = nr_type(p->m, nr_val_type(p->f, ptr));
+    NrDtype dt = pt->ptr > 1 ? NR_DT_U64 : (NrDtype)pt->dtype;
+    int es = nr_ptx_smem_es(dt);
+    int lay = nr_ptx_lay(p, nr_val_type(p->f, ptr));
+    NrSmemMap S;
+    if (lay >= 0 && (!mask || nr_ptx_lay(p, nr_val_type(p->f, mask)) == lay) && dt != NR_DT_I1 &&
+        (!oth || zero_const(p, oth)) && bt->kind == NR_TK_MEMDESC &&
+        nr_smem_map(p->m, bt->layout, bt->rank, bt->shape, es, &S) && p->lays[lay].bits == S.bits) {
+        NrSmemAccess acc;
+        nr_smem_access(&p->lays[lay], &S, 16, p->a, &acc);
+        int v = copy_run(p, &p->lays[lay], &acc, ptr, mask, es);
+        if (v * es >= 4) k = (uint32_t)v - 1;
+    }
+    for (int i = 0; i < o->nopnds; i++) skip[o->opnds[i]] &= i == 0 || i == 2 ? k : 0;
 }
 
 bool nr_ptx_op_async_commit(NrPtx *p, NrOpId op) {
