@@ -210,6 +210,18 @@ void nr_ptx_set(NrPtx *p, NrValId v, NrPv *e, int n);
 int nr_ptx_lay(NrPtx *p, NrTypeId t);
 /* Build a layout's flat form without a context (also for nr_ptx_scratch_bytes). */
 bool nr_ptx_lay_build(NrModule *m, int32_t layout, const NrType *t, int num_warps, NrArena *a, NrPtxLay *out);
+/* What the emitter derives from a module's type and layout tables, kept for
+ * the module's life (NrModule.gpu_cache): flat layouts per type id, and
+ * shared-memory address maps per (shared layout, shape, element size). */
+struct NrPtxLayEntry;
+struct NrSmemMapEntry;
+struct NrGpuCache {
+    struct NrPtxLayEntry **lays;   /* per type id, NULL until asked for */
+    int nlays;
+    struct NrSmemMapEntry *maps;
+    int nmaps, capmaps;
+};
+struct NrGpuCache *nr_gpu_cache(NrModule *m);   /* created on first use */
 /* The flat form of block type t's layout over num_warps warps, built once
  * per module (type ids name a shape and a layout, and neither table changes
  * what it holds): a copy whose regflat and dup arrays are the module's,
@@ -408,10 +420,10 @@ typedef struct NrSmemMap {
 /* The map of shared layout `layout` over a buffer of `shape` (rank: the
  * layout's, or one more for a multi-buffered allocation with a power-of-two
  * count); false if the layout is not linear there. */
-bool nr_smem_map(const NrModule *m, int32_t layout, int rank, const int32_t *shape, int es, NrSmemMap *out);
+bool nr_smem_map(NrModule *m, int32_t layout, int rank, const int32_t *shape, int es, NrSmemMap *out);
 /* The same for a `shared<vec, per_phase, max_phase, order>` layout that is
  * in no module (conversion scratch). */
-bool nr_smem_map_swizzled(int rank, const int32_t *shape, int es, int vec, int per_phase, int max_phase,
+bool nr_smem_map_swizzled(NrModule *m, int rank, const int32_t *shape, int es, int vec, int per_phase, int max_phase,
                           const int32_t *order, NrSmemMap *out);
 /* Registers of distributed layout L in buffer S: register r of (lane, warp)
  * lies at element offset T ^ reg[r], T the XOR of lane[i] over the set lane
@@ -529,7 +541,7 @@ bool nr_mma_plan(const NrPtxLay *A, const NrPtxLay *B, const NrPtxLay *C, int kw
 /* The swizzled scratch buffer through which convert_layout takes layout S
  * to D when D is an mma operand or S an mma accumulator (and shared memory
  * is needed): 16-byte vectors along one dimension, 128-byte rows. */
-bool nr_ptx_conv_scratch_map(const NrModule *m, const NrPtxLay *S, const NrPtxLay *D, int es, NrSmemMap *out);
+bool nr_ptx_conv_scratch_map(NrModule *m, const NrPtxLay *S, const NrPtxLay *D, int es, NrSmemMap *out);
 /* dot on tensor cores when the result has an mma layout, else the FMA path. */
 bool nr_ptx_op_dot_any(NrPtx *p, NrOpId op);
 bool nr_ptx_op_local_load(NrPtx *p, NrOpId op);

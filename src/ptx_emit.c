@@ -379,29 +379,29 @@ bool nr_ptx_lay_finish(NrPtxLay *L, NrArena *a) {
 }
 
 /* The module's layouts in flat form, per type id (nr_ptx_lay_of_type). */
-typedef struct LayEntry {
+struct NrPtxLayEntry {
     int num_warps;
     bool ok;
     NrPtxLay L;
-} LayEntry;
-
-struct NrGpuCache {
-    LayEntry **lays;   /* per type id, NULL until asked for */
-    int nlays;
 };
+
+struct NrGpuCache *nr_gpu_cache(NrModule *m) {
+    if (!m->gpu_cache) m->gpu_cache = nr_alloc(m->arena, sizeof *m->gpu_cache);
+    return m->gpu_cache;
+}
 
 bool nr_ptx_lay_of_type(NrModule *m, NrTypeId t, int num_warps, NrPtxLay *out) {
     const NrType *ty = nr_type(m, t);
     if (ty->kind != NR_TK_VALUE || ty->rank <= 0 || ty->layout <= 0) return false;
-    if (!m->gpu_cache) m->gpu_cache = nr_alloc(m->arena, sizeof *m->gpu_cache);
-    struct NrGpuCache *c = m->gpu_cache;
+    struct NrGpuCache *c = nr_gpu_cache(m);
     if (t >= c->nlays) {
         int n = c->nlays ? c->nlays : 64;
         while (n <= t) n *= 2;
-        c->lays = nr_arena_grow(m->arena, c->lays, sizeof(LayEntry *) * (size_t)c->nlays, sizeof(LayEntry *) * (size_t)n);
+        c->lays = nr_arena_grow(m->arena, c->lays, sizeof(struct NrPtxLayEntry *) * (size_t)c->nlays,
+                                sizeof(struct NrPtxLayEntry *) * (size_t)n);
         c->nlays = n;
     }
-    LayEntry *e = c->lays[t];
+    struct NrPtxLayEntry *e = c->lays[t];
     if (e && e->num_warps != num_warps) /* another warp count than the cached one: built for the caller alone */
         return nr_ptx_lay_build(m, ty->layout, ty, num_warps, m->arena, out);
     if (!e) {

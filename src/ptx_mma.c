@@ -469,7 +469,7 @@ static bool tc_conversion(const NrModule *m, int32_t src, int32_t dst) {
  * operand that dimension is k (so that ldmatrix fits), or for 16-bit types
  * the source's fastest dimension if it is the operand's other one
  * (ldmatrix .trans). */
-bool nr_ptx_conv_scratch_map(const NrModule *m, const NrPtxLay *S, const NrPtxLay *D, int es, NrSmemMap *out) {
+bool nr_ptx_conv_scratch_map(NrModule *m, const NrPtxLay *S, const NrPtxLay *D, int es, NrSmemMap *out) {
     int rank = D->rank, c = fastest(D);
     if (is_mma_operand(m, D->layout)) {
         const NrLayout *dl = &m->layouts[D->layout];
@@ -490,7 +490,7 @@ bool nr_ptx_conv_scratch_map(const NrModule *m, const NrPtxLay *S, const NrPtxLa
     int64_t max_phase = 8 / per_phase;
     if (max_phase > cols / vec) max_phase = cols / vec;
     if (max_phase < 1) max_phase = 1;
-    return nr_smem_map_swizzled(rank, D->shape, es, (int)vec, (int)per_phase, (int)max_phase, order, out);
+    return nr_smem_map_swizzled(m, rank, D->shape, es, (int)vec, (int)per_phase, (int)max_phase, order, out);
 }
 
 static int64_t conv_bytes(const NrPtxLay *D, int es) { return (((int64_t)es << D->bits) + 15) & ~(int64_t)15; }

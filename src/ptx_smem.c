@@ -137,33 +137,75 @@ static bool map_build(const NrModule *m, int32_t layout, int rank, const int32_t
     return true;
 }
 
-bool nr_smem_map(const NrModule *m, int32_t layout, int rank, const int32_t *shape, int es, NrSmemMap *out) {
-    memset(out, 0, sizeof *out);
-    if (layout <= 0 || layout >= m->nlayouts || m->layouts[layout].kind != NR_LK_SHARED) return false;
-    const NrLayout *l = &m->layouts[layout];
-    if (rank != l->rank && rank != l->rank + 1) return false;
-    for (int d = 0; d < rank; d++)
-        if (!nr_is_pow2(shape[d])) return false;
-    if (l->nvmma && l->swizzle_bytes && l->swizzle_bytes % es) return false;
-    return map_build(m, layout, rank, shape, es, out);
-}
+/* Address maps by (layout, shape, element size): building one checks a few
+ * hundred elements against nr_shared_offset, and the same buffers are
+ * mapped by many ops and passes. */
+struct NrSmemMapEntry {
+    NrLayout l;
+    int rank, es;
+    int32_t shape[NR_MAX_RANK + 1];
+    bool ok;
+    NrSmemMap map;
+};
 
-bool nr_smem_map_swizzled(int rank, const int32_t *shape, int es, int vec, int per_phase, int max_phase,
-                          const int32_t *order, NrSmemMap *out) {
-    /* nr_shared_offset reads only the layout table: a module of one layout. */
+/* The map of shared layout l (rank l->rank or one more) over shape, through
+ * m's cache (m NULL: no cache). */
+static bool map_of_layout(NrModule *m, const NrLayout *l, int rank, const int32_t *shape, int es, NrSmemMap *out) {
+    struct NrGpuCache *c = m ? nr_gpu_cache(m) : NULL;
+    for (int i = 0; c && i < c->nmaps; i++) {
+        struct NrSmemMapEntry *e = &c->maps[i];
+        if (e->rank != rank || e->es != es || memcmp(e->shape, shape, sizeof(int32_t) * (size_t)rank) != 0 ||
+            memcmp(&e->l, l, sizeof *l) != 0)
+            continue;
+        *out = e->map;
+        return e->ok;
+    }
+    /* nr_shared_offset reads only the layout table: a module of one layout */
     NrLayout ls[2];
     memset(ls, 0, sizeof ls);
-    ls[1].kind = NR_LK_SHARED;
-    ls[1].rank = (uint8_t)rank;
-    ls[1].vec = vec;
-    ls[1].per_phase = per_phase;
-    ls[1].max_phase = max_phase;
-    for (int i = 0; i < rank; i++) ls[1].order[i] = order[i];
+    ls[1] = *l;
     NrModule tmp;
     memset(&tmp, 0, sizeof tmp);
     tmp.layouts = ls;
     tmp.nlayouts = 2;
-    return map_build(&tmp, 1, rank, shape, es, out);
+    bool ok = map_build(&tmp, 1, rank, shape, es, out);
+    if (c) {
+        struct NrSmemMapEntry *e = NR_PUSH(m->arena, c->maps, c->nmaps, c->capmaps);
+        e->l = *l;
+        e->rank = rank;
+        e->es = es;
+        memcpy(e->shape, shape, sizeof(int32_t) * (size_t)rank);
+        e->ok = ok;
+        e->map = *out;
+    }
+    return ok;
+}
+
+bool nr_smem_map(NrModule *m, int32_t layout, int rank, const int32_t *shape, int es, NrSmemMap *out) {
+    memset(out, 0, sizeof *out);
+    if (layout <= 0 || layout >= m->nlayouts || m->layouts[layout].kind != NR_LK_SHARED) return false;
+    const NrLayout *l = &m->layouts[layout];
+    if (rank != l->rank && rank != l->rank + 1) return false;
+    if (rank > NR_MAX_RANK + 1) return false;
+    for (int d = 0; d < rank; d++)
+        if (!nr_is_pow2(shape[d])) return false;
+    if (l->nvmma && l->swizzle_bytes && l->swizzle_bytes % es) return false;
+    return map_of_layout(m, l, rank, shape, es, out);
+}
+
+bool nr_smem_map_swizzled(NrModule *m, int rank, const int32_t *shape, int es, int vec, int per_phase, int max_phase,
+                          const int32_t *order, NrSmemMap *out) {
+    memset(out, 0, sizeof *out);
+    if (rank < 1 || rank > NR_MAX_RANK) return false;
+    NrLayout l;
+    memset(&l, 0, sizeof l);
+    l.kind = NR_LK_SHARED;
+    l.rank = (uint8_t)rank;
+    l.vec = vec;
+    l.per_phase = per_phase;
+    l.max_phase = max_phase;
+    for (int i = 0; i < rank; i++) l.order[i] = order[i];
+    return map_of_layout(m, &l, rank, shape, es, out);
 }
 
 /* --- distributed layouts in a buffer ------------------------------------------------------------------------- */
