@@ -134,9 +134,22 @@ typedef struct NrPtxVal {
     int lay;
 } NrPtxVal;
 
+/* Text being written: s[0..n), NUL-terminated, in cap bytes.  A chunked
+ * buffer (a function's body and prologue, the bulk of the text) does not
+ * move what it holds to grow: full chunks go to a list and s is the newest
+ * one; the others are contiguous and grow by doubling. */
+typedef struct NrPtxChunk {
+    struct NrPtxChunk *next;
+    const char *s;
+    size_t n;
+} NrPtxChunk;
+
 typedef struct NrPtxBuf {
     char *s;
     size_t n, cap;
+    bool chunked;
+    NrPtxChunk *first, *last;  /* chunked: the full chunks, in order */
+    size_t before;             /* chunked: their bytes */
 } NrPtxBuf;
 
 /* --- the context ------------------------------------------------------------------------------------------ */
@@ -188,8 +201,10 @@ enum { NR_RC_P = 1, NR_RC_H, NR_RC_R, NR_RC_D };
 
 /* --- ptx_emit.c: output, registers, values, layouts ----------------------------------------------------------- */
 /* The one emit function: a line into the current buffer (indented unless it
- * is a label "$...:" or a directive line starting with '.' or '{' '}'). */
+ * is a label "$...:"). */
 void nr_ptx_emit(NrPtx *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends n bytes of text to b as they are (module-level lines: globals). */
+void nr_ptx_buf_put(NrPtx *p, NrPtxBuf *b, const char *s, size_t n);
 /* Record an error at the current op; emission continues so that every
  * problem is reported, but nr_emit_ptx returns NULL. */
 void nr_ptx_error(NrPtx *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -26,13 +26,29 @@
 #include <string.h>
 
 /* --- output -------------------------------------------------------------------------------------- */
+enum { CHUNK_BYTES = 64 * 1024 };
+
+/* Room for n more bytes and the NUL. */
 static void buf_reserve(NrArena *a, NrPtxBuf *b, size_t n) {
-    if (b->n + n + 2 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (b->n + n + 2 > cap) cap *= 2;
-        b->s = nr_arena_grow(a, b->s, b->cap, cap);
+    if (b->n + n + 2 <= b->cap) return;
+    if (b->chunked && b->s) { /* the full chunk goes to the list; a new one starts */
+        NrPtxChunk *c = nr_alloc(a, sizeof *c);
+        c->s = b->s;
+        c->n = b->n;
+        if (b->last) b->last->next = c;
+        else b->first = c;
+        b->last = c;
+        b->before += b->n;
+        size_t cap = n + 2 > CHUNK_BYTES ? n + 2 : CHUNK_BYTES;
+        b->s = nr_alloc(a, cap);
+        b->n = 0;
         b->cap = cap;
+        return;
     }
+    size_t cap = b->cap ? b->cap : (b->chunked ? CHUNK_BYTES : 4096);
+    while (b->n + n + 2 > cap) cap *= 2;
+    b->s = nr_arena_grow(a, b->s, b->cap, cap);
+    b->cap = cap;
 }
 
 static void buf_put(NrArena *a, NrPtxBuf *b, const char *s, size_t n) {
@@ -40,6 +56,17 @@ static void buf_put(NrArena *a, NrPtxBuf *b, const char *s, size_t n) {
     memcpy(b->s + b->n, s, n);
     b->n += n;
     b->s[b->n] = 0;
+}
+
+void nr_ptx_buf_put(NrPtx *p, NrPtxBuf *b, const char *s, size_t n) { buf_put(p->a, b, s, n); }
+
+static size_t buf_len(const NrPtxBuf *b) { return b->before + b->n; }
+
+/* Appends the whole text of src to dst. */
+static void buf_append(NrArena *a, NrPtxBuf *dst, const NrPtxBuf *src) {
+    buf_reserve(a, dst, buf_len(src));
+    for (const NrPtxChunk *c = src->first; c; c = c->next) buf_put(a, dst, c->s, c->n);
+    if (src->n) buf_put(a, dst, src->s, src->n);
 }
 
 /* Appends the digits of v in base 10 or 16 (upper case), zero-padded to width. */
@@ -56,8 +83,8 @@ static size_t put_uint(char *o, size_t cap, size_t n, unsigned long long v, int 
 }
 
 /* The emitter's formats (%s %c %d %u %X %lld %llu %%, a zero-padded width on
- * %X) without the C library's machinery; -1 for anything else or a line
- * longer than cap - 1. */
+ * %X) without the C library's machinery, into o[0..cap); -1 for anything
+ * else or a line longer than cap - 1. */
 static int format_fast(char *o, size_t cap, const char *fmt, va_list ap) {
     size_t n = 0;
     for (const char *f = fmt; *f; f++) {
@@ -74,14 +101,12 @@ static int format_fast(char *o, size_t cap, const char *fmt, va_list ap) {
         switch (*f) {
         case '%': o[n++] = '%'; break;
         case 'c': o[n++] = (char)va_arg(ap, int); break;
-        case 's': {
-            const char *str = va_arg(ap, const char *);
-            size_t k = strlen(str);
-            if (n + k + 1 >= cap) return -1;
-            memcpy(o + n, str, k);
-            n += k;
+        case 's': /* operands are short: a byte loop beats strlen and memcpy */
+            for (const char *str = va_arg(ap, const char *); *str; str++) {
+                if (n + 1 >= cap) return -1;
+                o[n++] = *str;
+            }
             break;
-        }
         case 'd': {
             long long v = ll ? va_arg(ap, long long) : va_arg(ap, int);
             unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
@@ -99,17 +124,19 @@ static int format_fast(char *o, size_t cap, const char *fmt, va_list ap) {
     return (int)n;
 }
 
-/* One formatting pass for the common short line; two for a long one. */
+/* Formats into the buffer in place: one pass for the common short line,
+ * the C library for anything else. */
 static void buf_vadd(NrArena *a, NrPtxBuf *b, const char *fmt, va_list ap) {
-    char tmp[512];
+    buf_reserve(a, b, 510);
     va_list ap2;
     va_copy(ap2, ap);
-    int n = format_fast(tmp, sizeof tmp, fmt, ap2);
+    int n = format_fast(b->s + b->n, b->cap - b->n, fmt, ap2);
     va_end(ap2);
     if (n >= 0) {
-        buf_put(a, b, tmp, (size_t)n);
+        b->n += (size_t)n;
         return;
     }
+    char tmp[512];
     va_copy(ap2, ap);
     n = vsnprintf(tmp, sizeof tmp, fmt, ap2);
     va_end(ap2);
@@ -133,12 +160,17 @@ static void buf_add(NrArena *a, NrPtxBuf *b, const char *fmt, ...) {
 
 void nr_ptx_emit(NrPtx *p, const char *fmt, ...) {
     if (p->eval) NR_ICE("instruction emitted in evaluation mode");
-    if (fmt[0] != '$') buf_put(p->a, p->out, "  ", 2);
+    NrPtxBuf *b = p->out;
+    buf_reserve(p->a, b, 2);
+    if (fmt[0] != '$') {
+        b->s[b->n++] = ' ';
+        b->s[b->n++] = ' ';
+    }
     va_list ap;
     va_start(ap, fmt);
-    buf_vadd(p->a, p->out, fmt, ap);
+    buf_vadd(p->a, b, fmt, ap);
     va_end(ap);
-    buf_put(p->a, p->out, "\n", 1);
+    buf_put(p->a, b, "\n", 1);
 }
 
 void nr_ptx_error(NrPtx *p, const char *fmt, ...) {
@@ -179,22 +211,24 @@ static char *next_name(NrPtx *p) {
 }
 
 const char *nr_ptx_reg(NrPtx *p, int32_t r) {
-    NR_ASSERT(r > 0); /* not an immediate, not an element no op was to read */
+    NR_ASSERT(r > 0 && (r >> 24) >= NR_RC_P && (r >> 24) <= NR_RC_D); /* not an immediate, not an unread element */
     char *s = next_name(p);
-    /* "%r123": the prefix, then the number's digits (a hot path of the emitter: no snprintf) */
-    const char *pre = class_prefix[r >> 24 & 7];
-    size_t k = strlen(pre);
-    NR_ASSERT(k + 9 <= sizeof p->names[0]);
-    memcpy(s, pre, k);
-    char digits[12];
-    int nd = 0;
-    uint32_t v = (uint32_t)(r & 0xffffff);
-    do {
-        digits[nd++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (nd) s[k++] = digits[--nd];
+    /* "%r123": the prefix, then the number's digits (the emitter's hottest
+     * path: no snprintf, no strlen) */
+    const char *pre = class_prefix[r >> 24];
+    size_t k = 0;
+    while (pre[k]) {
+        s[k] = pre[k];
+        k++;
+    }
+    uint32_t v = (uint32_t)(r & 0xffffff); /* at most 8 digits */
+    size_t nd = v >= 10000000 ? 8 : v >= 1000000 ? 7 : v >= 100000 ? 6 : v >= 10000 ? 5 : v >= 1000 ? 4 : v >= 100 ? 3 : v >= 10 ? 2 : 1;
+    k += nd;
     s[k] = 0;
+    for (size_t i = 1; i <= nd; i++) {
+        s[k - i] = (char)('0' + v % 10);
+        v /= 10;
+    }
     return s;
 }
 
@@ -1243,8 +1277,8 @@ static void function_body(NrPtx *p, NrPtxBuf *out) {
         if (p->nregs[c]) buf_add(p->a, out, "  .reg %s %s<%d>;\n", class_type[c], class_prefix[c], p->nregs[c] + 1);
     if (p->local_bytes) buf_add(p->a, out, "  .local .align 8 .b8 nr_local[%lld];\n", (long long)p->local_bytes);
     buf_put(p->a, out, "\n", 1);
-    if (p->pro.n) buf_put(p->a, out, p->pro.s, p->pro.n); /* (copies: the body is most of the text) */
-    if (p->body.n) buf_put(p->a, out, p->body.s, p->body.n);
+    buf_append(p->a, out, &p->pro);
+    buf_append(p->a, out, &p->body);
     buf_put(p->a, out, "  ret;\n}\n", 9);
 }
 
@@ -1252,6 +1286,9 @@ static void function_body(NrPtx *p, NrPtxBuf *out) {
  * functions (funcs: their .func texts, callees first). */
 static char *assemble(NrPtx *p, NrPtxBuf *params, const NrPtxBuf *funcs) {
     NrPtxBuf out = {0};
+    /* the whole text at once: the header, declarations and names are short */
+    buf_reserve(p->a, &out, 4096 + 2 * strlen(p->f->name) + p->glob.n + funcs->n + params->n + buf_len(&p->pro) +
+                                buf_len(&p->body));
     buf_add(p->a, &out,
             "//\n// Generated by Nereid for %s: kernel %s, %d warps, %lld bytes of dynamic shared memory\n//\n\n",
             target_name(p->sm, p->sm_a), p->f->name, p->num_warps, (long long)p->smem_bytes);
@@ -1284,6 +1321,7 @@ static void init_ctx(NrPtx *p, NrFunc *f, const NrGpuOptions *opt, NrDiags *d) {
     p->sm_a = opt ? opt->sm_a : f->mod->sm_a;
     p->num_warps = f->mod->num_warps ? f->mod->num_warps : (opt && opt->num_warps ? opt->num_warps : 4);
     p->vals = nr_alloc(p->a, sizeof(NrPtxVal) * (size_t)(f->nvals + 1));
+    p->body.chunked = p->pro.chunked = true;
     p->out = &p->body;
 }
 

@@ -587,15 +587,7 @@ static NrPv global_string(NrPtx *p, const char *s) {
     for (size_t i = 0; i < n; i++) len += (size_t)sprintf(line + len, "%s%u", i ? ", " : "", (unsigned char)s[i]);
     sprintf(line + len, "};\n");
     /* Globals go before the entry. */
-    size_t need = strlen(line);
-    if (p->glob.n + need + 1 > p->glob.cap) {
-        size_t cap = p->glob.cap ? p->glob.cap : 1024;
-        while (p->glob.n + need + 1 > cap) cap *= 2;
-        p->glob.s = nr_arena_grow(p->a, p->glob.s, p->glob.cap, cap);
-        p->glob.cap = cap;
-    }
-    memcpy(p->glob.s + p->glob.n, line, need + 1);
-    p->glob.n += need;
+    nr_ptx_buf_put(p, &p->glob, line, strlen(line));
     p->out = saved;
     NrPv r = {NR_PK_I64, nr_ptx_newreg(p, NR_PK_I64), 0};
     nr_ptx_emit(p, "mov.u64 %s, nr_str%d;", nr_ptx_reg(p, r.r), id);
