@@ -624,7 +624,7 @@ static void solve(NrModule *m, NrFunc *f) {
     s.anchor = nr_alloc(&s.scratch, sizeof(int32_t) * no);
     s.own = nr_alloc(&s.scratch, sizeof(int32_t) * no);
     for (NrValId v = 0; v < f->nvals; v++) s.uf[v] = v;
-    s.ai = nr_axis_analysis(f);
+    s.ai = nr_axis_analysis_in(f, &s.scratch);
     s.cheapv = nr_alloc(&s.scratch, nv);
     nr_walk(f, record_anchor, &s);
     nr_walk(f, drop_converts, &s);

@@ -809,6 +809,13 @@ NrTokens nr_lex(NrArena *a, NrArena *tok_arena, const NrSources *s, uint32_t fil
     L.linestart = L.p;
     L.last_end = (NrLoc){file, 1, 1};
     if (ch(&L, 0) == 0xEF && ch(&L, 1) == 0xBB && ch(&L, 2) == 0xBF) L.p += 3;  /* UTF-8 byte order mark */
+    /* Python source averages 3 to 5 bytes a token: room for most files at
+     * once, instead of growing (and copying) the array a dozen times. */
+    size_t guess = s->v[file].len / 4 + 64;
+    if (guess < (size_t)1 << 24) {
+        L.toks.cap = (int)guess;
+        L.toks.v = nr_alloc(L.ta, sizeof(NrToken) * guess);
+    }
     push_level(&L, 0, 0);
     bool at_line_start = true;
     for (;;) {
