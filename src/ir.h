@@ -208,6 +208,9 @@ typedef struct NrModule {
     /* Facts derived from the (append-only) type and layout tables, kept by
      * the PTX emitter for reuse across passes (ptx_emit.c); NULL until used. */
     struct NrGpuCache *gpu_cache;
+    /* Hash index of the type table for nr_type_intern (ir.c); NULL until
+     * used.  Code that rewrites types in place resets it to NULL. */
+    struct NrTypeIndex *type_index;
 } NrModule;
 
 /* --- module and functions -------------------------------------------------------------------- */

@@ -415,6 +415,7 @@ bool nr_ptx_lay_finish(NrPtxLay *L, NrArena *a) {
 /* The module's layouts in flat form, per type id (nr_ptx_lay_of_type). */
 struct NrPtxLayEntry {
     int num_warps;
+    int32_t layout;    /* the type's layout id it was built for */
     bool ok;
     NrPtxLay L;
 };
@@ -438,9 +439,13 @@ bool nr_ptx_lay_of_type(NrModule *m, NrTypeId t, int num_warps, NrPtxLay *out) {
     struct NrPtxLayEntry *e = c->lays[t];
     if (e && e->num_warps != num_warps) /* another warp count than the cached one: built for the caller alone */
         return nr_ptx_lay_build(m, ty->layout, ty, num_warps, m->arena, out);
+    /* Compacting the layout table renumbers a type's layout (same layout,
+     * new id): an entry of the old id is built again. */
+    if (e && e->layout != ty->layout) e = NULL;
     if (!e) {
         e = nr_alloc(m->arena, sizeof *e);
         e->num_warps = num_warps;
+        e->layout = ty->layout;
         e->ok = nr_ptx_lay_build(m, ty->layout, ty, num_warps, m->arena, &e->L);
         c->lays[t] = e;
     }
