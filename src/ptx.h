@@ -417,6 +417,8 @@ struct NrPtxMma {
     struct NrPtxThreadOff *toffs; /* thread parts of shared addresses (prologue registers) */
     int ntoffs, captoffs;
     int8_t async_proxy;        /* the function reads buffers through the async proxy (wgmma): -1 not known yet */
+    struct NrPtxWgPlan *plans; /* ptx_wgmma.c: the plans made, by operand and result types */
+    int nplans, capplans;
 };
 /* Whether writes to buffers must be followed by fence.proxy.async (the
  * function has a warp_group_dot). */
