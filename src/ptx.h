@@ -210,6 +210,13 @@ void nr_ptx_buf_put(NrPtx *p, NrPtxBuf *b, const char *s, size_t n);
 void nr_ptx_error(NrPtx *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int32_t nr_ptx_newreg(NrPtx *p, NrPk k);
 const char *nr_ptx_reg(NrPtx *p, int32_t r);     /* "%r12" */
+/* "%r1, %r2" of registers v[0..n), in braces when n > 1 or always (an arena string). */
+char *nr_ptx_reg_list(NrPtx *p, const NrPv *v, int n, bool always_braces);
+/* Numbers as the emitter writes them, into o (NUL-terminated); the end:
+ * decimal, and upper-case hexadecimal of exactly `digits` digits. */
+char *nr_ptx_put_dec(char *o, int64_t v);
+char *nr_ptx_put_udec(char *o, uint64_t v);
+char *nr_ptx_put_hex(char *o, uint64_t v, int digits);
 const char *nr_ptx_opnd(NrPtx *p, NrPv v);       /* register name or immediate */
 int nr_ptx_label(NrPtx *p);
 /* Kind of the elements of dtype dt (pointers: pass NR_DT_U64). */

@@ -232,14 +232,50 @@ const char *nr_ptx_reg(NrPtx *p, int32_t r) {
     return s;
 }
 
+char *nr_ptx_put_udec(char *o, uint64_t v) {
+    char d[24];
+    int k = 0;
+    do {
+        d[k++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (k) *o++ = d[--k];
+    *o = 0;
+    return o;
+}
+
+char *nr_ptx_put_dec(char *o, int64_t v) {
+    if (v < 0) *o++ = '-';
+    return nr_ptx_put_udec(o, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+}
+
+char *nr_ptx_put_hex(char *o, uint64_t v, int digits) {
+    for (int i = digits - 1; i >= 0; i--) *o++ = "0123456789ABCDEF"[v >> (4 * i) & 15];
+    *o = 0;
+    return o;
+}
+
+char *nr_ptx_reg_list(NrPtx *p, const NrPv *v, int n, bool always_braces) {
+    char *s = nr_alloc(p->a, (size_t)n * 13 + 4), *o = s; /* "%rd12345678, " */
+    bool braces = always_braces || n > 1;
+    if (braces) *o++ = '{';
+    for (int i = 0; i < n; i++) {
+        if (i) *o++ = ',', *o++ = ' ';
+        for (const char *r = nr_ptx_reg(p, v[i].r); *r; r++) *o++ = *r;
+    }
+    if (braces) *o++ = '}';
+    *o = 0;
+    return s;
+}
+
 const char *nr_ptx_opnd(NrPtx *p, NrPv v) {
     if (v.r) return nr_ptx_reg(p, v.r);
     char *s = next_name(p);
     switch (v.k) {
-    case NR_PK_F32: snprintf(s, sizeof p->names[0], "0f%08X", (uint32_t)v.c); break;
-    case NR_PK_F64: snprintf(s, sizeof p->names[0], "0d%016llX", (unsigned long long)v.c); break;
-    case NR_PK_I64: snprintf(s, sizeof p->names[0], "%lld", (long long)v.c); break;
-    default: snprintf(s, sizeof p->names[0], "%d", (int32_t)(uint32_t)v.c); break;
+    case NR_PK_F32: s[0] = '0', s[1] = 'f', nr_ptx_put_hex(s + 2, (uint32_t)v.c, 8); break;
+    case NR_PK_F64: s[0] = '0', s[1] = 'd', nr_ptx_put_hex(s + 2, v.c, 16); break;
+    case NR_PK_I64: nr_ptx_put_dec(s, (int64_t)v.c); break;
+    default: nr_ptx_put_dec(s, (int32_t)(uint32_t)v.c); break;
     }
     return s;
 }
@@ -261,10 +297,23 @@ NrPv nr_ptx_inreg(NrPtx *p, NrPv v) {
 int nr_ptx_label(NrPtx *p) { return ++p->nlabels; }
 
 const char *nr_ptx_addr(NrPtx *p, NrPv base, int64_t off) {
-    char *s = next_name(p);
+    char *s = next_name(p), *o = s;
     const char *b = base.r ? nr_ptx_reg(p, base.r) : nr_ptx_opnd(p, base);
-    if (off) snprintf(s, sizeof p->names[0], "[%s+%lld]", b, (long long)off);
-    else snprintf(s, sizeof p->names[0], "[%s]", b);
+    char num[24];
+    size_t bl = strlen(b), nl = off ? (size_t)(nr_ptx_put_dec(num, off) - num) : 0;
+    if (bl + nl + 4 > sizeof p->names[0]) { /* (only absurd immediates: cut as snprintf cuts) */
+        if (off) snprintf(s, sizeof p->names[0], "[%s+%lld]", b, (long long)off);
+        else snprintf(s, sizeof p->names[0], "[%s]", b);
+        return s;
+    }
+    *o++ = '[';
+    memcpy(o, b, bl), o += bl;
+    if (off) {
+        *o++ = '+';
+        memcpy(o, num, nl), o += nl;
+    }
+    *o++ = ']';
+    *o = 0;
     return s;
 }
 

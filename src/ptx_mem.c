@@ -101,19 +101,16 @@ static const char *st_type(NrDtype dt) {
     }
 }
 
-static char *regs_list(NrPtx *p, const NrPv *v, int n) {
-    size_t cap = (size_t)n * 12 + 4, len = 0;
-    char *s = nr_alloc(p->a, cap);
-    if (n > 1) s[len++] = '{';
-    for (int i = 0; i < n; i++) len += (size_t)snprintf(s + len, cap - len, "%s%s", i ? ", " : "", nr_ptx_reg(p, v[i].r));
-    if (n > 1) s[len++] = '}';
-    s[len] = 0;
-    return s;
-}
+static char *regs_list(NrPtx *p, const NrPv *v, int n) { return nr_ptx_reg_list(p, v, n, false); }
 
 static const char *pred_prefix(NrPtx *p, NrPv pred) {
     if (pred.r == 0) return "";
-    return nr_sprintf(p->a, "@%s ", nr_ptx_reg(p, pred.r));
+    const char *r = nr_ptx_reg(p, pred.r);
+    char *s = nr_alloc(p->a, strlen(r) + 3);
+    s[0] = '@';
+    strcpy(s + 1, r);
+    strcat(s, " ");
+    return s;
 }
 
 /* Byte j (or 16-bit half) of word w as an element of dtype dt. */

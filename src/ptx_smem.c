@@ -356,15 +356,7 @@ void nr_ptx_unpack_word(NrPtx *p, NrDtype dt, NrPv w, NrPv *e) {
 }
 
 /* --- moving runs of registers ------------------------------------------------------------------------------ */
-static const char *regs_of(NrPtx *p, const NrPv *v, int n) {
-    char *s = nr_alloc(p->a, (size_t)n * 12 + 4);
-    size_t len = 0;
-    if (n > 1) s[len++] = '{';
-    for (int i = 0; i < n; i++) len += (size_t)sprintf(s + len, "%s%s", i ? ", " : "", nr_ptx_reg(p, v[i].r));
-    if (n > 1) s[len++] = '}';
-    s[len] = 0;
-    return s;
-}
+static const char *regs_of(NrPtx *p, const NrPv *v, int n) { return nr_ptx_reg_list(p, v, n, false); }
 
 static const char *vec_sfx(int n) {
     static const char *const s[] = {"", "", ".v2", "", ".v4"};

@@ -427,18 +427,7 @@ static int32_t desc_of(NrPtx *p, DescGen *dg, uint32_t off) {
     return d;
 }
 
-static char *reg_list(NrPtx *p, const NrPv *v, int n) {
-    char *s = nr_alloc(p->a, (size_t)n * 12 + 4);
-    size_t len = 0;
-    s[len++] = '{';
-    for (int i = 0; i < n; i++) {
-        if (i) s[len++] = ',', s[len++] = ' ';
-        for (const char *r = nr_ptx_reg(p, v[i].r); *r; r++) s[len++] = *r; /* "%rd12345678": 11 at most */
-    }
-    s[len++] = '}';
-    s[len] = 0;
-    return s;
-}
+static char *reg_list(NrPtx *p, const NrPv *v, int n) { return nr_ptx_reg_list(p, v, n, true); }
 
 /* tf32 operands in a buffer are rounded there, in place, before wgmma
  * reads them (it would drop their low mantissa bits; the interpreter
