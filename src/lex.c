@@ -202,9 +202,13 @@ static int lex_indentation(Lexer *L) {
 
 /* --- names and keywords ---------------------------------------------------------------------- */
 
+/* Keywords are 2 to 8 bytes long and listed in byte order (lex.h): the
+ * scan stops at the first one past s's first byte. */
 static NrTokKind keyword(const char *s, size_t n) {
+    if (n < 2 || n > 8) return NR_T_NAME;
     for (int k = NR_T_KW_FALSE; k <= NR_T_KW_YIELD; k++) {
         const char *kw = tok_spelling[k];
+        if ((unsigned char)kw[0] > (unsigned char)s[0]) break;
         if (kw[0] == s[0] && strncmp(kw, s, n) == 0 && kw[n] == '\0') return (NrTokKind)k;
     }
     return NR_T_NAME;
