@@ -39,13 +39,14 @@ static void buf_reserve(NrArena *a, NrPtxBuf *b, size_t n) {
         else b->first = c;
         b->last = c;
         b->before += b->n;
-        size_t cap = n + 2 > CHUNK_BYTES ? n + 2 : CHUNK_BYTES;
+        size_t cap = b->cap < CHUNK_BYTES ? 2 * b->cap : CHUNK_BYTES; /* chunks double up to CHUNK_BYTES */
+        if (cap < n + 2) cap = n + 2;
         b->s = nr_alloc(a, cap);
         b->n = 0;
         b->cap = cap;
         return;
     }
-    size_t cap = b->cap ? b->cap : (b->chunked ? CHUNK_BYTES : 4096);
+    size_t cap = b->cap ? b->cap : 4096; /* (what is reserved is zeroed: start small) */
     while (b->n + n + 2 > cap) cap *= 2;
     b->s = nr_arena_grow(a, b->s, b->cap, cap);
     b->cap = cap;
@@ -84,11 +85,11 @@ static size_t put_uint(char *o, size_t cap, size_t n, unsigned long long v, int 
 
 /* The emitter's formats (%s %c %d %u %X %lld %llu %%, a zero-padded width on
  * %X) without the C library's machinery, into o[0..cap); -1 for anything
- * else or a line longer than cap - 1. */
+ * else, -2 for a line longer than cap - 1. */
 static int format_fast(char *o, size_t cap, const char *fmt, va_list ap) {
     size_t n = 0;
     for (const char *f = fmt; *f; f++) {
-        if (n + 1 >= cap) return -1;
+        if (n + 1 >= cap) return -2;
         if (*f != '%') {
             o[n++] = *f;
             continue;
@@ -101,12 +102,14 @@ static int format_fast(char *o, size_t cap, const char *fmt, va_list ap) {
         switch (*f) {
         case '%': o[n++] = '%'; break;
         case 'c': o[n++] = (char)va_arg(ap, int); break;
-        case 's': /* operands are short: a byte loop beats strlen and memcpy */
-            for (const char *str = va_arg(ap, const char *); *str; str++) {
-                if (n + 1 >= cap) return -1;
-                o[n++] = *str;
-            }
+        case 's': {
+            const char *str = va_arg(ap, const char *);
+            size_t k = strlen(str);
+            if (n + k + 1 >= cap) return -2;
+            memcpy(o + n, str, k);
+            n += k;
             break;
+        }
         case 'd': {
             long long v = ll ? va_arg(ap, long long) : va_arg(ap, int);
             unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
@@ -119,7 +122,7 @@ static int format_fast(char *o, size_t cap, const char *fmt, va_list ap) {
         default: return -1;
         }
     }
-    if (n >= cap) return -1;
+    if (n >= cap) return -2;
     o[n] = 0;
     return (int)n;
 }
@@ -127,11 +130,14 @@ static int format_fast(char *o, size_t cap, const char *fmt, va_list ap) {
 /* Formats into the buffer in place: one pass for the common short line,
  * the C library for anything else. */
 static void buf_vadd(NrArena *a, NrPtxBuf *b, const char *fmt, va_list ap) {
-    buf_reserve(a, b, 510);
     va_list ap2;
-    va_copy(ap2, ap);
-    int n = format_fast(b->s + b->n, b->cap - b->n, fmt, ap2);
-    va_end(ap2);
+    int n = -2;
+    for (size_t room = 510; n == -2 && room <= 8 * CHUNK_BYTES; room *= 8) { /* long lines: more room */
+        buf_reserve(a, b, room);
+        va_copy(ap2, ap);
+        n = format_fast(b->s + b->n, b->cap - b->n, fmt, ap2);
+        va_end(ap2);
+    }
     if (n >= 0) {
         b->n += (size_t)n;
         return;
@@ -206,27 +212,27 @@ static const char *const class_type[] = {"", ".pred", ".b16", ".b32", ".b64"};
 
 static char *next_name(NrPtx *p) {
     char *s = p->names[p->name_next];
-    p->name_next = (p->name_next + 1) % (int)NR_COUNTOF(p->names);
+    if (++p->name_next == (int)NR_COUNTOF(p->names)) p->name_next = 0;
     return s;
 }
 
 const char *nr_ptx_reg(NrPtx *p, int32_t r) {
     NR_ASSERT(r > 0 && (r >> 24) >= NR_RC_P && (r >> 24) <= NR_RC_D); /* not an immediate, not an unread element */
-    char *s = next_name(p);
-    /* "%r123": the prefix, then the number's digits (the emitter's hottest
+    /* "%r123": the class's prefix, then the number (the emitter's hottest
      * path: no snprintf, no strlen) */
-    const char *pre = class_prefix[r >> 24];
-    size_t k = 0;
-    while (pre[k]) {
-        s[k] = pre[k];
-        k++;
+    char *s = next_name(p), *o = s;
+    *o++ = '%';
+    switch (r >> 24) {
+    case NR_RC_P: *o++ = 'p'; break;
+    case NR_RC_H: *o++ = 'r', *o++ = 's'; break;
+    case NR_RC_R: *o++ = 'r'; break;
+    default: *o++ = 'r', *o++ = 'd'; break;
     }
     uint32_t v = (uint32_t)(r & 0xffffff); /* at most 8 digits */
-    size_t nd = v >= 10000000 ? 8 : v >= 1000000 ? 7 : v >= 100000 ? 6 : v >= 10000 ? 5 : v >= 1000 ? 4 : v >= 100 ? 3 : v >= 10 ? 2 : 1;
-    k += nd;
-    s[k] = 0;
-    for (size_t i = 1; i <= nd; i++) {
-        s[k - i] = (char)('0' + v % 10);
+    int nd = v >= 10000000 ? 8 : v >= 1000000 ? 7 : v >= 100000 ? 6 : v >= 10000 ? 5 : v >= 1000 ? 4 : v >= 100 ? 3 : v >= 10 ? 2 : 1;
+    o[nd] = 0;
+    for (int i = nd - 1; i >= 0; i--) {
+        o[i] = (char)('0' + v % 10);
         v /= 10;
     }
     return s;
