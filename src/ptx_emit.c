@@ -405,8 +405,8 @@ static bool flat_of(const NrPtxLay *L, const int32_t *c, uint32_t *out) {
 
 /* Inserts v into an F2 basis kept by leading bit; false if v depends on it. */
 static bool basis_insert(uint32_t *piv, uint32_t v) {
-    for (int b = 31; b >= 0; b--) {
-        if (!(v >> b & 1)) continue;
+    while (v) { /* set bits from the top: piv[b] leads with bit b */
+        int b = 31 - __builtin_clz(v);
         if (!piv[b]) {
             piv[b] = v;
             return true;

@@ -105,8 +105,8 @@ static void solver_init(Solver *s, const NrPtxLay *L) {
     memset(s, 0, sizeof *s);
     for (int i = 0; i < L->nreg; i++) {
         uint32_t v = L->regb[i], l = 1u << i;
-        for (int b = 31; b >= 0 && v; b--) {
-            if (!(v >> b & 1)) continue;
+        while (v) { /* set bits from the top: piv[b] leads with bit b */
+            int b = 31 - __builtin_clz(v);
             if (!s->piv[b]) {
                 s->piv[b] = v;
                 s->lab[b] = l;
@@ -120,8 +120,8 @@ static void solver_init(Solver *s, const NrPtxLay *L) {
 
 static int solve(const Solver *s, uint32_t x) {
     uint32_t l = 0;
-    for (int b = 31; b >= 0; b--) {
-        if (!(x >> b & 1)) continue;
+    while (x) {
+        int b = 31 - __builtin_clz(x);
         if (!s->piv[b]) return -1;
         x ^= s->piv[b];
         l ^= s->lab[b];

@@ -40,9 +40,11 @@ typedef struct F2 {
     uint64_t lab[32];
 } F2;
 
+/* (Both walk the set bits from the top: piv[b] has leading bit b, so
+ * XORing it clears bit b and touches only lower bits.) */
 static void f2_add(F2 *s, uint32_t v, uint64_t label) {
-    for (int b = 31; b >= 0; b--) {
-        if (!(v >> b & 1)) continue;
+    while (v) {
+        int b = 31 - __builtin_clz(v);
         if (!s->piv[b]) {
             s->piv[b] = v;
             s->lab[b] = label;
@@ -55,8 +57,8 @@ static void f2_add(F2 *s, uint32_t v, uint64_t label) {
 
 static bool f2_solve(const F2 *s, uint32_t t, uint64_t *label) {
     uint64_t l = 0;
-    for (int b = 31; b >= 0; b--) {
-        if (!(t >> b & 1)) continue;
+    while (t) {
+        int b = 31 - __builtin_clz(t);
         if (!s->piv[b]) return false;
         t ^= s->piv[b];
         l ^= s->lab[b];

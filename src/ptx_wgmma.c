@@ -116,8 +116,8 @@ static void reg_solver(const NrPtxLay *L, RegSolver *s) {
     memset(s, 0, sizeof *s);
     for (int i = 0; i < L->nreg; i++) {
         uint32_t v = L->regb[i], l = 1u << i;
-        for (int b = 31; b >= 0 && v; b--) {
-            if (!(v >> b & 1)) continue;
+        while (v) {
+            int b = 31 - __builtin_clz(v);
             if (!s->piv[b]) {
                 s->piv[b] = v, s->lab[b] = l;
                 break;
