@@ -765,6 +765,40 @@ static bool uniform(NrPv *const *x, int nx, int n, uint32_t skip) {
     return true;
 }
 
+/* The units (elements, or pairs of them) of an elementwise op computed so
+ * far, by their operands: open addressing over unit start + 1 (0 empty). */
+typedef struct Seen {
+    int32_t *slot;
+    uint32_t mask;
+} Seen;
+
+static void seen_init(NrPtx *p, Seen *s, int units) {
+    uint32_t cap = 16;
+    while (cap < 2u * (uint32_t)units) cap *= 2;
+    s->slot = nr_alloc(p->a, sizeof(int32_t) * cap);
+    s->mask = cap - 1;
+}
+
+static bool same_opnds(NrPv *const *x, int nx, int a, int b, int unit) {
+    for (int i = 0; i < nx; i++)
+        for (int u = 0; u < unit; u++)
+            if (x[i][a + u].r != x[i][b + u].r || x[i][a + u].c != x[i][b + u].c) return false;
+    return true;
+}
+
+/* The start of an earlier unit with unit j's operands, or -1 (then j is
+ * recorded). */
+static int seen_find(Seen *s, NrPv *const *x, int nx, int j, int unit) {
+    uint64_t h = 14695981039346656037u;
+    for (int i = 0; i < nx; i++)
+        for (int u = 0; u < unit; u++) h = (h ^ ((uint64_t)(uint32_t)x[i][j + u].r << 32 ^ x[i][j + u].c)) * 1099511628211u;
+    uint32_t at = (uint32_t)(h ^ h >> 29) & s->mask;
+    for (; s->slot[at]; at = (at + 1) & s->mask)
+        if (same_opnds(x, nx, s->slot[at] - 1, j, unit)) return s->slot[at] - 1;
+    s->slot[at] = j + 1;
+    return -1;
+}
+
 /* Elements 2j, 2j+1 go together in f16x2 / bf16x2 instructions. */
 static bool paired(NrPtx *p, NrOpId op, NrDtype dt, int n) { return pairable(p, op, dt) && n % 2 == 0; }
 
@@ -806,17 +840,24 @@ bool nr_ptx_op_elem(NrPtx *p, NrOpId op) {
         NrPv v = elem(p, op, xs);
         for (int j = 0; j < n; j++) e[j] = v;
     } else {
-        bool pairs = paired(p, op, dt, n);
+        int unit = paired(p, op, dt, n) ? 2 : 1;
         NrPk k = nr_ptx_kind(dt);
-        for (int j = 0; j < n; j++) {
-            if (pairs && j % 2 == 0) {
-                if ((j & skip) && ((j + 1) & skip)) e[j] = e[j + 1] = nr_pv_unused(k);
-                else elem_pair(p, op, dt, x, nx, j, e);
-                j++;
+        Seen seen;
+        seen_init(p, &seen, n / unit);
+        for (int j = 0; j < n; j += unit) {
+            if ((j & skip) && (unit == 1 || ((j + 1) & skip))) {
+                for (int u = 0; u < unit; u++) e[j + u] = nr_pv_unused(k);
                 continue;
             }
-            if (j & skip) {
-                e[j] = nr_pv_unused(k);
+            /* elements whose operands an earlier one had (a broadcast
+             * repeats registers) are that one's result: ops are pure */
+            int same = seen_find(&seen, x, nx, j, unit);
+            if (same >= 0) {
+                for (int u = 0; u < unit; u++) e[j + u] = e[same + u];
+                continue;
+            }
+            if (unit == 2) {
+                elem_pair(p, op, dt, x, nx, j, e);
                 continue;
             }
             NrPv xs[4];
