@@ -113,6 +113,7 @@ static void skip_to_eol(Lexer *L) {
 
 static NrToken *push_tok(Lexer *L, NrTokKind kind, NrLoc loc, const char *start) {
     NrToken *t = NR_PUSH(L->ta, L->toks.v, L->toks.n, L->toks.cap);
+    memset(t, 0, sizeof *t); /* (the array starts uncleared) */
     t->kind = (uint8_t)kind;
     t->loc = loc;
     t->depth = L->nlv - 1;
@@ -818,7 +819,7 @@ NrTokens nr_lex(NrArena *a, NrArena *tok_arena, const NrSources *s, uint32_t fil
     size_t guess = s->v[file].len / 4 + 64;
     if (guess < (size_t)1 << 24) {
         L.toks.cap = (int)guess;
-        L.toks.v = nr_alloc(L.ta, sizeof(NrToken) * guess);
+        L.toks.v = nr_alloc_uninit(L.ta, sizeof(NrToken) * guess);
     }
     push_level(&L, 0, 0);
     bool at_line_start = true;

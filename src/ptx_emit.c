@@ -41,14 +41,16 @@ static void buf_reserve(NrArena *a, NrPtxBuf *b, size_t n) {
         b->before += b->n;
         size_t cap = b->cap < CHUNK_BYTES ? 2 * b->cap : CHUNK_BYTES; /* chunks double up to CHUNK_BYTES */
         if (cap < n + 2) cap = n + 2;
-        b->s = nr_alloc(a, cap);
+        b->s = nr_alloc_uninit(a, cap);
+        b->s[0] = 0;
         b->n = 0;
         b->cap = cap;
         return;
     }
-    size_t cap = b->cap ? b->cap : 4096; /* (what is reserved is zeroed: start small) */
+    size_t cap = b->cap ? b->cap : 4096;
     while (b->n + n + 2 > cap) cap *= 2;
-    b->s = nr_arena_grow(a, b->s, b->cap, cap);
+    b->s = b->s ? nr_arena_grow(a, b->s, b->cap, cap) : nr_alloc_uninit(a, cap);
+    if (!b->n) b->s[0] = 0;
     b->cap = cap;
 }
 
