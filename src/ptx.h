@@ -183,6 +183,8 @@ typedef struct NrPtx {
     NrOpId op;                 /* the op being emitted, for diagnostics */
     char names[48][32];        /* ring of formatted operand names */
     int name_next;
+    char (*regnames[5])[12];   /* per register class: each register's name, formatted once ("" until then) */
+    int32_t nregnames[5];
     int ptx_version;           /* PTX ISA version x10 the kernel needs (0: the default, 8.0) */
     bool is_func;              /* emitting a noinline function (.func) rather than the kernel */
     int64_t smem_base;         /* where this function's shared memory starts in the kernel's buffer */

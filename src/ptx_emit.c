@@ -220,17 +220,27 @@ static char *next_name(NrPtx *p) {
 
 const char *nr_ptx_reg(NrPtx *p, int32_t r) {
     NR_ASSERT(r > 0 && (r >> 24) >= NR_RC_P && (r >> 24) <= NR_RC_D); /* not an immediate, not an unread element */
-    /* "%r123": the class's prefix, then the number (the emitter's hottest
-     * path: no snprintf, no strlen) */
-    char *s = next_name(p), *o = s;
+    /* "%r123": the class's prefix, then the number, formatted once per
+     * register (the emitter's hottest path; names are stable strings) */
+    int c = r >> 24;
+    uint32_t v = (uint32_t)(r & 0xffffff); /* at most 8 digits */
+    if ((int32_t)v >= p->nregnames[c]) {
+        int32_t n = p->nregnames[c] ? p->nregnames[c] : 256;
+        while (n <= (int32_t)v) n *= 2;
+        p->regnames[c] = nr_arena_grow(p->a, p->regnames[c], sizeof p->regnames[c][0] * (size_t)p->nregnames[c],
+                                       sizeof p->regnames[c][0] * (size_t)n);
+        p->nregnames[c] = n;
+    }
+    char *s = p->regnames[c][v];
+    if (s[0]) return s;
+    char *o = s;
     *o++ = '%';
-    switch (r >> 24) {
+    switch (c) {
     case NR_RC_P: *o++ = 'p'; break;
     case NR_RC_H: *o++ = 'r', *o++ = 's'; break;
     case NR_RC_R: *o++ = 'r'; break;
     default: *o++ = 'r', *o++ = 'd'; break;
     }
-    uint32_t v = (uint32_t)(r & 0xffffff); /* at most 8 digits */
     int nd = v >= 10000000 ? 8 : v >= 1000000 ? 7 : v >= 100000 ? 6 : v >= 10000 ? 5 : v >= 1000 ? 4 : v >= 100 ? 3 : v >= 10 ? 2 : 1;
     o[nd] = 0;
     for (int i = nd - 1; i >= 0; i--) {
