@@ -287,6 +287,20 @@ static void print_elem(const NrType *t, FILE *out) {
     for (int i = 0; i < t->ptr; i++) fputc('>', out);
 }
 
+/* A decimal integer, without fprintf (types are printed with every value). */
+static void put_decimal(FILE *out, int32_t v) {
+    char d[16];
+    int k = (int)sizeof d;
+    d[--k] = 0;
+    uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+    do {
+        d[--k] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) d[--k] = '-';
+    fputs(d + k, out);
+}
+
 void nr_type_print(const NrModule *m, NrTypeId id, FILE *out) {
     const NrType *t = &m->types[id];
     if (t->rank == 0 && t->kind != NR_TK_MEMDESC) {
@@ -294,9 +308,15 @@ void nr_type_print(const NrModule *m, NrTypeId id, FILE *out) {
         return;
     }
     fputs(t->kind == NR_TK_MEMDESC ? "!smem<" : "tensor<", out);
-    for (int i = 0; i < t->rank; i++) fprintf(out, "%dx", t->shape[i]);
+    for (int i = 0; i < t->rank; i++) {
+        put_decimal(out, t->shape[i]);
+        fputc('x', out);
+    }
     print_elem(t, out);
-    if (t->layout) fprintf(out, ", #L%d", t->layout);
+    if (t->layout) {
+        fputs(", #L", out);
+        put_decimal(out, t->layout);
+    }
     fputc('>', out);
 }
 

@@ -17,6 +17,7 @@
 #include "util.h"
 
 #include <math.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,11 +148,25 @@ static void define(Printer *p, NrValId v) {
     if (valid_val(p, v) && !p->pname[v] && p->num[v] < 0) p->num[v] = p->next++;
 }
 
+/* "%" and a non-negative number (the common case, without fprintf). */
+static void put_numbered(FILE *out, int32_t n) {
+    char d[16];
+    int k = (int)sizeof d;
+    d[--k] = 0;
+    uint32_t u = (uint32_t)n;
+    do {
+        d[--k] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    d[--k] = '%';
+    fputs(d + k, out);
+}
+
 static void print_val(const Printer *p, NrValId v) {
     if (v == NR_NONE) fputc('_', p->out);
     else if (!valid_val(p, v)) fprintf(p->out, "%%<undef:%d>", v);
     else if (p->pname[v]) fprintf(p->out, "%%%s", p->pname[v]);
-    else if (p->num[v] >= 0) fprintf(p->out, "%%%d", p->num[v]);
+    else if (p->num[v] >= 0) put_numbered(p->out, p->num[v]);
     else fprintf(p->out, "%%<undef:%d>", v);
 }
 
@@ -327,6 +342,7 @@ char *nr_module_to_string(const NrModule *m, const NrPrintOptions *opt) {
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) nr_fatal_oom();
+    __fsetlocking(f, FSETLOCKING_BYCALLER); /* the stream is this thread's alone: no locking per call */
     nr_module_print(m, opt, f);
     fclose(f);
     char *s = nr_strndup(m->arena, buf ? buf : "", buf ? len : 0);
