@@ -454,6 +454,41 @@ static void hoist_invariant_allocs(Pipe *p) {
 }
 
 /* Shared memory one program may use, as gpu-smem enforces it. */
+/* Every use of buffer v only reads it (a wgmma operand, a local_load). */
+static bool read_only_buffer(const NrFunc *f, NrValId v) {
+    for (NrOpId u = 1; u < f->nops; u++) {
+        const NrOp *uo = &f->ops[u];
+        if (uo->dead || !uo->block) continue;
+        for (int i = 0; i < uo->nopnds; i++)
+            if (uo->opnds[i] == v && !(uo->opc == NR_OP_LOCAL_LOAD || (uo->opc == NR_OP_WARP_GROUP_DOT && i < 2)))
+                return false;
+    }
+    return true;
+}
+
+/* Hoisting leaves one staging per loop of the same tile in front of each of
+ * several loops (the masked and unmasked key blocks of attention backward),
+ * and a body may stage one tile twice for two dots (Q^T of attention
+ * backward): a later local_alloc of the same value in the same block,
+ * read-only like the first, reads the first one's buffer instead, which
+ * saves its stores and barrier, and lets the tile's registers die after the
+ * first staging. */
+static void merge_invariant_allocs(NrFunc *f, NrBlockId b) {
+    for (NrOpId o = f->blocks[b].first; o; o = f->ops[o].next) {
+        const NrOp *op = &f->ops[o];
+        if (op->opc != NR_OP_LOCAL_ALLOC || op->nopnds != 1 || !read_only_buffer(f, op->results[0])) continue;
+        for (NrOpId l = f->ops[o].next, next; l; l = next) {
+            next = f->ops[l].next;
+            const NrOp *lo = &f->ops[l];
+            if (lo->opc != NR_OP_LOCAL_ALLOC || lo->nopnds != 1 || lo->opnds[0] != op->opnds[0] ||
+                f->vals[lo->results[0]].type != f->vals[op->results[0]].type || !read_only_buffer(f, lo->results[0]))
+                continue;
+            nr_replace_all_uses(f, lo->results[0], op->results[0]);
+            nr_op_erase(f, l);
+        }
+    }
+}
+
 static int64_t smem_limit(int sm) {
     if (sm >= 90) return 227 * 1024;
     if (sm == 80 || sm == 87) return 163 * 1024;
@@ -497,7 +532,14 @@ static void pipeline_loop(Pipe *p) {
     NR_FOR_OPS(f, body, o) {
         if (nc < MAX_CANDS && candidate(p, o, &cands[nc])) nc++;
     }
-    if (!nc) return;
+    if (!nc) {
+        /* Nothing to pipeline (attention backward: its Q and dO tiles are
+         * read twice, once transposed), but the K and V tiles it stages for
+         * wgmma every iteration are loop-invariant: they move in front of
+         * the loop when every buffer the loop uses fits at once. */
+        if (other_smem(p, NULL, 0) <= smem_limit(nr_gpu_sm(m))) hoist_invariant_allocs(p);
+        return;
+    }
     hoist_invariant_allocs(p);
     /* as deep as shared memory allows */
     int64_t room = smem_limit(nr_gpu_sm(m)) - other_smem(p, cands, nc), stage = stage_bytes(p, cands, nc);
@@ -689,6 +731,11 @@ bool nr_gpu_pipeline_loops(NrModule *m, NrDiags *d) {
             if (p.stages > 8) p.stages = 8;
             pipeline_loop(&p);
         }
+        for (int k = 0; k < loops.n; k++)
+            if (!f->ops[loops.v[k]].dead && f->ops[loops.v[k]].block) {
+                merge_invariant_allocs(f, f->ops[loops.v[k]].block);
+                merge_invariant_allocs(f, f->ops[loops.v[k]].regions[0]);
+            }
         nr_gpu_compact_layouts(m);
     }
     return true;
