@@ -351,6 +351,11 @@ bool nr_ptx_op_elem(NrPtx *p, NrOpId op);
 void nr_ptx_elem_demand(NrPtx *p, NrOpId op, uint32_t *skip);
 void nr_ptx_mem_demand(NrPtx *p, NrOpId op, uint32_t *skip);
 void nr_ptx_async_copy_demand(NrPtx *p, NrOpId op, uint32_t *skip);
+/* Emits the run of elementwise ops starting at `first` element-major
+ * (ptx_elem.c) and returns its last op, or NR_NONE (nothing emitted) when
+ * there is no run of two or more. */
+NrOpId nr_ptx_elem_run(NrPtx *p, NrOpId first);
+bool nr_ptx_op_const(NrPtx *p, NrOpId op);
 /* inline_asm: the assembly pasted per `pack` elements, $N naming registers. */
 bool nr_ptx_op_inline_asm(NrPtx *p, NrOpId op);
 /* A context that evaluates scalar instructions on the host (tests). */
@@ -491,6 +496,7 @@ int64_t nr_ptx_alloc_end(NrFunc *f, NrOpId op);
 bool nr_ptx_op_local_alloc(NrPtx *p, NrOpId op);
 bool nr_ptx_op_local_store(NrPtx *p, NrOpId op);
 bool nr_ptx_op_memdesc_index(NrPtx *p, NrOpId op);
+bool nr_ptx_op_memdesc_trans(NrPtx *p, NrOpId op);
 bool nr_ptx_op_async_copy(NrPtx *p, NrOpId op);
 bool nr_ptx_op_async_commit(NrPtx *p, NrOpId op);
 bool nr_ptx_op_async_wait(NrPtx *p, NrOpId op);

@@ -869,6 +869,176 @@ bool nr_ptx_op_elem(NrPtx *p, NrOpId op) {
     return true;
 }
 
+/* --- element-major runs ---------------------------------------------------------------------------------- */
+/* A run of elementwise ops on one layout (GELU after a dot: add, mul, erf,
+ * add, mul, cast over 128 accumulators a thread) emitted op by op keeps
+ * every intermediate of every element live at once, and ptxas does not
+ * undo that order: the epilogue of a 128x256 wgmma tile then spills.  So
+ * such a run is emitted element-major instead: each pair of elements goes
+ * through the whole chain before the next pair starts, and only the run's
+ * results stay live.  A run is a maximal sequence of consecutive ops that
+ * are either consts (emitted first; they depend on nothing) or elementwise
+ * ops whose result has the run's layout and whose operands are results of
+ * the run, values already in that layout, or scalars: nothing in a run
+ * needs a layout conversion, so nothing in it touches shared memory. */
+enum { RUN_MAX = 64 };
+
+static bool elem_opc(NrOpcode opc) {
+    switch (opc) {
+    case NR_OP_ADD: case NR_OP_SUB: case NR_OP_MUL: case NR_OP_DIV: case NR_OP_DIV_RN: case NR_OP_REM:
+    case NR_OP_AND: case NR_OP_OR: case NR_OP_XOR: case NR_OP_SHL: case NR_OP_SHR: case NR_OP_MAX:
+    case NR_OP_MIN: case NR_OP_UMULHI: case NR_OP_NEG: case NR_OP_ABS: case NR_OP_EXP: case NR_OP_EXP2:
+    case NR_OP_LOG: case NR_OP_LOG2: case NR_OP_SQRT: case NR_OP_SQRT_RN: case NR_OP_RSQRT: case NR_OP_SIN:
+    case NR_OP_COS: case NR_OP_FLOOR: case NR_OP_CEIL: case NR_OP_ERF: case NR_OP_FMA: case NR_OP_MATH:
+    case NR_OP_IMATH: case NR_OP_CMP: case NR_OP_SELECT: case NR_OP_CAST: case NR_OP_BITCAST:
+    case NR_OP_PTRTOINT: case NR_OP_INTTOPTR: case NR_OP_ADDPTR: return true;
+    default: return false;
+    }
+}
+
+typedef struct Run {
+    NrOpId op[RUN_MAX];
+    bool is_const[RUN_MAX];
+    int n;                 /* ops in the run */
+    int nelem;             /* elementwise ops among them */
+} Run;
+
+static int run_index(const Run *run, NrValId v, const NrFunc *f) {
+    for (int k = 0; k < run->n; k++)
+        if (f->ops[run->op[k]].results[0] == v) return k;
+    return -1;
+}
+
+/* Operand v of a run op in layout rl with n elements: from the run, in
+ * place, or a scalar. */
+static bool run_operand_ok(NrPtx *p, const Run *run, NrValId v, int rl, int n) {
+    int k = run_index(run, v, p->f);
+    if (k >= 0) {
+        if (!run->is_const[k]) return true;
+        int cl = nr_ptx_lay(p, nr_val_type(p->f, v));
+        return cl == rl || cl == -1;
+    }
+    if (!p->vals[v].e) return false;
+    const NrPtxVal *x = &p->vals[v];
+    return x->lay < 0 || (x->lay == rl && x->n == n);
+}
+
+static void run_scan(NrPtx *p, NrOpId first, int rl, int n, Run *run) {
+    run->n = run->nelem = 0;
+    for (NrOpId o = first; o && run->n < RUN_MAX; o = p->f->ops[o].next) {
+        const NrOp *op = &p->f->ops[o];
+        NrOpcode opc = (NrOpcode)op->opc;
+        if (opc == NR_OP_CONST && op->nresults == 1) {
+            int cl = nr_ptx_lay(p, nr_val_type(p->f, op->results[0]));
+            if (cl < -1) break;
+            run->op[run->n] = o;
+            run->is_const[run->n++] = true;
+            continue;
+        }
+        if (!elem_opc(opc) || op->nresults != 1 || op->nopnds > 4 ||
+            nr_ptx_lay(p, nr_val_type(p->f, op->results[0])) != rl)
+            break;
+        bool ok = true;
+        for (int i = 0; ok && i < op->nopnds; i++) ok = run_operand_ok(p, run, op->opnds[i], rl, n);
+        if (!ok) break;
+        run->op[run->n] = o;
+        run->is_const[run->n++] = false;
+        run->nelem++;
+    }
+    /* Trailing consts belong to what follows. */
+    while (run->n && run->is_const[run->n - 1]) run->n--;
+}
+
+NrOpId nr_ptx_elem_run(NrPtx *p, NrOpId first) {
+    const NrOp *fo = &p->f->ops[first];
+    if (!elem_opc((NrOpcode)fo->opc) || fo->nresults != 1) return NR_NONE;
+    int rl = nr_ptx_lay(p, nr_val_type(p->f, fo->results[0]));
+    if (rl < 0) return NR_NONE;
+    int n = 1 << p->lays[rl].nreg;
+    if (n < 4) return NR_NONE;
+    Run run;
+    run_scan(p, first, rl, n, &run);
+    if (run.nelem < 2) return NR_NONE;
+
+    /* Consts first, then ops whose operands are all uniform (computed once,
+     * in order), then the rest element-major. */
+    for (int k = 0; k < run.n; k++)
+        if (run.is_const[k]) {
+            p->op = run.op[k];
+            nr_ptx_op_const(p, run.op[k]);
+        }
+    NrPv *res[RUN_MAX];
+    NrPv *const *xin[RUN_MAX];
+    bool uni[RUN_MAX];
+    uint32_t skip[RUN_MAX];    /* elements no op reads are not computed (nr_ptx_op_elem) */
+    Seen seen[RUN_MAX];        /* repeated operands are computed once (nr_ptx_op_elem) */
+    for (int k = 0; k < run.n; k++) {
+        if (run.is_const[k]) continue;
+        const NrOp *o = &p->f->ops[run.op[k]];
+        NrPv **x = nr_alloc(p->a, sizeof(NrPv *) * 4);
+        uni[k] = true;
+        for (int i = 0; i < o->nopnds; i++) {
+            NrValId v = o->opnds[i];
+            int j = run_index(&run, v, p->f);
+            if (j >= 0 && !run.is_const[j]) {
+                x[i] = res[j];
+                uni[k] = uni[k] && uni[j];
+            } else {
+                x[i] = opnd_in(p, run.op[k], i, rl, n);
+                uni[k] = uni[k] && uniform(&x[i], 1, n, p->skip ? p->skip[o->results[0]] : 0);
+            }
+        }
+        xin[k] = x;
+        res[k] = nr_alloc(p->a, sizeof(NrPv) * (size_t)n);
+        skip[k] = p->skip ? p->skip[o->results[0]] : 0;
+        if (uni[k]) {
+            p->op = run.op[k];
+            NrPv xs[4];
+            for (int i = 0; i < o->nopnds; i++) xs[i] = x[i][0];
+            NrPv v = elem(p, run.op[k], xs);
+            for (int j = 0; j < n; j++) res[k][j] = v;
+        }
+    }
+    for (int k = 0; k < run.n; k++)
+        if (!run.is_const[k] && !uni[k]) seen_init(p, &seen[k], n);
+    for (int j = 0; j < n; j += 2)
+        for (int k = 0; k < run.n; k++) {
+            if (run.is_const[k] || uni[k]) continue;
+            NrOpId op = run.op[k];
+            const NrOp *o = &p->f->ops[op];
+            NrDtype dt = val_dt(p, o->results[0]);
+            NrPk kind = nr_ptx_kind(dt);
+            p->op = op;
+            if (pairable(p, op, dt)) {
+                if ((j & skip[k]) && ((j + 1) & skip[k])) {
+                    res[k][j] = res[k][j + 1] = nr_pv_unused(kind);
+                    continue;
+                }
+                int same = seen_find(&seen[k], xin[k], o->nopnds, j, 2);
+                if (same >= 0) res[k][j] = res[k][same], res[k][j + 1] = res[k][same + 1];
+                else elem_pair(p, op, dt, xin[k], o->nopnds, j, res[k]);
+                continue;
+            }
+            for (int jj = j; jj < j + 2; jj++) {
+                if (jj & skip[k]) {
+                    res[k][jj] = nr_pv_unused(kind);
+                    continue;
+                }
+                int same = seen_find(&seen[k], xin[k], o->nopnds, jj, 1);
+                if (same >= 0) {
+                    res[k][jj] = res[k][same];
+                    continue;
+                }
+                NrPv xs[4];
+                for (int i = 0; i < o->nopnds; i++) xs[i] = xin[k][i][jj];
+                res[k][jj] = elem(p, op, xs);
+            }
+        }
+    for (int k = 0; k < run.n; k++)
+        if (!run.is_const[k]) nr_ptx_set(p, p->f->ops[run.op[k]].results[0], res[k], n);
+    return run.op[run.n - 1];
+}
+
 /* --- inline assembly ------------------------------------------------------------------------------------ */
 /* How an element type travels through an asm operand: elements per
  * register (narrow types pack into 32-bit words when pack > 1), and the

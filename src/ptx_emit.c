@@ -675,7 +675,7 @@ static void def_splat(NrPtx *p, NrValId v, NrPv x) {
     nr_ptx_set(p, v, e, n);
 }
 
-static bool op_const(NrPtx *p, NrOpId op) {
+bool nr_ptx_op_const(NrPtx *p, NrOpId op) {
     const NrAttr *a = nr_op_attr(p->f, op, NR_A_VALUE);
     NrDtype dt = res_dt(p, op);
     NrPv x;
@@ -1085,7 +1085,7 @@ static bool op_while(NrPtx *p, NrOpId op, int depth) {
 
 /* --- dispatch ------------------------------------------------------------------------------------------ */
 static const OpFn op_table[NR_OP_COUNT] = {
-    [NR_OP_CONST] = op_const,
+    [NR_OP_CONST] = nr_ptx_op_const,
     [NR_OP_ARANGE] = op_arange,
     [NR_OP_SPLAT] = op_splat,
     [NR_OP_PROGRAM_ID] = op_program_id,
@@ -1153,6 +1153,7 @@ static const OpFn op_table[NR_OP_COUNT] = {
     [NR_OP_LOCAL_LOAD] = nr_ptx_op_local_load,
     [NR_OP_LOCAL_STORE] = nr_ptx_op_local_store,
     [NR_OP_MEMDESC_INDEX] = nr_ptx_op_memdesc_index,
+    [NR_OP_MEMDESC_TRANS] = nr_ptx_op_memdesc_trans,
     [NR_OP_ASYNC_COPY] = nr_ptx_op_async_copy,
     [NR_OP_ASYNC_COMMIT_GROUP] = nr_ptx_op_async_commit,
     [NR_OP_ASYNC_WAIT] = nr_ptx_op_async_wait,
@@ -1232,6 +1233,13 @@ static NrOpId emit_block(NrPtx *p, NrBlockId b, int depth) {
                 nr_ptx_error(p, "'%s' cannot be emitted as PTX",
                              opc > NR_OP_INVALID && opc < NR_OP_COUNT ? nr_op_info[opc].name : "invalid op");
                 break;
+            }
+            if (op_table[opc] == nr_ptx_op_elem) {
+                NrOpId last = nr_ptx_elem_run(p, o);
+                if (last) {
+                    o = last;
+                    break;
+                }
             }
             op_table[opc](p, o);
             break;

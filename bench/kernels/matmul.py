@@ -16,21 +16,21 @@ def gelu(x):
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
-                  stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                  GROUP_M: tl.constexpr, HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
+def _tile_of(tile, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
     # Tiles are numbered down columns of GROUP_M tile rows at a time, so that
     # programs running together share tiles of A and B in the L2 cache.
-    pid = tl.program_id(0)
     tiles_m = tl.cdiv(M, BLOCK_M)
-    tiles_n = tl.cdiv(N, BLOCK_N)
-    tiles_per_group = GROUP_M * tiles_n
-    first_m = (pid // tiles_per_group) * GROUP_M
+    tiles_per_group = GROUP_M * tl.cdiv(N, BLOCK_N)
+    first_m = (tile // tiles_per_group) * GROUP_M
     group_rows = min(tiles_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % tiles_per_group) % group_rows
-    pid_n = (pid % tiles_per_group) // group_rows
+    return first_m + (tile % tiles_per_group) % group_rows, (tile % tiles_per_group) // group_rows
 
+
+@triton.jit
+def _matmul_tile(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, pid_m, pid_n,
+                 stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                 HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
     # Rows and columns past the edges wrap around: their loads stay in bounds
     # without masks, and their results are never stored.
     rm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
@@ -57,10 +57,47 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(cm[:, None] < M) & (cn[None, :] < N))
 
 
-def matmul(c, a, b, bias, M, N, K, a_strides, b_strides, c_strides, config, activation=""):
-    """config: (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages); bias: None or a vector of N."""
-    bm, bn, bk, gm, warps, stages = config
-    grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
+                  stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  GROUP_M: tl.constexpr, HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
+    pid_m, pid_n = _tile_of(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    _matmul_tile(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, pid_m, pid_n, stride_am, stride_ak, stride_bk, stride_bn,
+                 stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, HAS_BIAS, ACTIVATION)
+
+
+@triton.jit
+def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
+                             stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                             GROUP_M: tl.constexpr, HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr,
+                             NUM_PROGRAMS: tl.constexpr):
+    # One program per SM walks the output tiles (tile, tile + NUM_PROGRAMS,
+    # ...) in the same grouped order as matmul_kernel, so the programs that
+    # run at the same time still share tiles of A and B in L2; each tile's K
+    # loop is pipelined num_stages deep.
+    for tile in range(tl.program_id(0), tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N), NUM_PROGRAMS):
+        pid_m, pid_n = _tile_of(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        _matmul_tile(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, pid_m, pid_n, stride_am, stride_ak, stride_bk,
+                     stride_bn, stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, HAS_BIAS, ACTIVATION)
+
+
+def matmul(c, a, b, bias, M, N, K, a_strides, b_strides, c_strides, config, activation="", num_sms=1):
+    """config: (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages[, "persistent"]);
+    bias: None or a vector of N.  A persistent config launches num_sms programs
+    (at most one per tile) running matmul_persistent_kernel."""
+    bm, bn, bk, gm, warps, stages = config[:6]
+    tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
+    if len(config) > 6 and config[6] == "persistent":
+        programs = max(1, min(num_sms, tiles))
+        matmul_persistent_kernel[(programs,)](
+            a, b, c, bias, M, N, K, a_strides[0], a_strides[1], b_strides[0], b_strides[1],
+            c_strides[0], c_strides[1], BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm,
+            HAS_BIAS=bias is not None, ACTIVATION=activation, NUM_PROGRAMS=programs, num_warps=warps,
+            num_stages=stages)
+        return c
+    grid = (tiles,)
     matmul_kernel[grid](a, b, c, bias, M, N, K, a_strides[0], a_strides[1], b_strides[0], b_strides[1],
                         c_strides[0], c_strides[1], BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm,
                         HAS_BIAS=bias is not None, ACTIVATION=activation, num_warps=warps, num_stages=stages)

@@ -26,6 +26,9 @@ LLM_NK = [(4096, 4096), (14336, 4096), (4096, 14336)]
 SMALL_M = [(16, 32, 256, 8, 4, 4), (16, 64, 128, 8, 4, 4), (16, 128, 128, 8, 4, 3), (32, 64, 128, 8, 4, 4)]
 MEDIUM = [(64, 64, 64, 8, 4, 4), (64, 128, 64, 8, 4, 4), (128, 128, 64, 8, 4, 4)]
 LARGE = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (128, 256, 64, 8, 8, 4), (256, 128, 64, 8, 8, 3)]
+# Persistent programs (bench/kernels/matmul.py: one per SM, walking the tiles),
+# tried beside LARGE on the big squares and LLM shapes.
+PERSISTENT = [(128, 256, 64, 8, 8, 3, "persistent"), (128, 128, 64, 8, 4, 4, "persistent")]
 
 
 def configs(M, N, dtype):
@@ -35,14 +38,14 @@ def configs(M, N, dtype):
     elif M * N <= 2048 * 2048:
         base = MEDIUM + LARGE[:2]
     else:
-        base = LARGE
+        base = LARGE + PERSISTENT
     scale = 2 / ITEMSIZE[dtype]
-    return [(bm, bn, int(bk * scale), gm, w, s) for bm, bn, bk, gm, w, s in base]
+    return [(bm, bn, int(bk * scale), *rest) for bm, bn, bk, *rest in base]
 
 
 def config_label(cfg):
-    bm, bn, bk, gm, w, s = cfg
-    return f"{bm}x{bn}x{bk} g{gm} w{w} s{s}"
+    bm, bn, bk, gm, w, s = cfg[:6]
+    return f"{bm}x{bn}x{bk} g{gm} w{w} s{s}" + (" persistent" if len(cfg) > 6 else "")
 
 
 def _case(workload, M, N, K, dtype, shape=None, series=None, x=None):
@@ -91,7 +94,8 @@ def prepare(case, env, b_column_major=False, epilogue=False):
         c = out[backend]
 
         def candidate(cfg):
-            return lambda: mod.matmul(c, a, b, bias, M, N, K, a.stride(), b.stride(), c.stride(), cfg, activation)
+            return lambda: mod.matmul(c, a, b, bias, M, N, K, a.stride(), b.stride(), c.stride(), cfg, activation,
+                                      env.num_sms)
         return [(config_label(cfg), candidate(cfg)) for cfg in configs(M, N, case.dtype)]
 
     candidates, notes = kernel_candidates(env, "matmul", make)

@@ -233,7 +233,8 @@ def test_matmul_configs():
                         (4096, 4096, "fp16"), (8192, 8192, "fp8e4m3"), (4096, 4096, "tf32")]:
         cfgs = MM.configs(M, N, dtype)
         assert 1 <= len(cfgs) <= 6
-        for bm, bn, bk, gm, warps, stages in cfgs:
+        for bm, bn, bk, gm, warps, stages, *kind in cfgs:
+            assert kind in ([], ["persistent"])
             for v in (bm, bn, bk, warps):
                 assert v & (v - 1) == 0, (M, N, dtype, bm, bn, bk)
             assert bm >= 16 and bn >= 16 and bk >= 16 and stages >= 2
@@ -241,6 +242,8 @@ def test_matmul_configs():
             assert (bm + bn) * bk * W.ITEMSIZE[dtype] * stages <= 227 * 1024
     assert MM.configs(1, 4096, "bf16")[0][0] == 16
     assert [c[2] for c in MM.configs(4096, 4096, "fp8e4m3")] == [2 * c[2] for c in MM.configs(4096, 4096, "fp16")]
+    big = MM.configs(4096, 4096, "fp16")
+    assert any(len(c) == 7 for c in big) and MM.config_label(big[-1]).endswith(" persistent")
 
 
 # --- loading one kernel file under a compiler --------------------------------------------------------
@@ -360,13 +363,17 @@ def test_matmul_kernel(rng, name, dtype, out_dtype, epilogue, M):
     c = poisoned((M, N), out_dtype)
     item = a.itemsize
     cfg = (16, 32, 32, 4, 4, 3) if M == 1 else (32, 64, 32, 2, 4, 3)
-    mod.matmul(c, a, b, bias, M, N, K, (a.strides[0] // item, a.strides[1] // item),
-               (b.strides[0] // item, b.strides[1] // item), (N, 1), cfg, "gelu" if epilogue else "")
     ref = a.astype(np.float64) @ b.astype(np.float64)
     if epilogue:
         ref = gelu_ref(ref + bias.astype(np.float64))
     tol = harness.tolerance("tf32" if name == "fp32" else name)
-    assert rel_err(c.astype(np.float64), ref) < tol
+    # the grid of tiles, then persistent programs: 3 of them walk the tiles (one when M = 1)
+    for config in (cfg, cfg + ("persistent",)):
+        c = poisoned((M, N), out_dtype)
+        mod.matmul(c, a, b, bias, M, N, K, (a.strides[0] // item, a.strides[1] // item),
+                   (b.strides[0] // item, b.strides[1] // item), (N, 1), config, "gelu" if epilogue else "",
+                   num_sms=3)
+        assert rel_err(c.astype(np.float64), ref) < tol, config
 
 
 @pytest.mark.parametrize("causal", [False, True])

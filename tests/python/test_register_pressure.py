@@ -1,0 +1,49 @@
+"""Register pressure of the large tiles: the kernels the benchmarks launch
+with their biggest configurations assemble without spills (ptxas -v, no GPU
+needed).  The bias + GELU epilogue of a 128x256 fp16 tile holds 128 fp32
+accumulators a thread; emitted op by op its intermediates would all be live
+at once and ptxas would spill."""
+import os
+import re
+import subprocess
+
+import pytest
+
+from ptxas_mode import ptxas_path
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NEREID = os.path.join(ROOT, "build", "nereid")
+MATMUL = os.path.join(ROOT, "bench", "kernels", "matmul.py")
+MM_SIG = ("*fp16:16, *fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, "
+          "i32:16, i32:1")
+
+pytestmark = pytest.mark.skipif(not ptxas_path() or not os.path.exists(NEREID), reason="needs ptxas and build/nereid")
+
+
+def info(path, kernel, sig, arch, warps, stages):
+    r = subprocess.run([NEREID, "info", path, "-k", kernel, "-s", sig, "--arch", arch, "--num-warps", str(warps),
+                        "--num-stages", str(stages), "--gpu", "H100", "--from", "ptxas", "--ptxas", ptxas_path()],
+                       capture_output=True, text=True, env=dict(os.environ, NEREID_NO_CACHE="1"))
+    assert r.returncode == 0, r.stderr
+    regs = int(re.search(r"^registers:\s+(\d+)", r.stdout, re.M).group(1))
+    m = re.search(r"^spills:\s+(\d+) bytes stored, (\d+) bytes loaded", r.stdout, re.M)
+    return regs, int(m.group(1)), int(m.group(2))
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+@pytest.mark.parametrize("tile", [(128, 256, 64, 8, 3), (256, 128, 64, 8, 3), (128, 128, 64, 4, 4)])
+@pytest.mark.parametrize("epilogue", ['True, "gelu"', 'False, ""'])
+def test_matmul_epilogue_no_spills(arch, tile, epilogue):
+    bm, bn, bk, warps, stages = tile
+    regs, st, ld = info(MATMUL, "matmul_kernel", f"{MM_SIG}, {bm}, {bn}, {bk}, 8, {epilogue}", arch, warps, stages)
+    assert st == 0 and ld == 0, f"{arch} {tile} {epilogue}: {regs} registers, {st} bytes spilled, {ld} reloaded"
+    assert regs <= 255
+
+
+# On sm_80 (mma.sync) the persistent 128x256 tile needs a few registers more than
+# the grid version and spills 60-70 bytes; there only the sm_90a path is held to none.
+@pytest.mark.parametrize("arch", ["sm_90a"])
+@pytest.mark.parametrize("epilogue", ['True, "gelu"', 'False, ""'])
+def test_persistent_matmul_no_spills(arch, epilogue):
+    regs, st, ld = info(MATMUL, "matmul_persistent_kernel", f"{MM_SIG}, 128, 256, 64, 8, {epilogue}, 132", arch, 8, 3)
+    assert st == 0 and ld == 0, f"{arch} {epilogue}: {regs} registers, {st} bytes spilled, {ld} reloaded"
