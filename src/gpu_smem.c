@@ -35,7 +35,32 @@ typedef struct Smem {
     int32_t *last;         /* per op: the last position inside it (itself if it has no regions) */
     int32_t npos;
     User *users; int nusers, capusers;
+    int32_t *use_at;       /* uses of value v: use_op[use_at[v] .. use_at[v + 1]) (built when first needed) */
+    NrOpId *use_op;
 } Smem;
+
+/* Every (op, operand) use of every value, grouped by value: op ids in
+ * increasing order, an op once per operand slot that names the value. */
+static void index_uses(Smem *s) {
+    NrFunc *f = s->f;
+    s->use_at = nr_alloc(&s->scratch, sizeof(int32_t) * (size_t)(f->nvals + 1));
+    for (NrOpId o = 1; o < f->nops; o++) {
+        const NrOp *op = &f->ops[o];
+        if (op->dead || !op->block) continue;
+        for (int i = 0; i < op->nopnds; i++)
+            if (op->opnds[i] > 0 && op->opnds[i] < f->nvals) s->use_at[op->opnds[i] + 1]++;
+    }
+    for (NrValId v = 0; v < f->nvals; v++) s->use_at[v + 1] += s->use_at[v];
+    int32_t *fill = nr_alloc(&s->scratch, sizeof(int32_t) * (size_t)(f->nvals + 1));
+    memcpy(fill, s->use_at, sizeof(int32_t) * (size_t)(f->nvals + 1));
+    s->use_op = nr_alloc(&s->scratch, sizeof(NrOpId) * (size_t)(s->use_at[f->nvals] + 1));
+    for (NrOpId o = 1; o < f->nops; o++) {
+        const NrOp *op = &f->ops[o];
+        if (op->dead || !op->block) continue;
+        for (int i = 0; i < op->nopnds; i++)
+            if (op->opnds[i] > 0 && op->opnds[i] < f->nvals) s->use_op[fill[op->opnds[i]]++] = o;
+    }
+}
 
 static void number(Smem *s, NrBlockId b, int depth) {
     if (depth > 1000) return;
@@ -66,10 +91,12 @@ static int32_t live_until(Smem *s, NrOpId def, NrOpId use) {
  * the views made from it). */
 static void extend(Smem *s, User *u, NrValId v, int depth) {
     NrFunc *f = s->f;
-    if (depth > 16) return;
-    for (NrOpId o = 1; o < f->nops; o++) {
+    if (depth > 16 || v <= 0 || v >= f->nvals) return;
+    if (!s->use_at) index_uses(s);
+    for (int32_t k = s->use_at[v]; k < s->use_at[v + 1]; k++) {
+        NrOpId o = s->use_op[k];
+        if (k > s->use_at[v] && s->use_op[k - 1] == o) continue; /* (each of its slots below) */
         const NrOp *op = &f->ops[o];
-        if (op->dead || !op->block) continue;
         for (int i = 0; i < op->nopnds; i++) {
             if (op->opnds[i] != v) continue;
             int32_t e = live_until(s, u->op, o);
