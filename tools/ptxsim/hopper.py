@@ -464,10 +464,10 @@ class _Wgmma:
         self.scale_d = ops[3]
 
 
-def _load_desc_operand(fr, ins, wgs, desc, rows, w, trans, what):
-    """Values (nwg, rows, k) of the matrix each warpgroup's descriptor describes, and the
-    flat bytes read (nwg, rows * k * es)."""
-    es = _ES[w.aty]
+def _load_desc_operand(fr, ins, wgs, desc, rows, w, trans, ty, what):
+    """Values (nwg, rows, k) of the matrix of type ty each warpgroup's descriptor describes,
+    and the flat bytes read (nwg, rows * k * es)."""
+    es = _ES[ty]
     start, lbo, sbo, base, swz = decode_descriptor(desc)
     if (base != 0).any():
         g = int(np.flatnonzero(base != 0)[0])
@@ -485,7 +485,7 @@ def _load_desc_operand(fr, ins, wgs, desc, rows, w, trans, what):
     flat = _flat_of(fr, ins, addr, t0, es, f"the {what} matrix descriptor")
     fb = (flat[..., None] + np.arange(es)).reshape(nwg, -1)
     raw = fr.smem[fb].reshape(nwg, rows, w.k, es).copy().view(UINT[es])[..., 0]
-    return _decode_elems(w.aty, raw), fb
+    return _decode_elems(ty, raw), fb
 
 
 def c_wgmma(fr, ins):
@@ -570,11 +570,11 @@ def _c_mma_async(fr, ins):
                         + " after the last wgmma.fence.sync.aligned (the fence must come between them)")
         # operands
         bdesc = _uniform(fr, ins, np.broadcast_to(np.asarray(bd_rd()), (fr.T,))[th], wgs, "B matrix descriptor")
-        B, bfb = _load_desc_operand(fr, ins, wgs, bdesc, n, w, w.trans_b, "B")
+        B, bfb = _load_desc_operand(fr, ins, wgs, bdesc, n, w, w.trans_b, w.bty, "B")
         B = np.swapaxes(B, 1, 2)  # (nwg, k, n)
         if ad_rd is not None:
             adesc = _uniform(fr, ins, np.broadcast_to(np.asarray(ad_rd()), (fr.T,))[th], wgs, "A matrix descriptor")
-            A, afb = _load_desc_operand(fr, ins, wgs, adesc, 64, w, w.trans_a, "A")
+            A, afb = _load_desc_operand(fr, ins, wgs, adesc, 64, w, w.trans_a, w.aty, "A")
             fbs = np.concatenate([afb, bfb], axis=1)
         else:
             aw = words(a_rd, th).reshape(nwg * 4, 32, 4).astype(np.uint32)
@@ -640,37 +640,40 @@ def _c_mma_async(fr, ins):
     return f
 
 
+def _regs_of(op, out):
+    """Adds the names of the registers operand op mentions to the set out."""
+    if isinstance(op, Reg):
+        out.add(op.name)
+    elif isinstance(op, (Vec, Pair)):
+        for x in op.items:
+            _regs_of(x, out)
+    elif isinstance(op, Addr):
+        _regs_of(op.base, out)
+    elif isinstance(op, TensorAddr):
+        _regs_of(op.base, out)
+        _regs_of(op.coords, out)
+    return out
+
+
+# instructions whose first operand is not a destination
+_NO_DEST = ("st", "red", "cp", "bar", "barrier", "prefetch", "fence", "membar", "mbarrier", "call")
+
+
 def track_registers(fr, ins, core):
     """core wrapped with the checks of a non-wgmma instruction that names wgmma registers:
     none may be in flight, and those it writes need a wgmma.fence before the next wgmma."""
     hop = fr.hop
-    names = set()
-
-    def collect(op):
-        if isinstance(op, Reg):
-            names.add(op.name)
-        elif isinstance(op, (Vec, Pair)):
-            for x in op.items:
-                collect(x)
-        elif isinstance(op, Addr):
-            collect(op.base)
-        elif isinstance(op, TensorAddr):
-            collect(op.base)
-            collect(op.coords)
-
     ops_ = ins.operands if ins.opcode != "call" else []
+    used = set()
     for op in ops_:
-        collect(op)
+        _regs_of(op, used)
     if ins.guard is not None:
-        names.add(ins.guard[0].name)
-    used = sorted(names & hop.tracked)
-    if not used:
+        used.add(ins.guard[0].name)
+    names = sorted(used & hop.tracked)
+    if not names:
         return core
-    names.clear()
-    if ops_ and ins.opcode not in ("st", "red", "cp", "bar", "barrier", "prefetch", "fence", "membar", "mbarrier"):
-        collect(ops_[0])  # the destination
-    written = sorted(names & hop.tracked)
-    names = used
+    dest = _regs_of(ops_[0], set()) if ops_ and ins.opcode not in _NO_DEST else set()
+    written = sorted(dest & hop.tracked)
 
     def f(m):
         act = fr.live if m is None else m
@@ -720,6 +723,7 @@ def _complete_phase(fr, flat, b):
 
 
 def arrive(fr, ins, t, flat, b, count=1, tx=0):
+    b.spins = 0
     b.tx += tx
     if not -(1 << 20) < b.tx < (1 << 20):
         fr.fail(AsyncError, ins, t, f"the mbarrier's transaction count left its range (+-(2^20 - 1)): {b.describe()}")
@@ -851,27 +855,30 @@ def c_mbarrier(fr, ins):
 
 
 def _hang_check(fr, ins, sel, fl, done, kind):
-    """A wait that fails while every live thread of its block waits can never succeed."""
+    """Waits that keep failing with nothing changing their mbarrier: after 1000 failures while
+    every live thread of the block waits there (nothing else can arrive), or 200000 in all."""
     fail = sel[~done[sel]]
     if fail.size == 0:
         return
     live2 = fr.live.reshape(fr.ncta, fr.nthr)
     here = np.zeros(fr.T, np.bool_)
     here[sel] = True
-    here2 = here.reshape(fr.ncta, fr.nthr)
-    for c in np.unique(fr.cta_of[fail]):
-        if (here2[c] == live2[c]).all():
-            t = int(fail[fr.cta_of[fail] == c][0])
-            j = int(np.flatnonzero(sel == t)[0])
-            b = fr.hop.mbar[int(fl[j])]
-            fr.fail(_cls("HangError"), ins, t, f"mbarrier.{kind} waits for a phase that can never complete: every "
-                    f"thread of the block waits on it ({b.describe()})")
+    all_wait = (here.reshape(fr.ncta, fr.nthr) == live2).all(1)
+    seen = set()
     for j in np.flatnonzero(~done[sel]):
-        b = fr.hop.mbar[int(fl[j])]
+        f0 = int(fl[j])
+        if f0 in seen:
+            continue
+        seen.add(f0)
+        b = fr.hop.mbar[f0]
         b.spins += 1
+        t = int(sel[j])
+        if b.spins > 1000 and all_wait[fr.cta_of[t]]:
+            fr.fail(_cls("HangError"), ins, t, f"mbarrier.{kind} waits for a phase that can never complete: every "
+                    f"thread of the block waits on it, 1000 times with nothing arriving ({b.describe()})")
         if b.spins > 200000:
-            fr.fail(_cls("HangError"), ins, int(sel[j]), f"mbarrier.{kind} spun 200000 times without the phase "
-                    f"completing ({b.describe()})")
+            fr.fail(_cls("HangError"), ins, t, f"mbarrier.{kind} failed 200000 times with nothing arriving "
+                    f"({b.describe()})")
 
 
 # --- TMA ------------------------------------------------------------------------------------------------------------
