@@ -60,12 +60,21 @@ def kernel(body, params=None, nparams=2, threads=128, decls=""):
 """
 
 
-def run(ptx, arrays, scalars=(), grid=1, smem=0, params=None, **kw):
+_RAN = {}  # PTX that ran without a fault: test_hand_written_ptx_assembles assembles it
+
+
+def launch(ptx, *args, **kw):
+    """ptxsim.launch of entry k, remembering the PTX when it runs cleanly."""
+    r = ptxsim.launch(ptx, "k", *args, **kw)
+    _RAN[hash(ptx)] = ptx
+    return r
+
+
+def run(ptx, arrays, scalars=(), grid=1, smem=0, **kw):
     """Launches k over allocations of arrays (then scalars or raw bytes); returns the arrays as the kernel left them."""
     mem = ptxsim.GlobalMemory()
     allocs = [mem.from_array(a, f"a{i}") for i, a in enumerate(arrays)]
-    ps = list(allocs) + list(scalars) if params is None else params(mem, allocs)
-    ptxsim.launch(ptx, "k", (grid,), params=ps, memory=mem, shared_bytes=smem, **kw)
+    launch(ptx, (grid,), params=list(allocs) + list(scalars), memory=mem, shared_bytes=smem, **kw)
     return [al.ndarray(a.dtype, a.shape, a.strides) for al, a in zip(allocs, arrays)]
 
 
@@ -672,7 +681,7 @@ def test_tma_load(rng, dtype, dims, row, box, estr, coords, swz, nan, where):
     else:
         params = [raw, oa] + [c & 0xFFFFFFFF for c in coords]
     ptx = _tma_kernel(len(dims), nbytes, len(want), map_param=where == "param")
-    ptxsim.launch(ptx, "k", (1,), params=params, memory=mem, shared_bytes=1024 + len(want))
+    launch(ptx, (1,), params=params, memory=mem, shared_bytes=1024 + len(want))
     got = oa.ndarray(np.uint8, out.shape)
     assert np.array_equal(got, want), np.flatnonzero(got != want)[:10]
 
@@ -692,18 +701,18 @@ def test_tma_checks(rng):
     mem, params = _tma_setup(rng)
     # reading the data before waiting for the mbarrier's phase
     with pytest.raises(ptxsim.RaceError, match="before this thread saw"):
-        ptxsim.launch(_tma_kernel(2, 2048, 2048, wait=False), "k", (1,), params=params, memory=mem,
+        launch(_tma_kernel(2, 2048, 2048, wait=False), (1,), params=params, memory=mem,
                       shared_bytes=3072)
     # the mbarrier expects fewer bytes than arrive: the transaction count goes negative, and the
     # wait can never succeed with every thread waiting
     mem, params = _tma_setup(rng)
     with pytest.raises(ptxsim.HangError, match="can never complete"):
-        ptxsim.launch(_tma_kernel(2, 4096, 2048), "k", (1,), params=params, memory=mem, shared_bytes=3072)
+        launch(_tma_kernel(2, 4096, 2048), (1,), params=params, memory=mem, shared_bytes=3072)
     # a map that is not a tensor map
     mem, params = _tma_setup(rng)
     params[0].bytes[:4] = 0
     with pytest.raises(ptxsim.SimError, match="not a tensor map"):
-        ptxsim.launch(_tma_kernel(2, 2048, 2048), "k", (1,), params=params, memory=mem, shared_bytes=3072)
+        launch(_tma_kernel(2, 2048, 2048), (1,), params=params, memory=mem, shared_bytes=3072)
     # a map whose dims reach past the allocation
     mem, params = _tma_setup(rng)
     ta = mem.allocs[0]
@@ -711,7 +720,7 @@ def test_tma_checks(rng):
                                                                 swizzle=3), np.uint8)
     params[3] = 1
     with pytest.raises(ptxsim.MemoryFault, match="TMA load"):
-        ptxsim.launch(_tma_kernel(2, 2048, 2048), "k", (1,), params=params, memory=mem, shared_bytes=3072)
+        launch(_tma_kernel(2, 2048, 2048), (1,), params=params, memory=mem, shared_bytes=3072)
 
 
 def test_tma_store(rng):
@@ -747,7 +756,7 @@ def test_tma_store(rng):
         ta = mem.from_array(t, "t")
         ma = mem.alloc(128, "map", 0)
         ma.bytes[:] = np.frombuffer(ptxsim.encode_tensor_map(7, 2, ta, dims, [160], box, [1, 1], swizzle=2), np.uint8)
-        ptxsim.launch(kernel(b, nparams=2), "k", (1,), params=[ia, ma], memory=mem, shared_bytes=3072)
+        launch(kernel(b, nparams=2), (1,), params=[ia, ma], memory=mem, shared_bytes=3072)
         return ta.ndarray(np.float32, t.shape)
 
     got = go(body())
@@ -818,7 +827,7 @@ $Lw:
 """
     ptx = kernel(body, params=[".param .u64 p0", ".param .u64 p1", ".param .u64 p2", ".param .u64 p3"])
     ptx = ptx.replace("  ld.param.u64 %rd0, [p0];\n  ld.param.u64 %rd1", "  ld.param.u64 %rd1", 1)
-    ptxsim.launch(ptx, "k", (2,), params=[maps, oa, da, db], memory=mem, shared_bytes=1024 + 16384)
+    launch(ptx, (2,), params=[maps, oa, da, db], memory=mem, shared_bytes=1024 + 16384)
     got = oa.ndarray(np.float32, out.shape)
     D = A.astype(np.float64) @ B.astype(np.float64)
     for cta in range(2):
@@ -990,6 +999,32 @@ def test_nereid_tma_kernel(rng, ir2ptx, sa, oa, sb, ob, K):
             swizzle={32: 1, 64: 2, 128: 3}[swz]), np.uint8)
         maps.append(m)
     ca = mem.from_array(np.full((128, 128), np.nan, np.float32), "C")
-    ptxsim.launch(ptx, "k", (1,), params=maps + [ca, K], memory=mem)
+    launch(ptx, (1,), params=maps + [ca, K], memory=mem)
     got = ca.ndarray(np.float32, (128, 128))
     np.testing.assert_array_equal(got, A.astype(np.float64) @ B.astype(np.float64))
+
+
+def test_hand_written_ptx_assembles(rng):
+    """Every kernel above that ran cleanly is PTX ptxas takes for sm_90a (when ptxas is there)."""
+    import shutil
+    import subprocess
+    import tempfile
+    ptxas = os.environ.get("PTXAS") or shutil.which("ptxas") or \
+        ("/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+    if not ptxas:
+        pytest.skip("needs ptxas")
+    if len(_RAN) < 10:  # run alone: run some kernels first
+        test_wgmma(rng, *WGMMA[0])
+        test_wgmma(rng, *WGMMA[10])
+        test_mbarrier_phases_and_transactions()
+        test_tma_load(rng, *TMA[0], "param")
+        test_tma_store(rng)
+        test_tma_to_wgmma_pipeline(rng)
+        test_setmaxnreg_and_elect()
+    with tempfile.TemporaryDirectory() as d:
+        for i, ptx in enumerate(_RAN.values()):
+            path = os.path.join(d, f"k{i}.ptx")
+            with open(path, "w") as f:
+                f.write(ptx)
+            p = subprocess.run([ptxas, "-arch=sm_90a", path, "-o", os.devnull], capture_output=True, text=True)
+            assert p.returncode == 0, f"{p.stderr[:2000]}\n{ptx}"
