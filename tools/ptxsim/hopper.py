@@ -56,6 +56,13 @@ def _cls(name):
     return getattr(machine, name)
 
 
+def _cover(key):
+    """Records a variant that ran for PTXSIM_COVERAGE (descriptor layouts, TMA boxes)."""
+    from . import machine
+    if machine.COVERAGE is not None:
+        machine.COVERAGE.add(key)
+
+
 # --- per-wave state -------------------------------------------------------------------------------------------
 class MBarrier:
     __slots__ = ("expected", "pending", "tx", "phase", "init_tid", "init_ep", "spins")
@@ -476,6 +483,8 @@ def _load_desc_operand(fr, ins, wgs, desc, rows, w, trans, ty, what):
     nwg = len(wgs)
     off = np.empty((nwg, rows, w.k), np.int64)
     for s in np.unique(swz):
+        _cover(f"wgmma {what} from a descriptor: .{ty}, {'MN' if trans else 'K'}-major, "
+               + (f"{int(s)}-byte swizzle" if s else "no swizzle"))
         sel = swz == s
         off[sel] = canonical_offsets(rows, w.k, es, trans, int(s), lbo[sel], sbo[sel])
     addr = swizzle_address(start[:, None, None] + off, swz[:, None, None])
@@ -577,6 +586,7 @@ def _c_mma_async(fr, ins):
             A, afb = _load_desc_operand(fr, ins, wgs, adesc, 64, w, w.trans_a, w.aty, "A")
             fbs = np.concatenate([afb, bfb], axis=1)
         else:
+            _cover(f"wgmma A from registers: .{w.aty}")
             aw = words(a_rd, th).reshape(nwg * 4, 32, 4).astype(np.uint32)
             ea = _decode(w.aty, aw).reshape(nwg, 4, 32, na)
             A = np.zeros((nwg, 64, k), np.int64 if w.ints else np.float64)
@@ -997,6 +1007,7 @@ def _tma_load(fr, ins, rank, map_rd, c_rd, dst_f, bar_f):
                 fr.fail(SimError, ins, t, f"a {rank}d TMA copy with a tensor map of rank {tm.rank}")
             coords = [_vals(c, t) for c in c_rd]
             gaddr, inb, counts = _box(fr, ins, t, tm, coords)
+            _cover(f"TMA load: {rank}d, {tm.swizzle_bytes}-byte swizzle" + (", out of bounds" if not inb.all() else ""))
             es = tm.esize
             data = np.full(len(gaddr), oob_fill_bits(tm), UINT[es])
             if inb.any():
