@@ -8,10 +8,12 @@
     result = out.ndarray(np.float32, (1000,))
 
 Every thread of a CTA runs the kernel's instructions as numpy operations
-over the threads (see machine.py for the execution model, ops.py and
-mem_ops.py for the instructions, docs/ptxsim.md for what is modelled).
-Faults raise subclasses of SimError naming the PTX line, the thread and
-the address.
+over the threads (see machine.py for the execution model, ops.py,
+mem_ops.py and hopper.py (wgmma, mbarrier, TMA) for the instructions,
+docs/ptxsim.md for what is modelled).  encode_tensor_map() writes the
+simulator's tensor maps (tensormap.py), from cuTensorMapEncodeTiled's
+arguments.  Faults raise subclasses of SimError naming the PTX line, the
+thread and the address.
 """
 import collections
 import hashlib

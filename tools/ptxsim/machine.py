@@ -19,7 +19,9 @@ the same epoch (no bar.sync between), a write after another thread's read
 or a different value written by two threads in one epoch are races.
 cp.async copies read global memory when issued and land in shared memory
 at the cp.async.wait_group that completes their group; reading their bytes
-before that is an error.
+before that is an error.  Kernels with Hopper's asynchronous instructions
+carry more per-byte and per-thread state (hopper.State): the proxy fences,
+in-flight wgmma reads, TMA data and mbarriers.
 """
 import atexit
 import os
