@@ -703,7 +703,7 @@ def test_tma_checks(rng):
     with pytest.raises(ptxsim.RaceError, match="before this thread saw"):
         launch(_tma_kernel(2, 2048, 2048, wait=False), (1,), params=params, memory=mem,
                       shared_bytes=3072)
-    # the mbarrier expects fewer bytes than arrive: the transaction count goes negative, and the
+    # the mbarrier expects more bytes than the copy brings: the phase never completes, and the
     # wait can never succeed with every thread waiting
     mem, params = _tma_setup(rng)
     with pytest.raises(ptxsim.HangError, match="can never complete"):
