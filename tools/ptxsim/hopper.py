@@ -85,13 +85,18 @@ class State:
     def __init__(self, fr):
         nb, T = len(fr.smem), fr.T
         self.w_fence = np.zeros(nb, np.int32)       # the writer's fence count at a generic write
-        self.reading = np.zeros(nb, np.int16)       # in-flight async reads (wgmma, TMA store)
+        # the last async reader of each byte: a warpgroup (>= 0, wgmma) or -2 - t (thread t's TMA
+        # store), and its group; in flight until that group completes
+        self.rd_owner = np.full(nb, -1, np.int32)
+        self.rd_seq = np.zeros(nb, np.int64)
         self.tma_bar = np.full(nb, -1, np.int32)    # mbarrier (flat offset) a TMA write completes on
         self.tma_phase = np.zeros(nb, np.int32)     # ... and its phase
         self.mbar_bytes = np.zeros(nb, np.bool_)    # bytes of initialized mbarriers
         self.fence_cnt = np.zeros(T, np.int32)      # fence.proxy.async executed per thread
         self.committed = np.zeros(T, np.int64)      # wgmma groups committed per thread
         self.completed = np.zeros(T, np.int64)      # ... and completed by wgmma.wait_group
+        self.bulk_committed = np.zeros(T, np.int64)  # bulk (TMA store) groups committed per thread
+        self.bulk_completed = np.zeros(T, np.int64)  # ... and completed by cp.async.bulk.wait_group
         self.tracked = set()                        # accumulator and A registers of wgmma.mma_async
         self.seq = {}                               # register -> group of its in-flight wgmma (-1)
         self.dirty = {}                             # register -> written since the last wgmma.fence
@@ -107,22 +112,22 @@ class State:
 
     def reset(self):
         self.w_fence.fill(0)
-        self.reading.fill(0)
+        self.rd_owner.fill(-1)
+        self.rd_seq.fill(0)
         self.tma_bar.fill(-1)
         self.tma_phase.fill(0)
         self.mbar_bytes.fill(False)
         self.fence_cnt.fill(0)
         self.committed.fill(0)
         self.completed.fill(0)
+        self.bulk_committed.fill(0)
+        self.bulk_completed.fill(0)
         for n in self.seq:
             self.seq[n].fill(-1)
             self.dirty[n].fill(True)
         self.shape.clear()
         self.mbar = {}          # flat offset -> MBarrier
         self.observed = {}      # flat offset -> phases each thread has seen complete
-        self.wg_reads = []      # (warpgroup, group, flat bytes) of in-flight wgmma reads
-        self.bulk_open = {}     # thread -> [flat bytes] of uncommitted TMA stores
-        self.bulk_groups = {}   # thread -> [[flat bytes]] of committed ones
         self.maps = {}          # raw tensor map bytes -> TensorMap
 
 
@@ -269,8 +274,16 @@ def check_async_write(fr, ins, t, flat, what):
     initialized mbarrier, is an error."""
     hop = fr.hop
     fb = flat.ravel()
-    if hop.reading[fb].any():
-        j = int(np.flatnonzero(hop.reading[fb] > 0)[0])
+    own = hop.rd_owner[fb]
+    busy = np.zeros(fb.shape, np.bool_)
+    wg = own >= 0
+    if wg.any():
+        busy[wg] = hop.rd_seq[fb[wg]] >= hop.completed[own[wg] * WG]
+    st = own <= -2
+    if st.any():
+        busy[st] = hop.rd_seq[fb[st]] >= hop.bulk_completed[-2 - own[st]]
+    if busy.any():
+        j = int(np.flatnonzero(busy)[0])
         fr.fail(_cls("RaceError"), ins, t, f"{what} writes shared memory (offset {int(fb[j] % fr.S)}) that a "
                 "wgmma.mma_async or TMA store still reads (no wgmma.wait_group / cp.async.bulk.wait_group completed "
                 "it)")
@@ -525,14 +538,6 @@ def c_wgmma(fr, ins):
             hop = fr.hop
             th = _wg_threads(wgs)
             hop.completed[th] = np.maximum(hop.completed[th], hop.committed[th] - keep)
-            done_by_wg = hop.completed[::WG]
-            kept = []
-            for g, s, fb in hop.wg_reads:
-                if s < done_by_wg[g]:
-                    np.subtract.at(hop.reading, fb, 1)
-                else:
-                    kept.append((g, s, fb))
-            hop.wg_reads = kept
         return wait
     if kind != "mma_async":
         raise CompileError(f"'{ins.text}' is not modelled")
@@ -642,10 +647,8 @@ def _c_mma_async(fr, ins):
         for nm in (x.name for x in w.d_regs):
             hop.shape[nm] = w.shape
         if fr.opts.races:
-            for i, g in enumerate(wgs):
-                fb = np.unique(fbs[i])
-                np.add.at(hop.reading, fb, 1)
-                hop.wg_reads.append((int(g), int(seq[i * WG]), fb))
+            hop.rd_owner[fbs] = wgs[:, None]
+            hop.rd_seq[fbs] = seq[::WG][:, None]
 
     return f
 
@@ -952,19 +955,15 @@ def c_cp_bulk(fr, ins):
     T = fr.T
     if "commit_group" in mods:
         def commit(m):
-            for t in _sel(m, T):
-                t = int(t)
-                fr.hop.bulk_groups.setdefault(t, []).append(fr.hop.bulk_open.pop(t, []))
+            fr.hop.bulk_committed[_sel(m, T)] += 1
         return commit
     if "wait_group" in mods:
         keep = int(ins.operands[0].text, 0)
 
         def wait(m):
-            for t in _sel(m, T):
-                groups = fr.hop.bulk_groups.get(int(t), [])
-                while len(groups) > keep:
-                    for fb in groups.pop(0):
-                        np.subtract.at(fr.hop.reading, fb, 1)
+            sel = _sel(m, T)
+            hop = fr.hop
+            hop.bulk_completed[sel] = np.maximum(hop.bulk_completed[sel], hop.bulk_committed[sel] - keep)
         return wait
     if "tensor" not in mods:
         raise CompileError(f"'{ins.text}': bulk copies other than cp.async.bulk.tensor are not modelled")
@@ -1066,9 +1065,8 @@ def _tma_store(fr, ins, rank, map_rd, c_rd, src_f):
                 fr.mem.store(gaddr[inb].astype(np.uint64), data[inb][:, None], es, "global",
                              lambda i, msg: fr.fail(MemoryFault, ins, t, f"TMA store: {msg}"))
             if fr.opts.races:
-                u = np.unique(fb.ravel())
-                np.add.at(fr.hop.reading, u, 1)
-                fr.hop.bulk_open.setdefault(t, []).append(u)
+                fr.hop.rd_owner[fb] = -2 - t
+                fr.hop.rd_seq[fb] = fr.hop.bulk_committed[t]
 
     return f
 
