@@ -379,8 +379,8 @@ def test_wgmma_int_wraps_and_saturates(rng):
   st.global.v4.b32 [%rd11], {{%d0, %d1, %d2, %d3}};
 """
         out = np.zeros((128, 4), np.int32)
-        _, out = run(kernel(body, nparams=4), [img, out], [descriptor(0, 16, 1024, 128), descriptor(8192, 16, 1024, 128)],
-                     smem=9216)
+        descs = [descriptor(0, 16, 1024, 128), descriptor(8192, 16, 1024, 128)]
+        _, out = run(kernel(body, nparams=4), [img, out], descs, smem=9216)
         want = 0x7fffff00 + 32 * 127 * 127
         assert (out == (2 ** 31 - 1 if sat else want - 2 ** 32)).all()
 
@@ -452,7 +452,8 @@ def test_wgmma_reads_through_the_async_proxy():
     with pytest.raises(ptxsim.RaceError, match="no bar.sync"):
         _run_simple(_simple_wgmma(barrier=False))
     # shared memory the wgmma reads is written again before the wait
-    ptx = _simple_wgmma(between="  mov.u32 %r9, nr_smem;\n  setp.eq.u32 %p4, %tx, 0;\n  @%p4 st.shared.b32 [%r9+1024], %tx;")
+    ptx = _simple_wgmma(between="  mov.u32 %r9, nr_smem;\n  setp.eq.u32 %p4, %tx, 0;\n"
+                                "  @%p4 st.shared.b32 [%r9+1024], %tx;")
     with pytest.raises(ptxsim.RaceError, match="still reads"):
         _run_simple(ptx)
     # ... and after it, it may be

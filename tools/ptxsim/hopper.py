@@ -191,12 +191,6 @@ def _uniform(fr, ins, vals, wgs, what):
     return v[:, 0]
 
 
-def _read(fr, op, ty, threads):
-    from .ops import rd
-    f = rd(fr, op, ty)
-    return lambda: np.broadcast_to(np.asarray(f()), (fr.T,))[threads]
-
-
 # --- shared memory through the async proxy -------------------------------------------------------------------
 def _flat_of(fr, ins, addrs, threads, nbytes, what):
     """Flat byte indices (len, nbytes) of shared-window addresses addrs read or written by threads."""
@@ -715,11 +709,9 @@ def _mbar_addr(ins):
     raise CompileError(f"'{ins.text}': no mbarrier address")
 
 
-def _mbar_of(fr, ins, t, flat, what, init_ok=False):
+def _mbar_of(fr, ins, t, flat, what):
     b = fr.hop.mbar.get(int(flat))
     if b is None:
-        if init_ok:
-            return None
         fr.fail(AsyncError, ins, t, f"{what} on shared offset {int(flat % fr.S)}, which holds no initialized "
                 "mbarrier (mbarrier.init it first)")
     if fr.opts.races and b.init_tid != t and b.init_ep == int(fr.epoch[fr.cta_of[t]]):
@@ -728,14 +720,15 @@ def _mbar_of(fr, ins, t, flat, what, init_ok=False):
     return b
 
 
-def _complete_phase(fr, flat, b):
+def _complete_phase(b):
     if b.pending == 0 and b.tx == 0:
         b.phase += 1
         b.pending = b.expected
         b.spins = 0
 
 
-def arrive(fr, ins, t, flat, b, count=1, tx=0):
+def arrive(fr, ins, t, b, count=1, tx=0):
+    """count arrivals and tx transaction bytes (negative: completed) on mbarrier b by thread t."""
     b.spins = 0
     b.tx += tx
     if not -(1 << 20) < b.tx < (1 << 20):
@@ -744,7 +737,7 @@ def arrive(fr, ins, t, flat, b, count=1, tx=0):
         if count > b.pending:
             fr.fail(AsyncError, ins, t, f"more arrivals on the mbarrier than its phase expects: {b.describe()}")
         b.pending -= count
-    _complete_phase(fr, flat, b)
+    _complete_phase(b)
 
 
 def c_mbarrier(fr, ins):
@@ -815,9 +808,9 @@ def c_mbarrier(fr, ins):
                 if kind == "arrive_drop":
                     b.expected -= 1
                 if expect:
-                    arrive(fr, ins, t, fl[i], b, 1, int(x[t]))
+                    arrive(fr, ins, t, b, 1, int(x[t]))
                 else:
-                    arrive(fr, ins, t, fl[i], b, int(x[t]) if x is not None else 1)
+                    arrive(fr, ins, t, b, int(x[t]) if x is not None else 1)
             if w_state is not None:
                 w_state(state, m)
         return arr
@@ -831,7 +824,7 @@ def c_mbarrier(fr, ins):
             for i, t in enumerate(sel):
                 t = int(t)
                 b = _mbar_of(fr, ins, t, fl[i], "mbarrier." + kind)
-                arrive(fr, ins, t, fl[i], b, 0, sign * int(x[t]))
+                arrive(fr, ins, t, b, 0, sign * int(x[t]))
         return tx
     if kind in ("test_wait", "try_wait"):
         parity = "parity" in ins.mods
@@ -1030,15 +1023,15 @@ def _tma_load(fr, ins, rank, map_rd, c_rd, dst_f, bar_f):
                 war = (fr.r_ep[flat] == ep) & (rt != t) & (rt >= 0)
                 if war.any():
                     j = int(np.flatnonzero(war)[0])
-                    fr.fail(_cls("RaceError"), ins, t, f"shared memory race: TMA load into offset {int(flat[j] % fr.S)} "
-                            f"read by {fr.who(rt[j])} with no bar.sync between them")
+                    fr.fail(_cls("RaceError"), ins, t, f"shared memory race: TMA load into offset "
+                            f"{int(flat[j] % fr.S)} read by {fr.who(rt[j])} with no bar.sync between them")
                 check_async_write(fr, ins, t, flat, "TMA load")
                 fr.w_tid[flat] = -2  # the async proxy: readers synchronize through the mbarrier
                 fr.w_ep[flat] = ep
                 hop.tma_bar[flat] = bflat
                 hop.tma_phase[flat] = b.phase
             fr.smem[fb] = data.view(np.uint8).reshape(-1, es)
-            arrive(fr, ins, t, bflat, b, 0, -int(np.prod(counts)) * es)
+            arrive(fr, ins, t, b, 0, -int(np.prod(counts)) * es)
 
     return f
 
