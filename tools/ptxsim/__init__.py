@@ -156,7 +156,7 @@ def launch(ptx, kernel, grid, block=None, params=(), memory=None, shared_bytes=N
     if total == 0:
         return LaunchResult([], [], 0, 0)
     per_thread = sum(SIZE.get(c.lstrip("."), 1) for c in entry.regs.values()) + 16
-    per_cta = per_thread * nthr + (36 if prog.hopper else 20) * ((int(shared_bytes) + 15) & ~15)
+    per_cta = per_thread * nthr + (42 if prog.hopper else 20) * ((int(shared_bytes) + 15) & ~15)
     budget = wave_bytes or opts.wave_bytes
     cap = max(1, budget // max(per_cta, 1))
     nwaves = -(-total // cap)

@@ -17,18 +17,18 @@ The asynchrony is checked instead of timed:
     register of a wgmma.mma_async whose group no wgmma.wait_group completed
     yet is an error, and so is a wgmma.mma_async using registers that
     another instruction wrote since the last wgmma.fence;
-  - shared memory a wgmma reads must be written before a bar.sync (by
-    another thread) and, if by generic stores, fenced with
-    fence.proxy.async by its writer; it may not be written again until the
-    wgmma.wait_group that completes the reading group.
+  - shared memory a wgmma reads must be written before a bar.sync and, if
+    by generic stores (or cp.async), fenced with fence.proxy.async by its
+    writer; it may not be written again until the wgmma.wait_group that
+    completes the reading group.
 TMA loads read global memory and write shared memory when issued and
 complete their bytes on the mbarrier at once; a thread that reads those
 bytes must first have seen the mbarrier phase complete (test_wait or
 try_wait returning true).  An mbarrier is a record per 8-byte object:
 expected and pending arrivals, transaction count and phase, as the ISA's
-phase-completion rules say.  A try_wait that fails while every thread of
-its block waits there can never succeed (nothing else runs): that is
-reported as a hang at once.
+phase-completion rules say.  A wait that keeps failing while every
+thread of its block waits there, with nothing arriving, can never succeed
+(nothing else runs): that is reported as a hang.
 """
 import numpy as np
 
@@ -88,7 +88,7 @@ class State:
         # the last async reader of each byte: a warpgroup (>= 0, wgmma) or -2 - t (thread t's TMA
         # store), and its group; in flight until that group completes
         self.rd_owner = np.full(nb, -1, np.int32)
-        self.rd_seq = np.zeros(nb, np.int64)
+        self.rd_seq = np.zeros(nb, np.int32)
         self.tma_bar = np.full(nb, -1, np.int32)    # mbarrier (flat offset) a TMA write completes on
         self.tma_phase = np.zeros(nb, np.int32)     # ... and its phase
         self.mbar_bytes = np.zeros(nb, np.bool_)    # bytes of initialized mbarriers
@@ -243,31 +243,43 @@ def check_async_read(fr, ins, t_issue, flat, readers, own, what):
 
 
 def check_tma_seen(fr, ins, threads, fb, what):
-    """Bytes a TMA load wrote may be read by threads that saw its mbarrier phase complete."""
+    """Bytes fb a TMA load wrote may be read (or overwritten) only by threads that saw the
+    copy's mbarrier phase complete: threads is one thread per byte, or the threads that all
+    read every byte (a warpgroup's wgmma)."""
     hop = fr.hop
     bars = hop.tma_bar[fb]
     tagged = bars >= 0
     if not tagged.any():
         return
+    threads = np.asarray(threads)
+    per_byte = threads.shape == fb.shape
     for bar in np.unique(bars[tagged]):
         sel = bars == bar
-        need = int(hop.tma_phase[fb[sel]].max())
         seen = hop.observed.get(int(bar))
-        have = seen[threads] if seen is not None else np.zeros(len(threads), np.int64)
+        if per_byte:
+            who, need = threads[sel], hop.tma_phase[fb[sel]]
+        else:
+            who, need = threads, int(hop.tma_phase[fb[sel]].max())
+        have = seen[who] if seen is not None else np.zeros(len(who), np.int64)
         short = have <= need
         if short.any():
-            t = int(np.asarray(threads)[np.flatnonzero(short)[0]])
-            j = int(np.flatnonzero(sel)[0])
-            fr.fail(_cls("RaceError"), ins, t, f"{what} reads shared memory (offset {int(fb[j] % fr.S)}) that a TMA "
-                    f"copy writes, before this thread saw the copy's mbarrier phase ({need}) complete "
+            i = int(np.flatnonzero(short)[0])
+            j = int(np.flatnonzero(sel)[i]) if per_byte else int(np.flatnonzero(sel)[0])
+            phase = int(need[i]) if per_byte else need
+            fr.fail(_cls("RaceError"), ins, int(who[i]), f"{what} reaches shared memory (offset {int(fb[j] % fr.S)}) "
+                    f"that a TMA copy writes, before this thread saw the copy's mbarrier phase ({phase}) complete "
                     f"(mbarrier.try_wait / test_wait)")
 
 
 def check_async_write(fr, ins, t, flat, what):
     """A write to flat bytes (any proxy) while async reads of them are in flight, or into an
-    initialized mbarrier, is an error."""
+    initialized mbarrier, is an error.  t: the writing thread, or one per row of flat."""
     hop = fr.hop
     fb = flat.ravel()
+
+    def culprit(j):
+        return int(t) if np.ndim(t) == 0 else int(np.asarray(t)[j // (fb.size // len(t))])
+
     own = hop.rd_owner[fb]
     busy = np.zeros(fb.shape, np.bool_)
     wg = own >= 0
@@ -278,20 +290,20 @@ def check_async_write(fr, ins, t, flat, what):
         busy[st] = hop.rd_seq[fb[st]] >= hop.bulk_completed[-2 - own[st]]
     if busy.any():
         j = int(np.flatnonzero(busy)[0])
-        fr.fail(_cls("RaceError"), ins, t, f"{what} writes shared memory (offset {int(fb[j] % fr.S)}) that a "
-                "wgmma.mma_async or TMA store still reads (no wgmma.wait_group / cp.async.bulk.wait_group completed "
-                "it)")
+        fr.fail(_cls("RaceError"), ins, culprit(j), f"{what} writes shared memory (offset {int(fb[j] % fr.S)}) that "
+                "a wgmma.mma_async or TMA store still reads (no wgmma.wait_group / cp.async.bulk.wait_group "
+                "completed it)")
     if hop.mbar_bytes[fb].any():
         j = int(np.flatnonzero(hop.mbar_bytes[fb])[0])
-        fr.fail(AsyncError, ins, t, f"{what} writes the bytes of an initialized mbarrier (offset {int(fb[j] % fr.S)}; "
-                "mbarrier.inval it first)")
+        fr.fail(AsyncError, ins, culprit(j), f"{what} writes the bytes of an initialized mbarrier (offset "
+                f"{int(fb[j] % fr.S)}; mbarrier.inval it first)")
 
 
 def on_generic_write(fr, ins, threads, fb):
     """Hooks of check_write: in-flight async reads, mbarrier bytes, TMA data not yet seen;
     records the writers' fence counts.  fb: (len(threads), nbytes)."""
     hop = fr.hop
-    check_async_write(fr, ins, int(threads[0]), fb, "a store")
+    check_async_write(fr, ins, threads, fb, "a store")
     flat = fb.ravel()
     if (hop.tma_bar[flat] >= 0).any():
         tt = np.repeat(threads, fb.shape[1])

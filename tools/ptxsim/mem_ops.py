@@ -651,7 +651,7 @@ def c_cp(fr, ins):
                 fr.fail(RaceErrorT(), ins, sel[i], "cp.async into shared memory that another cp.async is still "
                         "writing")
             if fr.hop is not None:
-                hopper.check_async_write(fr, ins, int(sel[0]), fb, "cp.async")
+                hopper.check_async_write(fr, ins, sel, fb, "cp.async")
             fr.pending[fb] += 1
         else:
             fr.pending[flat[:, None] + np.arange(cp)] += 1
