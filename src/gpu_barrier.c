@@ -117,6 +117,7 @@ static Range range_of(Bar *b, NrValId v, int depth) {
         int64_t bytes = nr_type_numel(b->m, t) * nr_dtype_info[b->m->types[t].dtype].bytes;
         return (Range){off->v.i, off->v.i + bytes};
     }
+    if (o->opc == NR_OP_MEMDESC_TRANS) return range_of(b, o->opnds[0], depth + 1); /* the same bytes */
     if (o->opc == NR_OP_MEMDESC_INDEX) {
         Range whole = range_of(b, o->opnds[0], depth + 1);
         NrOpId idx = f->vals[o->opnds[1]].def;

@@ -454,6 +454,118 @@ static void hoist_invariant_allocs(Pipe *p) {
 }
 
 /* Shared memory one program may use, as gpu-smem enforces it. */
+/* Every use of buffer v only reads it (a wgmma operand, a local_load, a
+ * transposed view that is only read). */
+static bool read_only_buffer(const NrFunc *f, NrValId v, int depth) {
+    if (depth > 4) return false;
+    for (NrOpId u = 1; u < f->nops; u++) {
+        const NrOp *uo = &f->ops[u];
+        if (uo->dead || !uo->block) continue;
+        for (int i = 0; i < uo->nopnds; i++) {
+            if (uo->opnds[i] != v) continue;
+            if (uo->opc == NR_OP_MEMDESC_TRANS && read_only_buffer(f, uo->results[0], depth + 1)) continue;
+            if (!(uo->opc == NR_OP_LOCAL_LOAD || (uo->opc == NR_OP_WARP_GROUP_DOT && i < 2))) return false;
+        }
+    }
+    return true;
+}
+
+/* Buffer types a (rank 2) and t hold the same bytes with t transposed:
+ * element (j, i) of t sits where (i, j) of a does (checked on every pair of
+ * single-bit coordinates, which pins the XOR swizzles down). */
+static bool same_bytes_transposed(NrModule *m, NrTypeId a, NrTypeId t) {
+    const NrType *ta = &m->types[a], *tt = &m->types[t];
+    if (ta->kind != NR_TK_MEMDESC || tt->kind != NR_TK_MEMDESC || ta->rank != 2 || tt->rank != 2 ||
+        ta->dtype != tt->dtype || tt->shape[0] != ta->shape[1] || tt->shape[1] != ta->shape[0])
+        return false;
+    const NrLayout *la = &m->layouts[ta->layout], *lt = &m->layouts[tt->layout];
+    if (la->kind != lt->kind || la->rank != 2 || lt->rank != 2 || la->nvmma != lt->nvmma) return false;
+    int es = nr_dtype_info[ta->dtype].bytes;
+    int32_t sa[2] = {(int32_t)ta->shape[0], (int32_t)ta->shape[1]}, st[2] = {sa[1], sa[0]};
+    for (int32_t i = 0; i < sa[0]; i = i ? 2 * i : 1)
+        for (int32_t j = 0; j < sa[1]; j = j ? 2 * j : 1) {
+            int32_t ca[2] = {i, j}, ct[2] = {j, i};
+            if (nr_shared_offset(m, ta->layout, 2, sa, es, ca) != nr_shared_offset(m, tt->layout, 2, st, es, ct))
+                return false;
+        }
+    return true;
+}
+
+static bool used(const NrFunc *f, NrValId v) {
+    for (NrOpId u = 1; u < f->nops; u++) {
+        const NrOp *uo = &f->ops[u];
+        if (uo->dead || !uo->block) continue;
+        for (int i = 0; i < uo->nopnds; i++)
+            if (uo->opnds[i] == v) return true;
+    }
+    return false;
+}
+
+static bool comes_before(const NrFunc *f, NrOpId a, NrOpId b) {
+    for (NrOpId o = f->ops[a].next; o; o = f->ops[o].next)
+        if (o == b) return true;
+    return false;
+}
+
+/* A tile staged twice in one block, as it is and transposed (attention
+ * backward reads Q^T for one dot and Q for another): when the transposed
+ * buffer holds the same bytes (the same swizzle, the order reversed) it
+ * becomes a memdesc_trans view of the other, which saves its stores and
+ * leaves the load one user, so that it can be pipelined. */
+static void trans_views(NrModule *m, NrFunc *f, NrBlockId b) {
+    for (NrOpId o = f->blocks[b].first, next; o; o = next) {
+        next = f->ops[o].next;
+        const NrOp *op = &f->ops[o];
+        if (op->opc != NR_OP_LOCAL_ALLOC || op->nopnds != 1) continue;
+        NrOpId t = f->vals[op->opnds[0]].def;
+        if (!t || f->ops[t].opc != NR_OP_TRANS || f->ops[t].block != b) continue;
+        NrValId x = f->ops[t].opnds[0];
+        NrOpId a1 = NR_NONE;
+        for (NrOpId u = f->blocks[b].first; u && !a1; u = f->ops[u].next)
+            if (f->ops[u].opc == NR_OP_LOCAL_ALLOC && f->ops[u].nopnds == 1 && f->ops[u].opnds[0] == x) a1 = u;
+        if (!a1 || !read_only_buffer(f, f->ops[a1].results[0], 0) || !read_only_buffer(f, op->results[0], 0) ||
+            !same_bytes_transposed(m, f->vals[f->ops[a1].results[0]].type, f->vals[op->results[0]].type))
+            continue;
+        if (!comes_before(f, a1, o)) { /* x is defined before the trans, so before o */
+            if (next == a1) next = f->ops[a1].next;
+            nr_op_unlink(f, a1);
+            nr_op_insert_before(f, o, a1);
+        }
+        NrBuilder bl = nr_builder_before(f, o);
+        NrValId src = f->ops[a1].results[0];
+        NrValId view = nr_build1(&bl, NR_OP_MEMDESC_TRANS, f->vals[op->results[0]].type, 1, &src);
+        nr_replace_all_uses(f, f->ops[o].results[0], view);
+        nr_op_erase(f, o);
+        if (!used(f, f->ops[t].results[0])) {
+            if (next == t) next = f->ops[t].next;
+            nr_op_erase(f, t);
+        }
+    }
+}
+
+/* Hoisting leaves one staging per loop of the same tile in front of each of
+ * several loops (the masked and unmasked key blocks of attention backward),
+ * and a body may stage one tile twice for two dots (Q^T of attention
+ * backward): a later local_alloc of the same value in the same block,
+ * read-only like the first, reads the first one's buffer instead, which
+ * saves its stores and barrier, and lets the tile's registers die after the
+ * first staging. */
+static void merge_invariant_allocs(NrFunc *f, NrBlockId b) {
+    for (NrOpId o = f->blocks[b].first; o; o = f->ops[o].next) {
+        const NrOp *op = &f->ops[o];
+        if (op->opc != NR_OP_LOCAL_ALLOC || op->nopnds != 1 || !read_only_buffer(f, op->results[0], 0)) continue;
+        for (NrOpId l = f->ops[o].next, next; l; l = next) {
+            next = f->ops[l].next;
+            const NrOp *lo = &f->ops[l];
+            if (lo->opc != NR_OP_LOCAL_ALLOC || lo->nopnds != 1 || lo->opnds[0] != op->opnds[0] ||
+                f->vals[lo->results[0]].type != f->vals[op->results[0]].type || !read_only_buffer(f, lo->results[0], 0))
+                continue;
+            nr_replace_all_uses(f, lo->results[0], op->results[0]);
+            nr_op_erase(f, l);
+        }
+    }
+}
+
 static int64_t smem_limit(int sm) {
     if (sm >= 90) return 227 * 1024;
     if (sm == 80 || sm == 87) return 163 * 1024;
@@ -494,10 +606,19 @@ static void pipeline_loop(Pipe *p) {
     NrBlockId body = f->ops[p->loop].regions[0];
     Cand cands[MAX_CANDS];
     int nc = 0;
+    merge_invariant_allocs(f, body);
+    trans_views(m, f, body);
     NR_FOR_OPS(f, body, o) {
         if (nc < MAX_CANDS && candidate(p, o, &cands[nc])) nc++;
     }
-    if (!nc) return;
+    if (!nc) {
+        /* Nothing to pipeline (attention backward: its Q and dO tiles are
+         * read twice, once transposed), but the K and V tiles it stages for
+         * wgmma every iteration are loop-invariant: they move in front of
+         * the loop when every buffer the loop uses fits at once. */
+        if (other_smem(p, NULL, 0) <= smem_limit(nr_gpu_sm(m))) hoist_invariant_allocs(p);
+        return;
+    }
     hoist_invariant_allocs(p);
     /* as deep as shared memory allows */
     int64_t room = smem_limit(nr_gpu_sm(m)) - other_smem(p, cands, nc), stage = stage_bytes(p, cands, nc);
@@ -679,6 +800,8 @@ bool nr_gpu_pipeline_loops(NrModule *m, NrDiags *d) {
         Loops loops;
         loops.n = 0;
         nr_walk(f, collect_loops, &loops);
+        NrBlockId outer[256];
+        for (int k = 0; k < loops.n; k++) outer[k] = f->ops[loops.v[k]].block;
         for (int k = 0; k < loops.n; k++) {
             Pipe p;
             memset(&p, 0, sizeof p);
@@ -689,6 +812,9 @@ bool nr_gpu_pipeline_loops(NrModule *m, NrDiags *d) {
             if (p.stages > 8) p.stages = 8;
             pipeline_loop(&p);
         }
+        /* (pipelined loops were rebuilt; their blocks stay) */
+        for (int k = 0; k < loops.n; k++)
+            if (outer[k]) merge_invariant_allocs(f, outer[k]);
         nr_gpu_compact_layouts(m);
     }
     return true;

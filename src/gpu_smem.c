@@ -78,7 +78,7 @@ static void extend(Smem *s, User *u, NrValId v, int depth) {
                 e = s->npos; /* carried or passed on: live to the end */
             if (e > u->end) u->end = e;
             if (op->opc == NR_OP_ASYNC_COPY && i == 1) u->async = true;
-            if (op->opc == NR_OP_MEMDESC_INDEX) extend(s, u, op->results[0], depth + 1);
+            if (op->opc == NR_OP_MEMDESC_INDEX || op->opc == NR_OP_MEMDESC_TRANS) extend(s, u, op->results[0], depth + 1);
         }
     }
 }

@@ -21,6 +21,7 @@ NrIStatus nr_iexec_LOCAL_ALLOC(NrInterp *in, NrIFrame *fr, const NrOp *op) { (vo
 NrIStatus nr_iexec_LOCAL_LOAD(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
 NrIStatus nr_iexec_LOCAL_STORE(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
 NrIStatus nr_iexec_MEMDESC_INDEX(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
+NrIStatus nr_iexec_MEMDESC_TRANS(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
 NrIStatus nr_iexec_ASYNC_COPY(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
 NrIStatus nr_iexec_ASYNC_COMMIT_GROUP(NrInterp *in, NrIFrame *fr, const NrOp *op) {
     (void)fr;

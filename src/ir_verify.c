@@ -1015,6 +1015,24 @@ static void rule_memdesc_index(V *v, NrOpId op) {
     expect_type(v, op, "result", rtype(v, op, 0), &want);
 }
 
+/* memdesc_trans a: a single 2-D buffer; r its transpose, the same element
+ * type in a shared layout of the same kind and swizzle with the order
+ * reversed (the same bytes: element (j, i) of r is (i, j) of a). */
+static void rule_memdesc_trans(V *v, NrOpId op) {
+    const NrType *a = oty(v, op, 0), *r = rty(v, op, 0);
+    if (!single_buffer(v, op, "operand 0", a, otype(v, op, 0))) return;
+    if (r->kind != NR_TK_MEMDESC || a->rank != 2 || r->rank != 2 || !same_elem(a, r) || r->shape[0] != a->shape[1] ||
+        r->shape[1] != a->shape[0]) {
+        op_error(v, op, "result %s is not the transpose of %s", tstr(v, rtype(v, op, 0)), tstr(v, otype(v, op, 0)));
+        return;
+    }
+    const NrLayout *la = &v->m->layouts[a->layout], *lr = &v->m->layouts[r->layout];
+    if (la->kind != lr->kind || la->nvmma != lr->nvmma || la->swizzle_bytes != lr->swizzle_bytes || la->vec != lr->vec ||
+        la->per_phase != lr->per_phase || la->max_phase != lr->max_phase || lr->order[0] != la->order[1] ||
+        lr->order[1] != la->order[0])
+        op_error(v, op, "the layout of result %s is not operand 0's with its order reversed", tstr(v, rtype(v, op, 0)));
+}
+
 static void rule_async_copy(V *v, NrOpId op) {
     NrType pt;
     if (!pointer_operand(v, op, &pt)) return;
@@ -1288,6 +1306,7 @@ static void rule_gpu_op(V *v, NrOpId op) {
     case NR_OP_LOCAL_LOAD: rule_local_load(v, op); break;
     case NR_OP_LOCAL_STORE: rule_local_store(v, op); break;
     case NR_OP_MEMDESC_INDEX: rule_memdesc_index(v, op); break;
+    case NR_OP_MEMDESC_TRANS: rule_memdesc_trans(v, op); break;
     case NR_OP_ASYNC_COPY: rule_async_copy(v, op); break;
     case NR_OP_ASYNC_WAIT: rule_async_wait(v, op); break;
     case NR_OP_WARP_GROUP_DOT: rule_warp_group_dot(v, op); break;
@@ -1348,6 +1367,7 @@ static void rule_custom(V *v, NrOpId op) {
     case NR_OP_LOCAL_LOAD:
     case NR_OP_LOCAL_STORE:
     case NR_OP_MEMDESC_INDEX:
+    case NR_OP_MEMDESC_TRANS:
     case NR_OP_ASYNC_COPY:
     case NR_OP_ASYNC_COMMIT_GROUP:
     case NR_OP_ASYNC_WAIT:

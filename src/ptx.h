@@ -437,6 +437,7 @@ int64_t nr_ptx_alloc_end(NrFunc *f, NrOpId op);
 bool nr_ptx_op_local_alloc(NrPtx *p, NrOpId op);
 bool nr_ptx_op_local_store(NrPtx *p, NrOpId op);
 bool nr_ptx_op_memdesc_index(NrPtx *p, NrOpId op);
+bool nr_ptx_op_memdesc_trans(NrPtx *p, NrOpId op);
 bool nr_ptx_op_async_copy(NrPtx *p, NrOpId op);
 bool nr_ptx_op_async_commit(NrPtx *p, NrOpId op);
 bool nr_ptx_op_async_wait(NrPtx *p, NrOpId op);

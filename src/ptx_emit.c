@@ -1009,6 +1009,7 @@ static const OpFn op_table[NR_OP_COUNT] = {
     [NR_OP_LOCAL_LOAD] = nr_ptx_op_local_load,
     [NR_OP_LOCAL_STORE] = nr_ptx_op_local_store,
     [NR_OP_MEMDESC_INDEX] = nr_ptx_op_memdesc_index,
+    [NR_OP_MEMDESC_TRANS] = nr_ptx_op_memdesc_trans,
     [NR_OP_ASYNC_COPY] = nr_ptx_op_async_copy,
     [NR_OP_ASYNC_COMMIT_GROUP] = nr_ptx_op_async_commit,
     [NR_OP_ASYNC_WAIT] = nr_ptx_op_async_wait,

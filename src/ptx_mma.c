@@ -770,6 +770,7 @@ bool nr_ptx_mma_scratch(NrModule *m, NrFunc *f, NrOpId op, int nw, NrArena *a, i
     case NR_OP_LOCAL_LOAD:
     case NR_OP_LOCAL_STORE:
     case NR_OP_MEMDESC_INDEX:
+    case NR_OP_MEMDESC_TRANS:
     case NR_OP_ASYNC_COPY:
     case NR_OP_ASYNC_COMMIT_GROUP:
     case NR_OP_ASYNC_WAIT:

@@ -515,6 +515,17 @@ bool nr_ptx_op_memdesc_index(NrPtx *p, NrOpId op) {
     return true;
 }
 
+bool nr_ptx_op_memdesc_trans(NrPtx *p, NrOpId op) {
+    const NrOp *o = &p->f->ops[op];
+    if (o->nopnds != 1) {
+        nr_ptx_error(p, "malformed 'memdesc_trans'");
+        def_buffer(p, o->results[0], nr_pv_i32(0));
+        return false;
+    }
+    def_buffer(p, o->results[0], buffer_addr(p, o->opnds[0])); /* the same bytes */
+    return true;
+}
+
 /* --- async copies ------------------------------------------------------------------------------------------- */
 static const char *ld_global_type(NrDtype dt) {
     switch (nr_ptx_smem_es(dt)) {

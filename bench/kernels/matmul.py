@@ -16,21 +16,21 @@ def gelu(x):
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
-                  stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                  GROUP_M: tl.constexpr, HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
+def _tile_of(tile, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
     # Tiles are numbered down columns of GROUP_M tile rows at a time, so that
     # programs running together share tiles of A and B in the L2 cache.
-    pid = tl.program_id(0)
     tiles_m = tl.cdiv(M, BLOCK_M)
-    tiles_n = tl.cdiv(N, BLOCK_N)
-    tiles_per_group = GROUP_M * tiles_n
-    first_m = (pid // tiles_per_group) * GROUP_M
+    tiles_per_group = GROUP_M * tl.cdiv(N, BLOCK_N)
+    first_m = (tile // tiles_per_group) * GROUP_M
     group_rows = min(tiles_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % tiles_per_group) % group_rows
-    pid_n = (pid % tiles_per_group) // group_rows
+    return first_m + (tile % tiles_per_group) % group_rows, (tile % tiles_per_group) // group_rows
 
+
+@triton.jit
+def _matmul_tile(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, pid_m, pid_n,
+                 stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                 HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
     # Rows and columns past the edges wrap around: their loads stay in bounds
     # without masks, and their results are never stored.
     rm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
@@ -58,44 +58,29 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
 
 
 @triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
+                  stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  GROUP_M: tl.constexpr, HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
+    pid_m, pid_n = _tile_of(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    _matmul_tile(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, pid_m, pid_n, stride_am, stride_ak, stride_bk, stride_bn,
+                 stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, HAS_BIAS, ACTIVATION)
+
+
+@triton.jit
 def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
                              stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                              GROUP_M: tl.constexpr, HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr,
-                             NUM_PROGRAMS: tl.constexpr, STAGES: tl.constexpr):
+                             NUM_PROGRAMS: tl.constexpr):
     # One program per SM walks the output tiles (tile, tile + NUM_PROGRAMS,
     # ...) in the same grouped order as matmul_kernel, so the programs that
     # run at the same time still share tiles of A and B in L2; each tile's K
-    # loop is pipelined STAGES deep.
-    tiles_m = tl.cdiv(M, BLOCK_M)
-    tiles_n = tl.cdiv(N, BLOCK_N)
-    tiles_per_group = GROUP_M * tiles_n
-    rk = tl.arange(0, BLOCK_K)
-    for tile in range(tl.program_id(0), tiles_m * tiles_n, NUM_PROGRAMS):
-        first_m = (tile // tiles_per_group) * GROUP_M
-        group_rows = min(tiles_m - first_m, GROUP_M)
-        pid_m = first_m + (tile % tiles_per_group) % group_rows
-        pid_n = (tile % tiles_per_group) // group_rows
-        rm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
-        rn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
-        a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak
-        b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
-        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for k in tl.range(0, tl.cdiv(K, BLOCK_K), num_stages=STAGES):
-            k_left = K - k * BLOCK_K
-            a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0.0)
-            b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0.0)
-            acc = tl.dot(a, b, acc)
-            a_ptrs += BLOCK_K * stride_ak
-            b_ptrs += BLOCK_K * stride_bk
-        if HAS_BIAS:
-            acc += tl.load(bias_ptr + rn).to(tl.float32)[None, :]
-        if ACTIVATION == "gelu":
-            acc = gelu(acc)
-        cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-        cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-        c_ptrs = c_ptr + cm[:, None] * stride_cm + cn[None, :] * stride_cn
-        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(cm[:, None] < M) & (cn[None, :] < N))
+    # loop is pipelined num_stages deep.
+    for tile in range(tl.program_id(0), tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N), NUM_PROGRAMS):
+        pid_m, pid_n = _tile_of(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        _matmul_tile(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, pid_m, pid_n, stride_am, stride_ak, stride_bk,
+                     stride_bn, stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, HAS_BIAS, ACTIVATION)
 
 
 def matmul(c, a, b, bias, M, N, K, a_strides, b_strides, c_strides, config, activation="", num_sms=1):
@@ -109,8 +94,8 @@ def matmul(c, a, b, bias, M, N, K, a_strides, b_strides, c_strides, config, acti
         matmul_persistent_kernel[(programs,)](
             a, b, c, bias, M, N, K, a_strides[0], a_strides[1], b_strides[0], b_strides[1],
             c_strides[0], c_strides[1], BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm,
-            HAS_BIAS=bias is not None, ACTIVATION=activation, NUM_PROGRAMS=programs, STAGES=stages,
-            num_warps=warps, num_stages=stages)
+            HAS_BIAS=bias is not None, ACTIVATION=activation, NUM_PROGRAMS=programs, num_warps=warps,
+            num_stages=stages)
         return c
     grid = (tiles,)
     matmul_kernel[grid](a, b, c, bias, M, N, K, a_strides[0], a_strides[1], b_strides[0], b_strides[1],

@@ -45,5 +45,5 @@ def test_matmul_epilogue_no_spills(arch, tile, epilogue):
 @pytest.mark.parametrize("arch", ["sm_90a"])
 @pytest.mark.parametrize("epilogue", ['True, "gelu"', 'False, ""'])
 def test_persistent_matmul_no_spills(arch, epilogue):
-    regs, st, ld = info(MATMUL, "matmul_persistent_kernel", f"{MM_SIG}, 128, 256, 64, 8, {epilogue}, 132, 3", arch, 8, 3)
+    regs, st, ld = info(MATMUL, "matmul_persistent_kernel", f"{MM_SIG}, 128, 256, 64, 8, {epilogue}, 132", arch, 8, 3)
     assert st == 0 and ld == 0, f"{arch} {epilogue}: {regs} registers, {st} bytes spilled, {ld} reloaded"
