@@ -1,5 +1,5 @@
 """Compile times of the example kernels (examples/kernels.txt: file, kernel,
-signature), for Nereid and Triton.
+signature, launch options), for Nereid and Triton.
 
 Nereid's compiler alone, in process through the extension module, median of
 --runs compilations each, the disk cache disabled (NEREID_NO_CACHE=1);
@@ -40,16 +40,37 @@ STAGES = [("lower", "lower", False), ("block", None, False), ("ptx", None, True)
 SPLITS = [("front end", None, "lower"), ("block passes", "lower", "block"), ("GPU passes + PTX", "block", "ptx")]
 
 
-def read_kernel_list(path=harness.EXAMPLES / "kernels.txt"):
-    """[(file, kernel, signature)] from examples/kernels.txt."""
+def read_kernel_entries(path=harness.EXAMPLES / "kernels.txt"):
+    """The lines of examples/kernels.txt as dicts: file, kernel, signature,
+    name (the line's label, default the kernel), num_warps and num_stages
+    (defaults 4 and 3, as a launch has them).  Lines are
+    FILE KERNEL 'SIGNATURE' [num_warps=N] [num_stages=N] [name=LABEL]."""
     import shlex
     out = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         line = line.strip()
-        if line and not line.startswith("#"):
-            file, kernel, sig = shlex.split(line)
-            out.append((file, kernel, sig))
+        if not line or line.startswith("#"):
+            continue
+        words = shlex.split(line)
+        if len(words) < 3:
+            raise ValueError(f"{path}:{n}: expected FILE KERNEL SIGNATURE [key=value]...")
+        entry = {"file": words[0], "kernel": words[1], "signature": words[2], "name": words[1],
+                 "num_warps": 4, "num_stages": 3}
+        for kv in words[3:]:
+            key, _, value = kv.partition("=")
+            if key == "name" and value:
+                entry["name"] = value
+            elif key in ("num_warps", "num_stages") and value.isdigit():
+                entry[key] = int(value)
+            else:
+                raise ValueError(f"{path}:{n}: unknown option '{kv}'")
+        out.append(entry)
     return out
+
+
+def read_kernel_list(path=harness.EXAMPLES / "kernels.txt"):
+    """[(file, kernel, signature)] from examples/kernels.txt (read_kernel_entries has the options)."""
+    return [(e["file"], e["kernel"], e["signature"]) for e in read_kernel_entries(path)]
 
 
 # --- the compiler alone --------------------------------------------------------------------------
@@ -66,16 +87,17 @@ def time_command(cmd, runs, env):
     return statistics.median(times)
 
 
-def cli_times(file, kernel, sig, arch, runs):
+def cli_times(file, kernel, sig, arch, runs, num_warps=4, num_stages=3):
     """{"start": `nereid version`, "ptx": `nereid ptx ...`}: median seconds, None where it fails."""
     env = dict(os.environ, NEREID_NO_CACHE="1")
     cli = str(harness.NEREID_CLI)
     return {"start": time_command([cli, "version"], runs, env),
             "ptx": time_command([cli, "ptx", str(harness.EXAMPLES / file), "-k", kernel, "-s", sig,
-                                 "--arch", arch], runs, env)}
+                                 "--arch", arch, "--num-warps", str(num_warps), "--num-stages", str(num_stages)],
+                                runs, env)}
 
 
-def stage_times(file, kernel, sig, arch, runs):
+def stage_times(file, kernel, sig, arch, runs, num_warps=4, num_stages=3):
     """({stage: median seconds or None}, notes) of in-process compilations."""
     os.environ["NEREID_NO_CACHE"] = "1"
     harness.use_repo_python_package()
@@ -87,7 +109,7 @@ def stage_times(file, kernel, sig, arch, runs):
     text = path.read_text(encoding="utf-8")
     out, notes = {}, []
     for name, stop_after, gpu in STAGES:
-        kw = {"stop_after": stop_after}
+        kw = {"stop_after": stop_after, "num_warps": num_warps, "num_stages": num_stages}
         if gpu:
             kw["arch"] = arch
         times = []
@@ -113,7 +135,7 @@ def stage_times(file, kernel, sig, arch, runs):
 DEVICE = "cuda"  # tests use "cpu", with the interpreter
 
 
-# How to launch each example kernel: (args, grid, meta) on the GPU.
+# How to launch example kernels, by their line's name in kernels.txt: (args, grid, meta) on the GPU.
 def _add_inputs(torch):
     n = 100003
     x, y = torch.randn(n, device=DEVICE), torch.randn(n, device=DEVICE)
@@ -151,15 +173,16 @@ def _attention_inputs(torch):
     m = torch.empty(B, H, L, device=DEVICE, dtype=torch.float32)
     strides = [s for t in (q, k, v, o) for s in t.stride()]
     return ((q, k, v, o, m, H, L, 0.125 * 1.4426950408889634, *strides), ((L + 127) // 128, B * H),
-            {"HEAD_DIM": D, "BLOCK_M": 128, "BLOCK_N": 64, "CAUSAL": True})
+            {"HEAD_DIM": D, "BLOCK_M": 128, "BLOCK_N": 64, "CAUSAL": True, "num_warps": 8, "num_stages": 3})
 
 
 RECIPES = {"add_kernel": _add_inputs, "softmax_kernel": _softmax_inputs, "layer_norm_fwd": _layer_norm_inputs,
-           "matmul_kernel": _matmul_inputs, "attn_fwd_kernel": _attention_inputs}
+           "matmul_kernel": _matmul_inputs, "attn_fwd_d128_causal": _attention_inputs}
 
 
-def child(backend, file, kernel):
-    """In a fresh process: import, load the example under backend, time the first and second launches."""
+def child(backend, file, kernel, name=None):
+    """In a fresh process: import, load the example under backend, time the first and second launches
+    of the recipe RECIPES[name] (name: the line's name, default the kernel)."""
     t0 = time.perf_counter()
     import torch
     torch.zeros(1, device=DEVICE).sum().item()
@@ -168,7 +191,7 @@ def child(backend, file, kernel):
         harness.use_repo_python_package()
     mod = harness.load_kernel_file(harness.EXAMPLES / file, backend)
     t2 = time.perf_counter()
-    args, grid, meta = RECIPES[kernel](torch)
+    args, grid, meta = RECIPES[name or kernel](torch)
     fn = getattr(mod, kernel)
     torch.cuda.synchronize()
     t3 = time.perf_counter()
@@ -182,12 +205,12 @@ def child(backend, file, kernel):
                       "second_launch_s": t5 - t4}))
 
 
-def fresh_launch(backend, file, kernel, cache_dir):
+def fresh_launch(backend, file, kernel, name, cache_dir):
     """Run child() in a new process with the given cache directory; (result dict, error)."""
     env = dict(os.environ)
     env.pop("NEREID_NO_CACHE", None)
     env["NEREID_CACHE_DIR" if backend == "nereid" else "TRITON_CACHE_DIR"] = str(cache_dir)
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", backend, file, kernel]
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", backend, file, kernel, name]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     except subprocess.TimeoutExpired:
@@ -198,13 +221,13 @@ def fresh_launch(backend, file, kernel, cache_dir):
     return json.loads(r.stdout.strip().splitlines()[-1]), ""
 
 
-def gpu_launches(file, kernel):
+def gpu_launches(file, kernel, name):
     """Cold and filled-cache first launches of Nereid and Triton."""
     out = {}
     for backend in ("nereid", "triton"):
         with tempfile.TemporaryDirectory(prefix=f"{backend}-cache-") as cache:
-            cold, err = fresh_launch(backend, file, kernel, cache)
-            warm, err2 = fresh_launch(backend, file, kernel, cache) if cold else (None, "")
+            cold, err = fresh_launch(backend, file, kernel, name, cache)
+            warm, err2 = fresh_launch(backend, file, kernel, name, cache) if cold else (None, "")
         out[backend] = {"cold": cold, "filled_cache": warm, "note": err or err2}
     return out
 
@@ -222,13 +245,15 @@ def have_gpu():
 def measure(args):
     rows = []
     gpu = have_gpu() and not args.no_launch
-    for file, kernel, sig in read_kernel_list():
-        print(f"{file} {kernel}", flush=True)
-        row = {"file": file, "kernel": kernel, "signature": sig}
-        row["stages"], row["notes"] = stage_times(file, kernel, sig, args.arch, args.runs)
-        row["cli"] = cli_times(file, kernel, sig, args.arch, max(3, args.runs // 4))
-        if gpu and kernel in RECIPES:
-            row["launch"] = gpu_launches(file, kernel)
+    for e in read_kernel_entries():
+        file, kernel, sig, name = e["file"], e["kernel"], e["signature"], e["name"]
+        opts = {"num_warps": e["num_warps"], "num_stages": e["num_stages"]}
+        print(f"{file} {name}", flush=True)
+        row = dict(e)
+        row["stages"], row["notes"] = stage_times(file, kernel, sig, args.arch, args.runs, **opts)
+        row["cli"] = cli_times(file, kernel, sig, args.arch, max(3, args.runs // 4), **opts)
+        if gpu and name in RECIPES:
+            row["launch"] = gpu_launches(file, kernel, name)
         else:
             row["launch"] = None
             row["launch_note"] = "no GPU" if not gpu else "no launch recipe for this kernel"
@@ -238,7 +263,7 @@ def measure(args):
 
 def fake(args):
     rows = []
-    for i, (file, kernel, sig) in enumerate(read_kernel_list()):
+    for i, e in enumerate(read_kernel_entries()):
         base = 0.001 * (i + 1)
         stages = {"lower": base, "block": 1.5 * base, "ptx": 3 * base}
         cli = {"start": 0.001, "ptx": 0.001 + 3 * base}
@@ -246,8 +271,7 @@ def fake(args):
                       "filled_cache": {"torch_init_s": 0.5, "import_s": 0.1, "first_launch_s": s / 5,
                                        "second_launch_s": 1e-5}, "note": ""}
                   for b, s in (("nereid", 0.05 * (i + 1)), ("triton", 0.3 * (i + 1)))}
-        rows.append({"file": file, "kernel": kernel, "signature": sig, "stages": stages, "notes": [], "cli": cli,
-                     "launch": launch})
+        rows.append(dict(e, stages=stages, notes=[], cli=cli, launch=launch))
     return rows
 
 
@@ -270,15 +294,21 @@ def us(v):
     return f"{v * 1e6:.0f}" if v is not None else "n/a"
 
 
+def label(row):
+    """A row's name: its line's name in kernels.txt, else the kernel's."""
+    return row.get("name") or row["kernel"]
+
+
 def table(rows):
-    head = (f"{'':<16}{'--- Nereid compiler, us ---':^46}{'--- first launch, ms ---':^44}\n"
-            f"{'kernel':<16}{'front end':>10}{'block':>8}{'GPU+PTX':>9}{'to PTX':>9}{'CLI ptx':>10}"
+    width = max([16] + [len(label(r)) + 2 for r in rows])
+    head = (f"{'':<{width}}{'--- Nereid compiler, us ---':^46}{'--- first launch, ms ---':^44}\n"
+            f"{'kernel':<{width}}{'front end':>10}{'block':>8}{'GPU+PTX':>9}{'to PTX':>9}{'CLI ptx':>10}"
             f"{'nereid cold':>13}{'filled':>9}{'triton cold':>13}{'filled':>9}")
     lines = ["compiler: in process, medians (CLI ptx: the whole `nereid ptx` command); first launch: in a fresh "
              "process, cold = empty cache, filled = cache filled by the cold run", head]
     for row in rows:
         sp = splits(row)
-        line = (f"{row['kernel']:<16}{us(sp['front end']):>10}{us(sp['block passes']):>8}"
+        line = (f"{label(row):<{width}}{us(sp['front end']):>10}{us(sp['block passes']):>8}"
                 f"{us(sp['GPU passes + PTX']):>9}{us(row['stages'].get('ptx')):>9}{us(row['cli'].get('ptx')):>10}")
         for b in ("nereid", "triton"):
             launch = (row.get("launch") or {}).get(b) or {}
@@ -292,14 +322,14 @@ def table(rows):
         if row.get("launch_note"):
             notes.append("launches: " + row["launch_note"])
         if notes:
-            lines.append(f"  {row['kernel']}: " + "; ".join(notes))
+            lines.append(f"  {label(row)}: " + "; ".join(notes))
     return "\n".join(lines)
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
-        child(*argv[1:4])
+        child(*argv[1:5])
         return 0
     ap = argparse.ArgumentParser(description="Compile times of the example kernels: Nereid and Triton.")
     ap.add_argument("--runs", type=int, default=20, help="compilations per median")

@@ -182,13 +182,13 @@ def compile_section(docs):
 
     if not docs:
         import compile_time
-        rows = [{"kernel": k, "splits": {}, "stages": {}, "launch": None}
-                for _, k, _ in compile_time.read_kernel_list()]
+        rows = [{"kernel": e["kernel"], "name": e["name"], "splits": {}, "stages": {}, "launch": None}
+                for e in compile_time.read_kernel_entries()]
     else:
         rows = docs[-1]["rows"]
     for r in rows:
         sp, launch = r.get("splits") or {}, r.get("launch")
-        lines.append(f"| {r['kernel']} | {us(sp.get('front end'))} | {us(sp.get('block passes'))} | "
+        lines.append(f"| {r.get('name') or r['kernel']} | {us(sp.get('front end'))} | {us(sp.get('block passes'))} | "
                      f"{us(sp.get('GPU passes + PTX'))} | {us((r.get('stages') or {}).get('ptx'))} | "
                      f"{ms(launch, 'nereid', 'cold')} | {ms(launch, 'nereid', 'filled_cache')} | "
                      f"{ms(launch, 'triton', 'cold')} | {ms(launch, 'triton', 'filled_cache')} |")

@@ -58,7 +58,7 @@ struct NrKernel {
     NrModule *mod;
     NrFunc *fn;
     const char *name;
-    const char *ir_text;
+    const char *ir_text;        /* printed on first request (nr_kernel_ir), under lock */
     NrArgInfo *args;
     int nargs;
     /* GPU kernels */
@@ -68,7 +68,7 @@ struct NrKernel {
     const char *ptx;
     NrPtxInfo pinfo;
     int maxnreg;                /* NrOptions.maxnreg: a JIT option of the cubin */
-    pthread_mutex_t lock;       /* guards loaded[] */
+    pthread_mutex_t lock;       /* guards loaded[] and ir_text */
     NrLoaded loaded[NR_MAX_DEVICES];
 };
 
@@ -259,7 +259,6 @@ NrStatus nr_compile(NrContext *ctx, const char *src, size_t len, const char *fil
         }
     }
     k->name = nr_strdup(a, kernel);
-    k->ir_text = nr_module_to_string(k->mod, &(NrPrintOptions){false});
     build_arg_table(k);
     ctx_take_diags(ctx, &d); /* notes and warnings, e.g. static_print */
     *out = k;
@@ -288,7 +287,17 @@ const char *nr_kernel_ptx(const NrKernel *k) { return k && k->ptx ? k->ptx : "";
 int nr_kernel_is_gpu(const NrKernel *k) { return k && k->gpu; }
 int nr_kernel_num_warps(const NrKernel *k) { return k && k->gpu ? k->pinfo.num_warps : 0; }
 int nr_kernel_shared_bytes(const NrKernel *k) { return k && k->gpu ? (int)k->pinfo.shared_bytes : 0; }
-const char *nr_kernel_ir(const NrKernel *k) { return k ? k->ir_text : ""; }
+/* The IR text costs as much as a good part of the compilation and most
+ * callers never ask for it: it is printed when first asked for.  Nothing
+ * changes the module after nr_compile, so the text is the final IR. */
+const char *nr_kernel_ir(const NrKernel *k) {
+    if (!k) return "";
+    NrKernel *mk = (NrKernel *)k; /* allocated mutable by nr_compile */
+    pthread_mutex_lock(&mk->lock);
+    if (!mk->ir_text) mk->ir_text = nr_module_to_string(mk->mod, &(NrPrintOptions){false});
+    pthread_mutex_unlock(&mk->lock);
+    return mk->ir_text;
+}
 int nr_kernel_num_args(const NrKernel *k) { return k ? k->nargs : 0; }
 
 int nr_kernel_arg_info(const NrKernel *k, int i, NrArgInfo *out) {

@@ -57,6 +57,8 @@ void *nr_alloc(NrArena *a, size_t size) {
     return p;
 }
 
+void *nr_alloc_uninit(NrArena *a, size_t size) { return alloc_raw(a, align16(size ? size : 1)); }
+
 void *nr_arena_grow(NrArena *a, void *p, size_t old_size, size_t new_size) {
     if (!p) return nr_alloc(a, new_size);
     if (new_size <= old_size) return p;

@@ -20,6 +20,9 @@ typedef struct NrArena {
 void nr_arena_init(NrArena *a);
 void nr_arena_free(NrArena *a);
 void *nr_alloc(NrArena *a, size_t size);
+/* nr_alloc without the zeroing, for buffers written before they are read
+ * (large text and token arrays, whose clearing would be pure cost). */
+void *nr_alloc_uninit(NrArena *a, size_t size);
 /* Resize p (allocated from a with old_size bytes) to new_size bytes. */
 void *nr_arena_grow(NrArena *a, void *p, size_t old_size, size_t new_size);
 char *nr_strndup(NrArena *a, const char *s, size_t n);

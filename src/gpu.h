@@ -141,6 +141,9 @@ typedef struct NrAxisInfo {
 
 /* Analyse every value of f; returns an arena array indexed by NrValId. */
 NrAxisInfo *nr_axis_analysis(NrFunc *f);
+/* The same, in arena a (a pass's own scratch arena, so that the facts do not
+ * stay in the module's arena once the pass is done with them). */
+NrAxisInfo *nr_axis_analysis_in(NrFunc *f, NrArena *a);
 
 /* --- the GPU pipeline and the PTX emitter --------------------------------------------------------- */
 typedef struct NrGpuOptions {

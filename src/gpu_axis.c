@@ -43,6 +43,7 @@ typedef struct Axis {
     NrFunc *f;
     NrModule *m;
     AI *ai;
+    NrArena *a;     /* the analysis' own memory, released when it is done */
 } Axis;
 
 static int64_t gcd64(int64_t a, int64_t b) {
@@ -454,7 +455,7 @@ static void visit_for(Axis *x, NrOpId op, int depth) {
     iv.div[0] = gcd64(x->ai[o->opnds[0]].div[0], x->ai[o->opnds[2]].div[0]);
     set(x, blk->args[0], iv);
     int n = o->nopnds - 3;
-    NrArena *a = x->m->arena;
+    NrArena *a = x->a;
     AI *inits = nr_alloc(a, sizeof(AI) * (size_t)(n > 0 ? n : 1));
     AI *args = nr_alloc(a, sizeof(AI) * (size_t)(n > 0 ? n : 1));
     for (int i = 0; i < n; i++) inits[i] = x->ai[o->opnds[3 + i]];
@@ -465,7 +466,7 @@ static void visit_for(Axis *x, NrOpId op, int depth) {
 static void visit_while(Axis *x, NrOpId op, int depth) {
     const NrOp *o = &x->f->ops[op];
     int n = o->nopnds, nr = o->nresults;
-    NrArena *a = x->m->arena;
+    NrArena *a = x->a;
     AI *inits = nr_alloc(a, sizeof(AI) * (size_t)(n > 0 ? n : 1));
     AI *args = nr_alloc(a, sizeof(AI) * (size_t)(n > 0 ? n : 1));
     for (int i = 0; i < n; i++) inits[i] = x->ai[o->opnds[i]];
@@ -593,9 +594,9 @@ static void visit_block(Axis *x, NrBlockId b, int depth) {
 
 /* --- entry points ---------------------------------------------------------------------------------- */
 /* The internal facts of every value: pointer divisibility in bytes. */
-static AI *analyse(NrFunc *f) {
-    Axis x = {f, f->mod, NULL};
-    x.ai = nr_alloc(f->mod->arena, sizeof(AI) * (size_t)f->nvals);
+static AI *analyse(NrFunc *f, NrArena *scratch) {
+    Axis x = {f, f->mod, NULL, scratch};
+    x.ai = nr_alloc(scratch, sizeof(AI) * (size_t)f->nvals);
     for (NrValId v = 0; v < f->nvals; v++) x.ai[v] = pessimistic();
     NrBlock *body = &f->blocks[f->body];
     for (int i = 0; i < body->nargs; i++) {
@@ -609,10 +610,14 @@ static AI *analyse(NrFunc *f) {
     return x.ai;
 }
 
-NrAxisInfo *nr_axis_analysis(NrFunc *f) {
-    AI *ai = analyse(f);
+NrAxisInfo *nr_axis_analysis(NrFunc *f) { return nr_axis_analysis_in(f, f->mod->arena); }
+
+NrAxisInfo *nr_axis_analysis_in(NrFunc *f, NrArena *a) {
+    NrArena scratch; /* (the module's arena would keep it for the module's life) */
+    nr_arena_init(&scratch);
+    AI *ai = analyse(f, &scratch);
     NrModule *m = f->mod;
-    NrAxisInfo *out = nr_alloc(m->arena, sizeof(NrAxisInfo) * (size_t)f->nvals);
+    NrAxisInfo *out = nr_alloc(a, sizeof(NrAxisInfo) * (size_t)f->nvals);
     for (NrValId v = 1; v < f->nvals; v++) {
         const NrType *t = &m->types[f->vals[v].type];
         int eb = t->ptr ? pointee_bytes(t) : 1;
@@ -626,5 +631,6 @@ NrAxisInfo *nr_axis_analysis(NrFunc *f) {
         }
         out[v].divisibility_bytes = t->ptr ? ai[v].div[best] : 0;
     }
+    nr_arena_free(&scratch);
     return out;
 }

@@ -119,8 +119,11 @@ bool nr_gpu_coalesce(NrModule *m, NrDiags *d) {
     (void)d;
     for (int i = 0; i < m->nfuncs; i++) {
         NrFunc *f = m->funcs[i];
-        Co c = {m, f, nr_axis_analysis(f), nr_gpu_num_warps(m)};
+        NrArena scratch;
+        nr_arena_init(&scratch);
+        Co c = {m, f, nr_axis_analysis_in(f, &scratch), nr_gpu_num_warps(m)};
         nr_walk(f, visit, &c);
+        nr_arena_free(&scratch);
     }
     nr_gpu_compact_layouts(m);
     return true;

@@ -201,7 +201,8 @@ typedef struct Conv {
     int nw, sm;
     bool sm_a;
     bool ok;
-    NrAxisInfo *ai;      /* axis info of f, computed when a dot first needs it */
+    NrAxisInfo *ai;      /* axis info of f, computed when a dot first needs it (in scratch) */
+    NrArena scratch;
     bool *chained;       /* per op (ids below nchained): a dot of a chain */
     int32_t nchained;
     NrOpId wg[64];       /* dots given an mma version 3 layout, rewritten after the walk */
@@ -243,7 +244,7 @@ static int natural_fast_dim(Conv *c, NrValId v) {
     NrFunc *f = c->f;
     NrOpId def = f->vals[v].def;
     if (!def || f->ops[def].opc != NR_OP_LOAD) return 1;
-    if (!c->ai) c->ai = nr_axis_analysis(f);
+    if (!c->ai) c->ai = nr_axis_analysis_in(f, &c->scratch);
     const NrAxisInfo *a = &c->ai[f->ops[def].opnds[0]];
     return a->contiguity[0] > a->contiguity[1] ? 0 : 1;
 }
@@ -506,12 +507,12 @@ bool nr_gpu_convert(NrModule *m, NrDiags *d) {
         }
         find_chains(&c);
         convert_block(&c, f->body, 0);
-        if (!c.ok) {
-            ok = false;
-            continue;
+        if (c.ok) {
+            for (int k = 0; k < c.nwg; k++) to_warp_group_dot(&c, c.wg[k]);
+            nr_gpu_fix_operands(f);
         }
-        for (int k = 0; k < c.nwg; k++) to_warp_group_dot(&c, c.wg[k]);
-        nr_gpu_fix_operands(f);
+        ok = ok && c.ok;
+        nr_arena_free(&c.scratch);
     }
     nr_gpu_compact_layouts(m);
     return ok;

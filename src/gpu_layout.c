@@ -719,5 +719,6 @@ void nr_gpu_compact_layouts(NrModule *m) {
         int32_t l = m->types[t].layout;
         if (l > 0) m->types[t].layout = l < old && used[l] ? to[l] : -1;
     }
+    m->type_index = NULL; /* the types changed in place: rebuilt when next used */
     nr_arena_free(&a);
 }

@@ -51,6 +51,7 @@ typedef struct Cache {
     NrValId v;
     int32_t layout;
     NrValId got;
+    int32_t next;       /* the previous entry of the same value + 1, 0 at the end */
 } Cache;
 
 typedef struct Solve {
@@ -68,6 +69,9 @@ typedef struct Solve {
     NrOpId *walk; int nwalk, capwalk;  /* ops in program order */
     Rel *rels; int nrels, caprels;
     Cache *cache; int ncache, capcache;
+    int32_t *cache_of;  /* per value below cache_nv: its newest cache entry + 1 (0: none) */
+    int32_t cache_nv;
+    NrOpId *converts; int nconverts, capconverts;  /* the conversions dropped at the start */
 } Solve;
 
 static bool is_block(const NrFunc *f, NrValId v) {
@@ -210,11 +214,26 @@ static void record_anchor(NrFunc *f, NrOpId op, void *ctx) {
 }
 
 /* Replaces the uses of every convert_layout by its operand, and erases it. */
-static void drop_converts(NrFunc *f, NrOpId op, void *ctx) {
-    (void)ctx;
-    if (f->ops[op].opc != NR_OP_CONVERT_LAYOUT) return;
-    nr_replace_all_uses(f, f->ops[op].results[0], f->ops[op].opnds[0]);
-    nr_op_erase(f, op);
+static void find_converts(NrFunc *f, NrOpId op, void *ctx) {
+    Solve *s = ctx;
+    if (f->ops[op].opc == NR_OP_CONVERT_LAYOUT) *NR_PUSH(&s->scratch, s->converts, s->nconverts, s->capconverts) = op;
+}
+
+/* Every use of a conversion's result reads its operand instead (the start
+ * of a chain of conversions), in one pass over the ops; the conversions go. */
+static void drop_converts(Solve *s) {
+    NrFunc *f = s->f;
+    nr_walk(f, find_converts, s);
+    if (!s->nconverts) return;
+    NrValId *to = nr_alloc(&s->scratch, sizeof(NrValId) * (size_t)f->nvals);
+    for (int i = 0; i < s->nconverts; i++) to[f->ops[s->converts[i]].results[0]] = f->ops[s->converts[i]].opnds[0];
+    for (NrOpId op = 1; op < f->nops; op++) {
+        NrOp *o = &f->ops[op];
+        if (o->dead) continue;
+        for (int i = 0; i < o->nopnds; i++)
+            for (int n = 0; to[o->opnds[i]] && n <= s->nconverts; n++) o->opnds[i] = to[o->opnds[i]];
+    }
+    for (int i = 0; i < s->nconverts; i++) nr_op_erase(f, s->converts[i]);
 }
 
 /* --- 2. deciding group layouts ----------------------------------------------------------------- */
@@ -531,9 +550,21 @@ static bool can_remat(Solve *s, NrValId v, int32_t l, int depth) {
 }
 
 static NrValId cached(Solve *s, NrValId v, int32_t l) {
-    for (int i = 0; i < s->ncache; i++)
-        if (s->cache[i].v == v && s->cache[i].layout == l) return s->cache[i].got;
+    if (v >= s->cache_nv) return NR_NONE;
+    for (int32_t i = s->cache_of[v]; i; i = s->cache[i - 1].next)
+        if (s->cache[i - 1].layout == l) return s->cache[i - 1].got;
     return NR_NONE;
+}
+
+static void cache_put(Solve *s, NrValId v, int32_t l, NrValId got) {
+    if (v >= s->cache_nv) { /* values made since (rematerialized copies): room for them */
+        int32_t nv = s->f->nvals > 2 * s->cache_nv ? s->f->nvals : 2 * s->cache_nv;
+        s->cache_of = nr_arena_grow(&s->scratch, s->cache_of, sizeof(int32_t) * (size_t)s->cache_nv,
+                                    sizeof(int32_t) * (size_t)nv);
+        s->cache_nv = nv;
+    }
+    *NR_PUSH(&s->scratch, s->cache, s->ncache, s->capcache) = (Cache){v, l, got, s->cache_of[v]};
+    s->cache_of[v] = s->ncache;
 }
 
 /* v in layout l: v itself, a rematerialized copy of its cheap producers, or
@@ -563,7 +594,7 @@ static NrValId in_layout(Solve *s, NrValId v, int32_t l, int depth) {
         NrTypeId t = nr_type_with_layout(s->m, f->vals[v].type, l);
         got = nr_build1(&b, NR_OP_CONVERT_LAYOUT, t, 1, &v);
     }
-    *NR_PUSH(&s->scratch, s->cache, s->ncache, s->capcache) = (Cache){v, l, got};
+    cache_put(s, v, l, got);
     return got;
 }
 
@@ -624,10 +655,10 @@ static void solve(NrModule *m, NrFunc *f) {
     s.anchor = nr_alloc(&s.scratch, sizeof(int32_t) * no);
     s.own = nr_alloc(&s.scratch, sizeof(int32_t) * no);
     for (NrValId v = 0; v < f->nvals; v++) s.uf[v] = v;
-    s.ai = nr_axis_analysis(f);
+    s.ai = nr_axis_analysis_in(f, &s.scratch);
     s.cheapv = nr_alloc(&s.scratch, nv);
     nr_walk(f, record_anchor, &s);
-    nr_walk(f, drop_converts, &s);
+    drop_converts(&s);
     nr_walk(f, mark_cheap, &s);
     nr_walk(f, collect, &s);
     decide_all(&s);

@@ -169,6 +169,45 @@ static bool type_eq(const NrType *a, const NrType *b) {
     return true;
 }
 
+/* Open addressing over type ids (0 = empty slot), at most half full. */
+struct NrTypeIndex {
+    NrTypeId *slot;
+    uint32_t cap;      /* a power of two */
+    int32_t n;         /* types 1 .. n-1 are in the index */
+};
+
+static uint32_t type_hash(const NrType *t) {
+    uint32_t h = 2166136261u;
+    uint32_t w[4] = {(uint32_t)t->kind | (uint32_t)t->dtype << 8 | (uint32_t)t->ptr << 16 | (uint32_t)t->rank << 24,
+                     (uint32_t)t->layout, 0, 0};
+    for (int i = 0; i < t->rank; i++) w[2 + (i & 1)] = w[2 + (i & 1)] * 31u + (uint32_t)t->shape[i];
+    for (int i = 0; i < 4; i++) h = (h ^ w[i]) * 16777619u;
+    return h ^ h >> 15;
+}
+
+static void index_put(struct NrTypeIndex *x, const NrModule *m, NrTypeId id) {
+    uint32_t i = type_hash(&m->types[id]) & (x->cap - 1);
+    while (x->slot[i]) i = (i + 1) & (x->cap - 1);
+    x->slot[i] = id;
+}
+
+/* The index, brought up to date with the type table (rebuilt at twice the
+ * size when it would be more than half full). */
+static struct NrTypeIndex *type_index(NrModule *m) {
+    struct NrTypeIndex *x = m->type_index;
+    if (!x || (uint32_t)m->ntypes * 2 > x->cap) {
+        uint32_t cap = 256;
+        while ((uint32_t)m->ntypes * 4 > cap) cap *= 2;
+        x = nr_alloc(m->arena, sizeof *x);
+        x->slot = nr_alloc(m->arena, sizeof(NrTypeId) * cap);
+        x->cap = cap;
+        x->n = 1;
+        m->type_index = x;
+    }
+    for (; x->n < m->ntypes; x->n++) index_put(x, m, x->n);
+    return x;
+}
+
 NrTypeId nr_type_intern(NrModule *m, const NrType *t) {
     NrType norm;
     memset(&norm, 0, sizeof norm);
@@ -179,8 +218,10 @@ NrTypeId nr_type_intern(NrModule *m, const NrType *t) {
     norm.layout = t->layout;
     NR_ASSERT(t->rank <= NR_MAX_RANK);
     for (int i = 0; i < t->rank; i++) norm.shape[i] = t->shape[i];
-    for (NrTypeId i = 1; i < m->ntypes; i++)
-        if (type_eq(&m->types[i], &norm)) return i;
+    struct NrTypeIndex *x = type_index(m);
+    uint32_t i = type_hash(&norm) & (x->cap - 1);
+    for (; x->slot[i]; i = (i + 1) & (x->cap - 1))
+        if (type_eq(&m->types[x->slot[i]], &norm)) return x->slot[i];
     *NR_PUSH(m->arena, m->types, m->ntypes, m->captypes) = norm;
     return m->ntypes - 1;
 }

@@ -205,6 +205,12 @@ typedef struct NrModule {
     int32_t num_warps;      /* 0 while the module is target-independent */
     int32_t sm;             /* target compute capability x10 (80, 90); 0 = none */
     bool sm_a;              /* sm_90a: the architecture-specific features (wgmma, setmaxnreg) may be used */
+    /* Facts derived from the (append-only) type and layout tables, kept by
+     * the PTX emitter for reuse across passes (ptx_emit.c); NULL until used. */
+    struct NrGpuCache *gpu_cache;
+    /* Hash index of the type table for nr_type_intern (ir.c); NULL until
+     * used.  Code that rewrites types in place resets it to NULL. */
+    struct NrTypeIndex *type_index;
 } NrModule;
 
 /* --- module and functions -------------------------------------------------------------------- */

@@ -113,6 +113,7 @@ static void skip_to_eol(Lexer *L) {
 
 static NrToken *push_tok(Lexer *L, NrTokKind kind, NrLoc loc, const char *start) {
     NrToken *t = NR_PUSH(L->ta, L->toks.v, L->toks.n, L->toks.cap);
+    memset(t, 0, sizeof *t); /* (the array starts uncleared) */
     t->kind = (uint8_t)kind;
     t->loc = loc;
     t->depth = L->nlv - 1;
@@ -202,9 +203,13 @@ static int lex_indentation(Lexer *L) {
 
 /* --- names and keywords ---------------------------------------------------------------------- */
 
+/* Keywords are 2 to 8 bytes long and listed in byte order (lex.h): the
+ * scan stops at the first one past s's first byte. */
 static NrTokKind keyword(const char *s, size_t n) {
+    if (n < 2 || n > 8) return NR_T_NAME;
     for (int k = NR_T_KW_FALSE; k <= NR_T_KW_YIELD; k++) {
         const char *kw = tok_spelling[k];
+        if ((unsigned char)kw[0] > (unsigned char)s[0]) break;
         if (kw[0] == s[0] && strncmp(kw, s, n) == 0 && kw[n] == '\0') return (NrTokKind)k;
     }
     return NR_T_NAME;
@@ -809,6 +814,13 @@ NrTokens nr_lex(NrArena *a, NrArena *tok_arena, const NrSources *s, uint32_t fil
     L.linestart = L.p;
     L.last_end = (NrLoc){file, 1, 1};
     if (ch(&L, 0) == 0xEF && ch(&L, 1) == 0xBB && ch(&L, 2) == 0xBF) L.p += 3;  /* UTF-8 byte order mark */
+    /* Python source averages 3 to 5 bytes a token: room for most files at
+     * once, instead of growing (and copying) the array a dozen times. */
+    size_t guess = s->v[file].len / 4 + 64;
+    if (guess < (size_t)1 << 24) {
+        L.toks.cap = (int)guess;
+        L.toks.v = nr_alloc_uninit(L.ta, sizeof(NrToken) * guess);
+    }
     push_level(&L, 0, 0);
     bool at_line_start = true;
     for (;;) {

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 /* X(ID, spelling used in messages).  Keywords lie between KW_FALSE and
- * KW_YIELD, in the order of their spellings' use by the keyword lookup. */
+ * KW_YIELD, in byte order of their spellings (the keyword lookup relies on it). */
 #define NR_TOKEN_LIST(X) \
     X(EOF, "end of file") X(NEWLINE, "end of line") X(INDENT, "an indent") X(DEDENT, "a dedent") \
     X(ERROR, "an invalid token") \

@@ -53,8 +53,6 @@ const NrToken *nr_p_peek(NrParser *p) {
     return t;
 }
 
-NrTokKind nr_p_kind(NrParser *p) { return nr_p_peek(p)->kind; }
-
 NrTokKind nr_p_kind_at(const NrParser *p, int k) {
     if (p->err) return NR_T_EOF;
     int i = p->pos + k;

@@ -33,7 +33,11 @@ typedef struct NrParser {
 
 /* Token access (parse.c). */
 const NrToken *nr_p_peek(NrParser *p);
-NrTokKind nr_p_kind(NrParser *p);
+/* The current token's kind (nr_p_peek's, inline for the common case). */
+static inline NrTokKind nr_p_kind(NrParser *p) {
+    if (!p->err && p->toks[p->pos].kind != NR_T_ERROR) return (NrTokKind)p->toks[p->pos].kind;
+    return (NrTokKind)nr_p_peek(p)->kind;
+}
 /* The kind of the token k places ahead, without reporting error tokens. */
 NrTokKind nr_p_kind_at(const NrParser *p, int k);
 const NrToken *nr_p_next(NrParser *p);          /* returns the token consumed */

@@ -411,9 +411,13 @@ static const struct {
 };
 enum { BIN_LEVELS = 6 };
 
-static int binop_at(NrTokKind k, int level) {
+/* The binary operator of token kind k and its level; -1 if k is none. */
+static int binop_of(NrTokKind k, int *level) {
     for (size_t i = 0; i < NR_COUNTOF(binops); i++)
-        if (binops[i].tok == k && binops[i].level == level) return binops[i].op;
+        if (binops[i].tok == k) {
+            *level = binops[i].level;
+            return binops[i].op;
+        }
     return -1;
 }
 
@@ -421,12 +425,14 @@ static int binop_at(NrTokKind k, int level) {
  * and_expr: shift ('&' shift)*         shift: arith (('<<'|'>>') arith)*
  * arith: term (('+'|'-') term)*        term: factor (('*'|'/'|'//'|'%'|'@') factor)* */
 static NrExpr *binary(NrParser *p, int level) {
-    if (level == BIN_LEVELS) return factor(p);
-    NrExpr *l = binary(p, level + 1);
-    int op;
-    while (l && (op = binop_at(nr_p_kind(p), level)) >= 0) {
+    /* By precedence: an operator of level L takes as its right operand
+     * everything of the levels above L, and operators of one level group
+     * to the left (as the grammar's levels, one token lookup per operator). */
+    NrExpr *l = factor(p);
+    int op, lv;
+    while (l && (op = binop_of(nr_p_kind(p), &lv)) >= 0 && lv >= level) {
         NrLoc loc = nr_p_next(p)->loc;
-        NrExpr *r = binary(p, level + 1);
+        NrExpr *r = binary(p, lv + 1);
         l = r ? binop(p, NR_E_BINOP, op, l, r, loc) : NULL;
     }
     return l;

@@ -134,9 +134,22 @@ typedef struct NrPtxVal {
     int lay;
 } NrPtxVal;
 
+/* Text being written: s[0..n), NUL-terminated, in cap bytes.  A chunked
+ * buffer (a function's body and prologue, the bulk of the text) does not
+ * move what it holds to grow: full chunks go to a list and s is the newest
+ * one; the others are contiguous and grow by doubling. */
+typedef struct NrPtxChunk {
+    struct NrPtxChunk *next;
+    const char *s;
+    size_t n;
+} NrPtxChunk;
+
 typedef struct NrPtxBuf {
     char *s;
     size_t n, cap;
+    bool chunked;
+    NrPtxChunk *first, *last;  /* chunked: the full chunks, in order */
+    size_t before;             /* chunked: their bytes */
 } NrPtxBuf;
 
 /* --- the context ------------------------------------------------------------------------------------------ */
@@ -162,6 +175,7 @@ typedef struct NrPtx {
     int32_t smem;              /* .b32 shared address of the dynamic shared buffer, 0 until needed */
     int64_t smem_bytes;        /* the kernel's dynamic shared memory */
     int64_t scratch_base;      /* where ops without an smem_offset put their scratch */
+    bool planned;              /* smem_bytes and scratch_base are set (plan_smem ran) */
     int64_t local_bytes;       /* .local buffer for vprintf arguments */
     bool uses_vprintf, uses_assert, failed;
     const char **tables;       /* names of the .const tables emitted */
@@ -169,12 +183,19 @@ typedef struct NrPtx {
     NrOpId op;                 /* the op being emitted, for diagnostics */
     char names[48][32];        /* ring of formatted operand names */
     int name_next;
+    char (*regnames[5])[12];   /* per register class: each register's name, formatted once ("" until then) */
+    int32_t nregnames[5];
     int ptx_version;           /* PTX ISA version x10 the kernel needs (0: the default, 8.0) */
     bool is_func;              /* emitting a noinline function (.func) rather than the kernel */
     int64_t smem_base;         /* where this function's shared memory starts in the kernel's buffer */
     int64_t *smem_bases;       /* per module function index: its shared memory's start (calls need it) */
     int smem_align;            /* alignment of the dynamic shared memory (0: 16 bytes) */
     struct NrPtxMma *mma;      /* ptx_mma.c's state (packed operand words), NULL until needed */
+    /* Demanded elements, per value id: element j of the value is read by
+     * some op iff (j & skip[v]) == 0 (register index bits that no reader
+     * looks at; 0: every element).  Elementwise ops compute only those (a
+     * 16-byte load reads one address per vector); NULL: all are computed. */
+    uint32_t *skip;
 } NrPtx;
 
 /* Register classes (index into nregs). */
@@ -182,13 +203,22 @@ enum { NR_RC_P = 1, NR_RC_H, NR_RC_R, NR_RC_D };
 
 /* --- ptx_emit.c: output, registers, values, layouts ----------------------------------------------------------- */
 /* The one emit function: a line into the current buffer (indented unless it
- * is a label "$...:" or a directive line starting with '.' or '{' '}'). */
+ * is a label "$...:"). */
 void nr_ptx_emit(NrPtx *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends n bytes of text to b as they are (module-level lines: globals). */
+void nr_ptx_buf_put(NrPtx *p, NrPtxBuf *b, const char *s, size_t n);
 /* Record an error at the current op; emission continues so that every
  * problem is reported, but nr_emit_ptx returns NULL. */
 void nr_ptx_error(NrPtx *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int32_t nr_ptx_newreg(NrPtx *p, NrPk k);
 const char *nr_ptx_reg(NrPtx *p, int32_t r);     /* "%r12" */
+/* "%r1, %r2" of registers v[0..n), in braces when n > 1 or always (an arena string). */
+char *nr_ptx_reg_list(NrPtx *p, const NrPv *v, int n, bool always_braces);
+/* Numbers as the emitter writes them, into o (NUL-terminated); the end:
+ * decimal, and upper-case hexadecimal of exactly `digits` digits. */
+char *nr_ptx_put_dec(char *o, int64_t v);
+char *nr_ptx_put_udec(char *o, uint64_t v);
+char *nr_ptx_put_hex(char *o, uint64_t v, int digits);
 const char *nr_ptx_opnd(NrPtx *p, NrPv v);       /* register name or immediate */
 int nr_ptx_label(NrPtx *p);
 /* Kind of the elements of dtype dt (pointers: pass NR_DT_U64). */
@@ -204,6 +234,24 @@ void nr_ptx_set(NrPtx *p, NrValId v, NrPv *e, int n);
 int nr_ptx_lay(NrPtx *p, NrTypeId t);
 /* Build a layout's flat form without a context (also for nr_ptx_scratch_bytes). */
 bool nr_ptx_lay_build(NrModule *m, int32_t layout, const NrType *t, int num_warps, NrArena *a, NrPtxLay *out);
+/* What the emitter derives from a module's type and layout tables, kept for
+ * the module's life (NrModule.gpu_cache): flat layouts per type id, and
+ * shared-memory address maps per (shared layout, shape, element size). */
+struct NrPtxLayEntry;
+struct NrSmemMapEntry;
+struct NrGpuCache {
+    struct NrPtxLayEntry **lays;   /* per type id, NULL until asked for */
+    int nlays;
+    struct NrSmemMapEntry *maps;
+    int nmaps, capmaps;
+};
+struct NrGpuCache *nr_gpu_cache(NrModule *m);   /* created on first use */
+/* The flat form of block type t's layout over num_warps warps, built once
+ * per module (type ids name a shape and a layout, and neither table changes
+ * what it holds): a copy whose regflat and dup arrays are the module's,
+ * shared and read-only, with no registers (tflat, owner) yet.  False for
+ * scalars, types without a layout and layouts that cannot hold the shape. */
+bool nr_ptx_lay_of_type(NrModule *m, NrTypeId t, int num_warps, NrPtxLay *out);
 /* Fill regflat, dup and the replication masks from the bases. */
 bool nr_ptx_lay_finish(NrPtxLay *L, NrArena *a);
 /* Registers computed once per kernel (in the prologue, so they dominate
@@ -231,6 +279,9 @@ NrPv nr_pv_i32(int64_t x);
 NrPv nr_pv_i64(int64_t x);
 NrPv nr_pv_pred(bool b);
 static inline bool nr_pv_is_imm(NrPv v) { return v.r == 0; }
+/* An element no op reads (see NrPtx.skip): naming it is an internal error. */
+#define NR_PV_UNUSED_REG (-1)
+static inline NrPv nr_pv_unused(NrPk k) { return (NrPv){(uint8_t)k, NR_PV_UNUSED_REG, 0}; }
 NrPk nr_pt_kind(NrPt t);
 const char *nr_pt_name(NrPt t);  /* ".s32" */
 int nr_pt_bits(NrPt t);
@@ -299,6 +350,12 @@ bool nr_ptx_op_elem(NrPtx *p, NrOpId op);
  * there is no run of two or more. */
 NrOpId nr_ptx_elem_run(NrPtx *p, NrOpId first);
 bool nr_ptx_op_const(NrPtx *p, NrOpId op);
+/* Demanded elements (NrPtx.skip): given the result's skip mask, narrow the
+ * masks of the operands to what op reads of them.  Elementwise ops
+ * (ptx_elem.c), load and store (ptx_mem.c), async_copy (ptx_smem.c). */
+void nr_ptx_elem_demand(NrPtx *p, NrOpId op, uint32_t *skip);
+void nr_ptx_mem_demand(NrPtx *p, NrOpId op, uint32_t *skip);
+void nr_ptx_async_copy_demand(NrPtx *p, NrOpId op, uint32_t *skip);
 /* inline_asm: the assembly pasted per `pack` elements, $N naming registers. */
 bool nr_ptx_op_inline_asm(NrPtx *p, NrOpId op);
 /* A context that evaluates scalar instructions on the host (tests). */
@@ -374,6 +431,8 @@ struct NrPtxMma {
     struct NrPtxThreadOff *toffs; /* thread parts of shared addresses (prologue registers) */
     int ntoffs, captoffs;
     int8_t async_proxy;        /* the function reads buffers through the async proxy (wgmma): -1 not known yet */
+    struct NrPtxWgPlan *plans; /* ptx_wgmma.c: the plans made, by operand and result types */
+    int nplans, capplans;
 };
 /* Whether writes to buffers must be followed by fence.proxy.async (the
  * function has a warp_group_dot). */
@@ -392,10 +451,10 @@ typedef struct NrSmemMap {
 /* The map of shared layout `layout` over a buffer of `shape` (rank: the
  * layout's, or one more for a multi-buffered allocation with a power-of-two
  * count); false if the layout is not linear there. */
-bool nr_smem_map(const NrModule *m, int32_t layout, int rank, const int32_t *shape, int es, NrSmemMap *out);
+bool nr_smem_map(NrModule *m, int32_t layout, int rank, const int32_t *shape, int es, NrSmemMap *out);
 /* The same for a `shared<vec, per_phase, max_phase, order>` layout that is
  * in no module (conversion scratch). */
-bool nr_smem_map_swizzled(int rank, const int32_t *shape, int es, int vec, int per_phase, int max_phase,
+bool nr_smem_map_swizzled(NrModule *m, int rank, const int32_t *shape, int es, int vec, int per_phase, int max_phase,
                           const int32_t *order, NrSmemMap *out);
 /* Registers of distributed layout L in buffer S: register r of (lane, warp)
  * lies at element offset T ^ reg[r], T the XOR of lane[i] over the set lane
@@ -514,7 +573,7 @@ bool nr_mma_plan(const NrPtxLay *A, const NrPtxLay *B, const NrPtxLay *C, int kw
 /* The swizzled scratch buffer through which convert_layout takes layout S
  * to D when D is an mma operand or S an mma accumulator (and shared memory
  * is needed): 16-byte vectors along one dimension, 128-byte rows. */
-bool nr_ptx_conv_scratch_map(const NrModule *m, const NrPtxLay *S, const NrPtxLay *D, int es, NrSmemMap *out);
+bool nr_ptx_conv_scratch_map(NrModule *m, const NrPtxLay *S, const NrPtxLay *D, int es, NrSmemMap *out);
 /* dot on tensor cores when the result has an mma layout, else the FMA path. */
 bool nr_ptx_op_dot_any(NrPtx *p, NrOpId op);
 bool nr_ptx_op_local_load(NrPtx *p, NrOpId op);

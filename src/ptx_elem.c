@@ -757,11 +757,64 @@ static void elem_pair(NrPtx *p, NrOpId op, NrDtype dt, NrPv *const *x, int nx, i
     nr_pb_unpack(p, v, &r[j], &r[j + 1]);
 }
 
-static bool uniform(NrPv *const *x, int nx, int n) {
+/* Whether every read element (j & skip == 0) of every operand is the same. */
+static bool uniform(NrPv *const *x, int nx, int n, uint32_t skip) {
     for (int i = 0; i < nx; i++)
         for (int j = 1; j < n; j++)
-            if (x[i][j].r != x[i][0].r || x[i][j].c != x[i][0].c) return false;
+            if (!(j & skip) && (x[i][j].r != x[i][0].r || x[i][j].c != x[i][0].c)) return false;
     return true;
+}
+
+/* The units (elements, or pairs of them) of an elementwise op computed so
+ * far, by their operands: open addressing over unit start + 1 (0 empty). */
+typedef struct Seen {
+    int32_t *slot;
+    uint32_t mask;
+} Seen;
+
+static void seen_init(NrPtx *p, Seen *s, int units) {
+    uint32_t cap = 16;
+    while (cap < 2u * (uint32_t)units) cap *= 2;
+    s->slot = nr_alloc(p->a, sizeof(int32_t) * cap);
+    s->mask = cap - 1;
+}
+
+static bool same_opnds(NrPv *const *x, int nx, int a, int b, int unit) {
+    for (int i = 0; i < nx; i++)
+        for (int u = 0; u < unit; u++)
+            if (x[i][a + u].r != x[i][b + u].r || x[i][a + u].c != x[i][b + u].c) return false;
+    return true;
+}
+
+/* The start of an earlier unit with unit j's operands, or -1 (then j is
+ * recorded). */
+static int seen_find(Seen *s, NrPv *const *x, int nx, int j, int unit) {
+    uint64_t h = 14695981039346656037u;
+    for (int i = 0; i < nx; i++)
+        for (int u = 0; u < unit; u++) h = (h ^ ((uint64_t)(uint32_t)x[i][j + u].r << 32 ^ x[i][j + u].c)) * 1099511628211u;
+    uint32_t at = (uint32_t)(h ^ h >> 29) & s->mask;
+    for (; s->slot[at]; at = (at + 1) & s->mask)
+        if (same_opnds(x, nx, s->slot[at] - 1, j, unit)) return s->slot[at] - 1;
+    s->slot[at] = j + 1;
+    return -1;
+}
+
+/* Elements 2j, 2j+1 go together in f16x2 / bf16x2 instructions. */
+static bool paired(NrPtx *p, NrOpId op, NrDtype dt, int n) { return pairable(p, op, dt) && n % 2 == 0; }
+
+void nr_ptx_elem_demand(NrPtx *p, NrOpId op, uint32_t *skip) {
+    const NrOp *o = &p->f->ops[op];
+    NrValId r = o->results[0];
+    int rl = nr_ptx_lay(p, nr_val_type(p->f, r));
+    uint32_t k = skip[r];
+    if (rl >= 0 && paired(p, op, val_dt(p, r), 1 << p->lays[rl].nreg)) k &= ~1u;
+    for (int i = 0; i < o->nopnds; i++) {
+        NrValId x = o->opnds[i];
+        /* an operand in the result's layout is read element by element;
+         * scalars and operands that are converted first, whole */
+        if (rl >= 0 && nr_ptx_lay(p, nr_val_type(p->f, x)) == rl) skip[x] &= k;
+        else skip[x] = 0;
+    }
 }
 
 bool nr_ptx_op_elem(NrPtx *p, NrOpId op) {
@@ -779,17 +832,32 @@ bool nr_ptx_op_elem(NrPtx *p, NrOpId op) {
     for (int i = 0; i < nx; i++) x[i] = opnd_in(p, op, i, rl, n);
     NrPv *e = nr_alloc(p->a, sizeof(NrPv) * (size_t)n);
     NrDtype dt = val_dt(p, r);
-    if (uniform(x, nx, n)) { /* splats and constants: compute once */
+    /* elements no op reads are not computed */
+    uint32_t skip = p->skip && rl >= 0 ? p->skip[r] : 0;
+    if (uniform(x, nx, n, skip)) { /* splats and constants: compute once */
         NrPv xs[4];
         for (int i = 0; i < nx; i++) xs[i] = x[i][0];
         NrPv v = elem(p, op, xs);
         for (int j = 0; j < n; j++) e[j] = v;
     } else {
-        bool pairs = pairable(p, op, dt) && n % 2 == 0;
-        for (int j = 0; j < n; j++) {
-            if (pairs && j % 2 == 0) {
+        int unit = paired(p, op, dt, n) ? 2 : 1;
+        NrPk k = nr_ptx_kind(dt);
+        Seen seen;
+        seen_init(p, &seen, n / unit);
+        for (int j = 0; j < n; j += unit) {
+            if ((j & skip) && (unit == 1 || ((j + 1) & skip))) {
+                for (int u = 0; u < unit; u++) e[j + u] = nr_pv_unused(k);
+                continue;
+            }
+            /* elements whose operands an earlier one had (a broadcast
+             * repeats registers) are that one's result: ops are pure */
+            int same = seen_find(&seen, x, nx, j, unit);
+            if (same >= 0) {
+                for (int u = 0; u < unit; u++) e[j + u] = e[same + u];
+                continue;
+            }
+            if (unit == 2) {
                 elem_pair(p, op, dt, x, nx, j, e);
-                j++;
                 continue;
             }
             NrPv xs[4];
@@ -902,10 +970,15 @@ NrOpId nr_ptx_elem_run(NrPtx *p, NrOpId first) {
     NrPv *res[RUN_MAX];
     NrPv *const *xin[RUN_MAX];
     bool uni[RUN_MAX];
+    uint32_t skip[RUN_MAX];
+    int unit[RUN_MAX];
+    Seen seen[RUN_MAX];
     for (int k = 0; k < run.n; k++) {
         if (run.is_const[k]) continue;
         const NrOp *o = &p->f->ops[run.op[k]];
         NrPv **x = nr_alloc(p->a, sizeof(NrPv *) * 4);
+        /* elements no op reads are not computed (NrPtx.skip) */
+        skip[k] = p->skip ? p->skip[o->results[0]] : 0;
         uni[k] = true;
         for (int i = 0; i < o->nopnds; i++) {
             NrValId v = o->opnds[i];
@@ -915,17 +988,21 @@ NrOpId nr_ptx_elem_run(NrPtx *p, NrOpId first) {
                 uni[k] = uni[k] && uni[j];
             } else {
                 x[i] = opnd_in(p, run.op[k], i, rl, n);
-                uni[k] = uni[k] && uniform(&x[i], 1, n);
+                uni[k] = uni[k] && uniform(&x[i], 1, n, skip[k]);
             }
         }
         xin[k] = x;
         res[k] = nr_alloc(p->a, sizeof(NrPv) * (size_t)n);
+        NrDtype dt = val_dt(p, o->results[0]);
+        unit[k] = paired(p, run.op[k], dt, n) ? 2 : 1;
         if (uni[k]) {
             p->op = run.op[k];
             NrPv xs[4];
             for (int i = 0; i < o->nopnds; i++) xs[i] = x[i][0];
             NrPv v = elem(p, run.op[k], xs);
             for (int j = 0; j < n; j++) res[k][j] = v;
+        } else {
+            seen_init(p, &seen[k], n / unit[k]);
         }
     }
     for (int j = 0; j < n; j += 2)
@@ -934,14 +1011,25 @@ NrOpId nr_ptx_elem_run(NrPtx *p, NrOpId first) {
             NrOpId op = run.op[k];
             const NrOp *o = &p->f->ops[op];
             NrDtype dt = val_dt(p, o->results[0]);
+            int u = unit[k], nx = o->nopnds;
             p->op = op;
-            if (pairable(p, op, dt)) {
-                elem_pair(p, op, dt, xin[k], o->nopnds, j, res[k]);
-                continue;
-            }
-            for (int jj = j; jj < j + 2; jj++) {
+            for (int jj = j; jj < j + 2; jj += u) {
+                if ((jj & skip[k]) && (u == 1 || ((jj + 1) & skip[k]))) {
+                    for (int t = 0; t < u; t++) res[k][jj + t] = nr_pv_unused(nr_ptx_kind(dt));
+                    continue;
+                }
+                /* a unit whose operands an earlier one had is that one's result */
+                int same = seen_find(&seen[k], xin[k], nx, jj, u);
+                if (same >= 0) {
+                    for (int t = 0; t < u; t++) res[k][jj + t] = res[k][same + t];
+                    continue;
+                }
+                if (u == 2) {
+                    elem_pair(p, op, dt, xin[k], nx, jj, res[k]);
+                    continue;
+                }
                 NrPv xs[4];
-                for (int i = 0; i < o->nopnds; i++) xs[i] = xin[k][i][jj];
+                for (int i = 0; i < nx; i++) xs[i] = xin[k][i][jj];
                 res[k][jj] = elem(p, op, xs);
             }
         }

@@ -26,13 +26,32 @@
 #include <string.h>
 
 /* --- output -------------------------------------------------------------------------------------- */
+enum { CHUNK_BYTES = 64 * 1024 };
+
+/* Room for n more bytes and the NUL. */
 static void buf_reserve(NrArena *a, NrPtxBuf *b, size_t n) {
-    if (b->n + n + 2 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (b->n + n + 2 > cap) cap *= 2;
-        b->s = nr_arena_grow(a, b->s, b->cap, cap);
+    if (b->n + n + 2 <= b->cap) return;
+    if (b->chunked && b->s) { /* the full chunk goes to the list; a new one starts */
+        NrPtxChunk *c = nr_alloc(a, sizeof *c);
+        c->s = b->s;
+        c->n = b->n;
+        if (b->last) b->last->next = c;
+        else b->first = c;
+        b->last = c;
+        b->before += b->n;
+        size_t cap = b->cap < CHUNK_BYTES ? 2 * b->cap : CHUNK_BYTES; /* chunks double up to CHUNK_BYTES */
+        if (cap < n + 2) cap = n + 2;
+        b->s = nr_alloc_uninit(a, cap);
+        b->s[0] = 0;
+        b->n = 0;
         b->cap = cap;
+        return;
     }
+    size_t cap = b->cap ? b->cap : 4096;
+    while (b->n + n + 2 > cap) cap *= 2;
+    b->s = b->s ? nr_arena_grow(a, b->s, b->cap, cap) : nr_alloc_uninit(a, cap);
+    if (!b->n) b->s[0] = 0;
+    b->cap = cap;
 }
 
 static void buf_put(NrArena *a, NrPtxBuf *b, const char *s, size_t n) {
@@ -40,6 +59,17 @@ static void buf_put(NrArena *a, NrPtxBuf *b, const char *s, size_t n) {
     memcpy(b->s + b->n, s, n);
     b->n += n;
     b->s[b->n] = 0;
+}
+
+void nr_ptx_buf_put(NrPtx *p, NrPtxBuf *b, const char *s, size_t n) { buf_put(p->a, b, s, n); }
+
+static size_t buf_len(const NrPtxBuf *b) { return b->before + b->n; }
+
+/* Appends the whole text of src to dst. */
+static void buf_append(NrArena *a, NrPtxBuf *dst, const NrPtxBuf *src) {
+    buf_reserve(a, dst, buf_len(src));
+    for (const NrPtxChunk *c = src->first; c; c = c->next) buf_put(a, dst, c->s, c->n);
+    if (src->n) buf_put(a, dst, src->s, src->n);
 }
 
 /* Appends the digits of v in base 10 or 16 (upper case), zero-padded to width. */
@@ -56,12 +86,12 @@ static size_t put_uint(char *o, size_t cap, size_t n, unsigned long long v, int 
 }
 
 /* The emitter's formats (%s %c %d %u %X %lld %llu %%, a zero-padded width on
- * %X) without the C library's machinery; -1 for anything else or a line
- * longer than cap - 1. */
+ * %X) without the C library's machinery, into o[0..cap); -1 for anything
+ * else, -2 for a line longer than cap - 1. */
 static int format_fast(char *o, size_t cap, const char *fmt, va_list ap) {
     size_t n = 0;
     for (const char *f = fmt; *f; f++) {
-        if (n + 1 >= cap) return -1;
+        if (n + 1 >= cap) return -2;
         if (*f != '%') {
             o[n++] = *f;
             continue;
@@ -77,7 +107,7 @@ static int format_fast(char *o, size_t cap, const char *fmt, va_list ap) {
         case 's': {
             const char *str = va_arg(ap, const char *);
             size_t k = strlen(str);
-            if (n + k + 1 >= cap) return -1;
+            if (n + k + 1 >= cap) return -2;
             memcpy(o + n, str, k);
             n += k;
             break;
@@ -94,22 +124,27 @@ static int format_fast(char *o, size_t cap, const char *fmt, va_list ap) {
         default: return -1;
         }
     }
-    if (n >= cap) return -1;
+    if (n >= cap) return -2;
     o[n] = 0;
     return (int)n;
 }
 
-/* One formatting pass for the common short line; two for a long one. */
+/* Formats into the buffer in place: one pass for the common short line,
+ * the C library for anything else. */
 static void buf_vadd(NrArena *a, NrPtxBuf *b, const char *fmt, va_list ap) {
-    char tmp[512];
     va_list ap2;
-    va_copy(ap2, ap);
-    int n = format_fast(tmp, sizeof tmp, fmt, ap2);
-    va_end(ap2);
+    int n = -2;
+    for (size_t room = 510; n == -2 && room <= 8 * CHUNK_BYTES; room *= 8) { /* long lines: more room */
+        buf_reserve(a, b, room);
+        va_copy(ap2, ap);
+        n = format_fast(b->s + b->n, b->cap - b->n, fmt, ap2);
+        va_end(ap2);
+    }
     if (n >= 0) {
-        buf_put(a, b, tmp, (size_t)n);
+        b->n += (size_t)n;
         return;
     }
+    char tmp[512];
     va_copy(ap2, ap);
     n = vsnprintf(tmp, sizeof tmp, fmt, ap2);
     va_end(ap2);
@@ -133,12 +168,17 @@ static void buf_add(NrArena *a, NrPtxBuf *b, const char *fmt, ...) {
 
 void nr_ptx_emit(NrPtx *p, const char *fmt, ...) {
     if (p->eval) NR_ICE("instruction emitted in evaluation mode");
-    if (fmt[0] != '$') buf_put(p->a, p->out, "  ", 2);
+    NrPtxBuf *b = p->out;
+    buf_reserve(p->a, b, 2);
+    if (fmt[0] != '$') {
+        b->s[b->n++] = ' ';
+        b->s[b->n++] = ' ';
+    }
     va_list ap;
     va_start(ap, fmt);
-    buf_vadd(p->a, p->out, fmt, ap);
+    buf_vadd(p->a, b, fmt, ap);
     va_end(ap);
-    buf_put(p->a, p->out, "\n", 1);
+    buf_put(p->a, b, "\n", 1);
 }
 
 void nr_ptx_error(NrPtx *p, const char *fmt, ...) {
@@ -174,26 +214,75 @@ static const char *const class_type[] = {"", ".pred", ".b16", ".b32", ".b64"};
 
 static char *next_name(NrPtx *p) {
     char *s = p->names[p->name_next];
-    p->name_next = (p->name_next + 1) % (int)NR_COUNTOF(p->names);
+    if (++p->name_next == (int)NR_COUNTOF(p->names)) p->name_next = 0;
     return s;
 }
 
 const char *nr_ptx_reg(NrPtx *p, int32_t r) {
-    char *s = next_name(p);
-    /* "%r123": the prefix, then the number's digits (a hot path of the emitter: no snprintf) */
-    const char *pre = class_prefix[r >> 24 & 7];
-    size_t k = strlen(pre);
-    NR_ASSERT(k + 9 <= sizeof p->names[0]);
-    memcpy(s, pre, k);
-    char digits[12];
-    int nd = 0;
-    uint32_t v = (uint32_t)(r & 0xffffff);
+    NR_ASSERT(r > 0 && (r >> 24) >= NR_RC_P && (r >> 24) <= NR_RC_D); /* not an immediate, not an unread element */
+    /* "%r123": the class's prefix, then the number, formatted once per
+     * register (the emitter's hottest path; names are stable strings) */
+    int c = r >> 24;
+    uint32_t v = (uint32_t)(r & 0xffffff); /* at most 8 digits */
+    if ((int32_t)v >= p->nregnames[c]) {
+        int32_t n = p->nregnames[c] ? p->nregnames[c] : 256;
+        while (n <= (int32_t)v) n *= 2;
+        p->regnames[c] = nr_arena_grow(p->a, p->regnames[c], sizeof p->regnames[c][0] * (size_t)p->nregnames[c],
+                                       sizeof p->regnames[c][0] * (size_t)n);
+        p->nregnames[c] = n;
+    }
+    char *s = p->regnames[c][v];
+    if (s[0]) return s;
+    char *o = s;
+    *o++ = '%';
+    switch (c) {
+    case NR_RC_P: *o++ = 'p'; break;
+    case NR_RC_H: *o++ = 'r', *o++ = 's'; break;
+    case NR_RC_R: *o++ = 'r'; break;
+    default: *o++ = 'r', *o++ = 'd'; break;
+    }
+    int nd = v >= 10000000 ? 8 : v >= 1000000 ? 7 : v >= 100000 ? 6 : v >= 10000 ? 5 : v >= 1000 ? 4 : v >= 100 ? 3 : v >= 10 ? 2 : 1;
+    o[nd] = 0;
+    for (int i = nd - 1; i >= 0; i--) {
+        o[i] = (char)('0' + v % 10);
+        v /= 10;
+    }
+    return s;
+}
+
+char *nr_ptx_put_udec(char *o, uint64_t v) {
+    char d[24];
+    int k = 0;
     do {
-        digits[nd++] = (char)('0' + v % 10);
+        d[k++] = (char)('0' + v % 10);
         v /= 10;
     } while (v);
-    while (nd) s[k++] = digits[--nd];
-    s[k] = 0;
+    while (k) *o++ = d[--k];
+    *o = 0;
+    return o;
+}
+
+char *nr_ptx_put_dec(char *o, int64_t v) {
+    if (v < 0) *o++ = '-';
+    return nr_ptx_put_udec(o, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+}
+
+char *nr_ptx_put_hex(char *o, uint64_t v, int digits) {
+    for (int i = digits - 1; i >= 0; i--) *o++ = "0123456789ABCDEF"[v >> (4 * i) & 15];
+    *o = 0;
+    return o;
+}
+
+char *nr_ptx_reg_list(NrPtx *p, const NrPv *v, int n, bool always_braces) {
+    char *s = nr_alloc(p->a, (size_t)n * 13 + 4), *o = s; /* "%rd12345678, " */
+    bool braces = always_braces || n > 1;
+    if (braces) *o++ = '{';
+    for (int i = 0; i < n; i++) {
+        if (i) *o++ = ',', *o++ = ' ';
+        for (const char *r = nr_ptx_reg(p, v[i].r); *r; r++) *o++ = *r;
+    }
+    if (braces) *o++ = '}';
+    *o = 0;
     return s;
 }
 
@@ -201,10 +290,10 @@ const char *nr_ptx_opnd(NrPtx *p, NrPv v) {
     if (v.r) return nr_ptx_reg(p, v.r);
     char *s = next_name(p);
     switch (v.k) {
-    case NR_PK_F32: snprintf(s, sizeof p->names[0], "0f%08X", (uint32_t)v.c); break;
-    case NR_PK_F64: snprintf(s, sizeof p->names[0], "0d%016llX", (unsigned long long)v.c); break;
-    case NR_PK_I64: snprintf(s, sizeof p->names[0], "%lld", (long long)v.c); break;
-    default: snprintf(s, sizeof p->names[0], "%d", (int32_t)(uint32_t)v.c); break;
+    case NR_PK_F32: s[0] = '0', s[1] = 'f', nr_ptx_put_hex(s + 2, (uint32_t)v.c, 8); break;
+    case NR_PK_F64: s[0] = '0', s[1] = 'd', nr_ptx_put_hex(s + 2, v.c, 16); break;
+    case NR_PK_I64: nr_ptx_put_dec(s, (int64_t)v.c); break;
+    default: nr_ptx_put_dec(s, (int32_t)(uint32_t)v.c); break;
     }
     return s;
 }
@@ -226,10 +315,23 @@ NrPv nr_ptx_inreg(NrPtx *p, NrPv v) {
 int nr_ptx_label(NrPtx *p) { return ++p->nlabels; }
 
 const char *nr_ptx_addr(NrPtx *p, NrPv base, int64_t off) {
-    char *s = next_name(p);
+    char *s = next_name(p), *o = s;
     const char *b = base.r ? nr_ptx_reg(p, base.r) : nr_ptx_opnd(p, base);
-    if (off) snprintf(s, sizeof p->names[0], "[%s+%lld]", b, (long long)off);
-    else snprintf(s, sizeof p->names[0], "[%s]", b);
+    char num[24];
+    size_t bl = strlen(b), nl = off ? (size_t)(nr_ptx_put_dec(num, off) - num) : 0;
+    if (bl + nl + 4 > sizeof p->names[0]) { /* (only absurd immediates: cut as snprintf cuts) */
+        if (off) snprintf(s, sizeof p->names[0], "[%s+%lld]", b, (long long)off);
+        else snprintf(s, sizeof p->names[0], "[%s]", b);
+        return s;
+    }
+    *o++ = '[';
+    memcpy(o, b, bl), o += bl;
+    if (off) {
+        *o++ = '+';
+        memcpy(o, num, nl), o += nl;
+    }
+    *o++ = ']';
+    *o = 0;
     return s;
 }
 
@@ -315,8 +417,8 @@ static bool flat_of(const NrPtxLay *L, const int32_t *c, uint32_t *out) {
 
 /* Inserts v into an F2 basis kept by leading bit; false if v depends on it. */
 static bool basis_insert(uint32_t *piv, uint32_t v) {
-    for (int b = 31; b >= 0; b--) {
-        if (!(v >> b & 1)) continue;
+    while (v) { /* set bits from the top: piv[b] leads with bit b */
+        int b = 31 - __builtin_clz(v);
         if (!piv[b]) {
             piv[b] = v;
             return true;
@@ -377,6 +479,48 @@ bool nr_ptx_lay_finish(NrPtxLay *L, NrArena *a) {
     return true;
 }
 
+/* The module's layouts in flat form, per type id (nr_ptx_lay_of_type). */
+struct NrPtxLayEntry {
+    int num_warps;
+    int32_t layout;    /* the type's layout id it was built for */
+    bool ok;
+    NrPtxLay L;
+};
+
+struct NrGpuCache *nr_gpu_cache(NrModule *m) {
+    if (!m->gpu_cache) m->gpu_cache = nr_alloc(m->arena, sizeof *m->gpu_cache);
+    return m->gpu_cache;
+}
+
+bool nr_ptx_lay_of_type(NrModule *m, NrTypeId t, int num_warps, NrPtxLay *out) {
+    const NrType *ty = nr_type(m, t);
+    if (ty->kind != NR_TK_VALUE || ty->rank <= 0 || ty->layout <= 0) return false;
+    struct NrGpuCache *c = nr_gpu_cache(m);
+    if (t >= c->nlays) {
+        int n = c->nlays ? c->nlays : 64;
+        while (n <= t) n *= 2;
+        c->lays = nr_arena_grow(m->arena, c->lays, sizeof(struct NrPtxLayEntry *) * (size_t)c->nlays,
+                                sizeof(struct NrPtxLayEntry *) * (size_t)n);
+        c->nlays = n;
+    }
+    struct NrPtxLayEntry *e = c->lays[t];
+    if (e && e->num_warps != num_warps) /* another warp count than the cached one: built for the caller alone */
+        return nr_ptx_lay_build(m, ty->layout, ty, num_warps, m->arena, out);
+    /* Compacting the layout table renumbers a type's layout (same layout,
+     * new id): an entry of the old id is built again. */
+    if (e && e->layout != ty->layout) e = NULL;
+    if (!e) {
+        e = nr_alloc(m->arena, sizeof *e);
+        e->num_warps = num_warps;
+        e->layout = ty->layout;
+        e->ok = nr_ptx_lay_build(m, ty->layout, ty, num_warps, m->arena, &e->L);
+        c->lays[t] = e;
+    }
+    if (!e->ok) return false;
+    *out = e->L;
+    return true;
+}
+
 static bool same_shape(const NrPtxLay *L, const NrType *t) {
     if (L->rank != t->rank) return false;
     for (int d = 0; d < t->rank; d++)
@@ -395,7 +539,7 @@ int nr_ptx_lay(NrPtx *p, NrTypeId t) {
                      nr_type_str(p->m, t));
         return -2;
     }
-    if (!nr_ptx_lay_build(p->m, ty->layout, ty, p->num_warps, p->a, &L)) {
+    if (!nr_ptx_lay_of_type(p->m, t, p->num_warps, &L)) {
         nr_ptx_error(p, "layout #L%d cannot distribute a block of type %s over %d warps", ty->layout,
                      nr_type_str(p->m, t), p->num_warps);
         return -2;
@@ -1021,6 +1165,40 @@ static const OpFn op_table[NR_OP_COUNT] = {
     [NR_OP_TMA_LOAD] = nr_ptx_op_tma_load,
 };
 
+/* --- demanded elements ------------------------------------------------------------------------------ */
+/* What op reads of its operands, given what is read of its results.  Ops
+ * that are not modelled read every element. */
+static void demand_op(NrPtx *p, NrOpId op) {
+    const NrOp *o = O(p, op);
+    NrOpcode opc = (NrOpcode)o->opc;
+    if (opc > NR_OP_INVALID && opc < NR_OP_COUNT && op_table[opc] == nr_ptx_op_elem && o->nresults == 1) {
+        nr_ptx_elem_demand(p, op, p->skip);
+    } else if ((opc == NR_OP_LOAD || opc == NR_OP_STORE) && o->nopnds >= 1) {
+        nr_ptx_mem_demand(p, op, p->skip);
+    } else if (opc == NR_OP_ASYNC_COPY && o->nopnds == 4) {
+        nr_ptx_async_copy_demand(p, op, p->skip);
+    } else {
+        for (int i = 0; i < o->nopnds; i++) p->skip[o->opnds[i]] = 0;
+    }
+}
+
+/* Every use of a value comes after its definition, in its block or in the
+ * regions of later ops: a walk from the end, regions first, sees all the
+ * readers of a value before its definition. */
+static void demand_block(NrPtx *p, NrBlockId b, int depth) {
+    if (depth > 200) return; /* emit_block reports it */
+    for (NrOpId o = nr_block(p->f, b)->last; o; o = O(p, o)->prev) {
+        for (int r = O(p, o)->nregions - 1; r >= 0; r--) demand_block(p, O(p, o)->regions[r], depth + 1);
+        demand_op(p, o);
+    }
+}
+
+static void demand_analysis(NrPtx *p) {
+    p->skip = nr_alloc(p->a, sizeof(uint32_t) * (size_t)(p->f->nvals + 1));
+    for (int v = 0; v <= p->f->nvals; v++) p->skip[v] = ~0u; /* unread: element 0 only */
+    demand_block(p, p->f->body, 0);
+}
+
 /* Emits the ops of block b; returns its yield/condition (not emitted), or
  * NR_NONE. */
 static NrOpId emit_block(NrPtx *p, NrBlockId b, int depth) {
@@ -1173,46 +1351,52 @@ static const char *target_name(int sm, bool sm_a) {
     }
 }
 
-/* The register declarations and body of a finished function. */
-static void function_body(NrPtx *p, NrPtxBuf *out) {
+/* The register declarations and body of a finished function, appended to
+ * out (which grows in arena a). */
+static void function_body(NrPtx *p, NrArena *a, NrPtxBuf *out) {
     for (int c = NR_RC_P; c <= NR_RC_D; c++)
-        if (p->nregs[c]) buf_add(p->a, out, "  .reg %s %s<%d>;\n", class_type[c], class_prefix[c], p->nregs[c] + 1);
-    if (p->local_bytes) buf_add(p->a, out, "  .local .align 8 .b8 nr_local[%lld];\n", (long long)p->local_bytes);
-    buf_put(p->a, out, "\n", 1);
-    if (p->pro.n) buf_put(p->a, out, p->pro.s, p->pro.n); /* (copies: the body is most of the text) */
-    if (p->body.n) buf_put(p->a, out, p->body.s, p->body.n);
-    buf_put(p->a, out, "  ret;\n}\n", 9);
+        if (p->nregs[c]) buf_add(a, out, "  .reg %s %s<%d>;\n", class_type[c], class_prefix[c], p->nregs[c] + 1);
+    if (p->local_bytes) buf_add(a, out, "  .local .align 8 .b8 nr_local[%lld];\n", (long long)p->local_bytes);
+    buf_put(a, out, "\n", 1);
+    buf_append(a, out, &p->pro);
+    buf_append(a, out, &p->body);
+    buf_put(a, out, "  ret;\n}\n", 9);
 }
 
-/* The text of a finished emission: the kernel p, after the noinline
+/* The text of a finished emission, in the module's arena (everything else
+ * the emission made is in p->a, its own): the kernel p, after the noinline
  * functions (funcs: their .func texts, callees first). */
 static char *assemble(NrPtx *p, NrPtxBuf *params, const NrPtxBuf *funcs) {
+    NrArena *a = p->m->arena;
     NrPtxBuf out = {0};
-    buf_add(p->a, &out,
+    /* the whole text at once: the header, declarations and names are short */
+    buf_reserve(a, &out, 4096 + 2 * strlen(p->f->name) + p->glob.n + funcs->n + params->n + buf_len(&p->pro) +
+                                buf_len(&p->body));
+    buf_add(a, &out,
             "//\n// Generated by Nereid for %s: kernel %s, %d warps, %lld bytes of dynamic shared memory\n//\n\n",
             target_name(p->sm, p->sm_a), p->f->name, p->num_warps, (long long)p->smem_bytes);
     int ver = p->ptx_version > 80 ? p->ptx_version : 80;
-    buf_add(p->a, &out, ".version %d.%d\n.target %s\n.address_size 64\n\n", ver / 10, ver % 10,
+    buf_add(a, &out, ".version %d.%d\n.target %s\n.address_size 64\n\n", ver / 10, ver % 10,
             target_name(p->sm, p->sm_a));
     if (p->uses_vprintf)
-        buf_add(p->a, &out, ".extern .func (.param .b32 nr_rv) vprintf(.param .b64 nr_fmt, .param .b64 nr_args);\n");
+        buf_add(a, &out, ".extern .func (.param .b32 nr_rv) vprintf(.param .b64 nr_fmt, .param .b64 nr_args);\n");
     if (p->uses_assert)
-        buf_add(p->a, &out,
+        buf_add(a, &out,
                 ".extern .func __assertfail(.param .b64 nr_msg, .param .b64 nr_file, .param .b32 nr_line, "
                 ".param .b64 nr_func, .param .b64 nr_csize);\n");
-    if (p->glob.n) buf_put(p->a, &out, p->glob.s, p->glob.n);
+    if (p->glob.n) buf_put(a, &out, p->glob.s, p->glob.n);
     if (p->smem_bytes > 0)
-        buf_add(p->a, &out, ".extern .shared .align %d .b8 nr_smem[];\n", p->smem_align > 16 ? p->smem_align : 16);
-    if (funcs->n) buf_put(p->a, &out, funcs->s, funcs->n);
-    buf_add(p->a, &out, "\n.visible .entry %s(\n%.*s\n)\n.reqntid %d, 1, 1\n{\n", p->f->name, (int)params->n,
+        buf_add(a, &out, ".extern .shared .align %d .b8 nr_smem[];\n", p->smem_align > 16 ? p->smem_align : 16);
+    if (funcs->n) buf_put(a, &out, funcs->s, funcs->n);
+    buf_add(a, &out, "\n.visible .entry %s(\n%.*s\n)\n.reqntid %d, 1, 1\n{\n", p->f->name, (int)params->n,
             params->s ? params->s : "", 32 * p->num_warps);
-    function_body(p, &out);
+    function_body(p, a, &out);
     return out.s;
 }
 
-static void init_ctx(NrPtx *p, NrFunc *f, const NrGpuOptions *opt, NrDiags *d) {
+static void init_ctx(NrPtx *p, NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrArena *a) {
     memset(p, 0, sizeof *p);
-    p->a = f->mod->arena;
+    p->a = a;
     p->f = f;
     p->m = f->mod;
     p->d = d;
@@ -1220,13 +1404,15 @@ static void init_ctx(NrPtx *p, NrFunc *f, const NrGpuOptions *opt, NrDiags *d) {
     p->sm_a = opt ? opt->sm_a : f->mod->sm_a;
     p->num_warps = f->mod->num_warps ? f->mod->num_warps : (opt && opt->num_warps ? opt->num_warps : 4);
     p->vals = nr_alloc(p->a, sizeof(NrPtxVal) * (size_t)(f->nvals + 1));
+    p->body.chunked = p->pro.chunked = true;
     p->out = &p->body;
 }
 
 /* Emits p->f: its prologue (thread coordinates, parameters) and body. */
 static void emit_function(NrPtx *p, NrPtxBuf *params, NrPtxBuf *rets) {
-    p->ax = nr_axis_analysis(p->f);
-    plan_smem(p);
+    p->ax = nr_axis_analysis_in(p->f, p->a);
+    if (!p->planned) plan_smem(p);
+    demand_analysis(p);
     p->out = &p->pro;
     p->tid = nr_ptx_newreg(p, NR_PK_I32);
     p->lane = nr_ptx_newreg(p, NR_PK_I32);
@@ -1314,9 +1500,10 @@ static int64_t plan_call_smem(NrPtx *k, Callees *c, const int64_t *own) {
     return total;
 }
 
-char *nr_emit_ptx_info(NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrPtxInfo *info) {
+/* nr_emit_ptx_info, with everything but the text in arena a. */
+static char *emit_ptx(NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrPtxInfo *info, NrArena *a) {
     NrPtx ctx, *p = &ctx;
-    init_ctx(p, f, opt, d);
+    init_ctx(p, f, opt, d, a);
     if (!target_name(p->sm, p->sm_a) || (p->sm_a && p->sm != 90)) {
         nr_error(d, f->loc, "unsupported target sm_%d%s (sm_80, sm_86, sm_89, sm_90 and sm_90a are)", p->sm,
                  p->sm_a ? "a" : "");
@@ -1343,12 +1530,15 @@ char *nr_emit_ptx_info(NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrPtxInfo
         nr_error(d, f->loc, "the functions @%s calls call each other recursively", f->name);
         return NULL;
     }
+    /* every function's shared-memory plan, made once (emit_function reuses it) */
     int64_t *own = nr_alloc(p->a, sizeof(int64_t) * (size_t)(m->nfuncs + 1));
+    int64_t *scratch = nr_alloc(p->a, sizeof(int64_t) * (size_t)(m->nfuncs + 1));
     for (int i = 0; i < m->nfuncs; i++) {
         NrPtx tmp;
-        init_ctx(&tmp, m->funcs[i], opt, d);
+        init_ctx(&tmp, m->funcs[i], opt, d, a);
         plan_smem(&tmp);
         own[i] = tmp.smem_bytes;
+        scratch[i] = tmp.scratch_base;
     }
     int64_t total = plan_call_smem(p, &calls, own);
     NrPtxBuf funcs = {0};
@@ -1359,8 +1549,11 @@ char *nr_emit_ptx_info(NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrPtxInfo
             return NULL;
         }
         NrPtx fc, *q = &fc;
-        init_ctx(q, g, opt, d);
+        init_ctx(q, g, opt, d, a);
         q->is_func = true;
+        q->planned = true;
+        q->smem_bytes = own[func_index(m, g)];
+        q->scratch_base = scratch[func_index(m, g)];
         q->smem_base = p->smem_bases[func_index(m, g)];
         q->smem_bases = p->smem_bases;
         /* state the whole module shares: global strings, constant tables */
@@ -1380,9 +1573,15 @@ char *nr_emit_ptx_info(NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrPtxInfo
         if (rets.n) buf_add(p->a, &funcs, "\n.func (%.*s) %s(%.*s)\n{\n", (int)rets.n, rets.s, g->name,
                             (int)params.n, params.s ? params.s : "");
         else buf_add(p->a, &funcs, "\n.func %s(%.*s)\n{\n", g->name, (int)params.n, params.s ? params.s : "");
-        function_body(q, &funcs);
+        function_body(q, p->a, &funcs);
     }
     NrPtxBuf params = {0};
+    int ki = func_index(m, f);
+    if (ki >= 0) {
+        p->planned = true;
+        p->smem_bytes = own[ki];
+        p->scratch_base = scratch[ki];
+    }
     emit_function(p, &params, NULL);
     if (p->failed || nr_has_errors(d)) return NULL;
     p->smem_bytes = total;
@@ -1392,6 +1591,16 @@ char *nr_emit_ptx_info(NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrPtxInfo
         info->threads = 32 * p->num_warps;
     }
     return assemble(p, &params, &funcs);
+}
+
+char *nr_emit_ptx_info(NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrPtxInfo *info) {
+    /* The registers, values, layouts and text pieces of an emission are dead
+     * once the text is assembled: they live in an arena of their own. */
+    NrArena scratch;
+    nr_arena_init(&scratch);
+    char *ptx = emit_ptx(f, opt, d, info, &scratch);
+    nr_arena_free(&scratch);
+    return ptx;
 }
 
 char *nr_emit_ptx(NrFunc *f, const NrGpuOptions *opt, NrDiags *d) { return nr_emit_ptx_info(f, opt, d, NULL); }

@@ -101,19 +101,16 @@ static const char *st_type(NrDtype dt) {
     }
 }
 
-static char *regs_list(NrPtx *p, const NrPv *v, int n) {
-    size_t cap = (size_t)n * 12 + 4, len = 0;
-    char *s = nr_alloc(p->a, cap);
-    if (n > 1) s[len++] = '{';
-    for (int i = 0; i < n; i++) len += (size_t)snprintf(s + len, cap - len, "%s%s", i ? ", " : "", nr_ptx_reg(p, v[i].r));
-    if (n > 1) s[len++] = '}';
-    s[len] = 0;
-    return s;
-}
+static char *regs_list(NrPtx *p, const NrPv *v, int n) { return nr_ptx_reg_list(p, v, n, false); }
 
 static const char *pred_prefix(NrPtx *p, NrPv pred) {
     if (pred.r == 0) return "";
-    return nr_sprintf(p->a, "@%s ", nr_ptx_reg(p, pred.r));
+    const char *r = nr_ptx_reg(p, pred.r);
+    char *s = nr_alloc(p->a, strlen(r) + 3);
+    s[0] = '@';
+    strcpy(s + 1, r);
+    strcat(s, " ");
+    return s;
 }
 
 /* Byte j (or 16-bit half) of word w as an element of dtype dt. */
@@ -216,6 +213,25 @@ bool nr_ptx_op_load(NrPtx *p, NrOpId op) {
     }
     nr_ptx_set(p, r, out, n);
     return true;
+}
+
+/* Loads and stores read the pointer and the mask of each vector's first
+ * element only (the rest of the vector follows from it), and every
+ * element of the stored value and of `other`. */
+void nr_ptx_mem_demand(NrPtx *p, NrOpId op, uint32_t *skip) {
+    const NrOp *o = &p->f->ops[op];
+    bool load = o->opc == NR_OP_LOAD;
+    NrValId ptr = o->opnds[0];
+    NrValId mask = load ? (o->nopnds > 1 ? o->opnds[1] : 0) : (o->nopnds > 2 ? o->opnds[2] : 0);
+    NrValId data = load ? (o->nopnds > 2 ? o->opnds[2] : 0) : (o->nopnds > 1 ? o->opnds[1] : 0);
+    uint32_t k = 0; /* what is read of ptr and mask */
+    int lay = nr_ptx_lay(p, nr_val_type(p->f, ptr));
+    bool same = lay >= 0 && (!mask || nr_ptx_lay(p, nr_val_type(p->f, mask)) == lay) &&
+                (!data || nr_ptx_lay(p, nr_val_type(p->f, data)) == lay);
+    if (same && (load ? o->nresults == 1 : data != 0))
+        k = (uint32_t)vector_width(p, ptr, mask, lay, es_of(vdt(p, load ? o->results[0] : data))) - 1;
+    int mask_at = load ? 1 : 2;
+    for (int i = 0; i < o->nopnds; i++) skip[o->opnds[i]] &= i == 0 || i == mask_at ? k : 0;
 }
 
 /* --- stores -------------------------------------------------------------------------------------------- */
@@ -568,15 +584,7 @@ static NrPv global_string(NrPtx *p, const char *s) {
     for (size_t i = 0; i < n; i++) len += (size_t)sprintf(line + len, "%s%u", i ? ", " : "", (unsigned char)s[i]);
     sprintf(line + len, "};\n");
     /* Globals go before the entry. */
-    size_t need = strlen(line);
-    if (p->glob.n + need + 1 > p->glob.cap) {
-        size_t cap = p->glob.cap ? p->glob.cap : 1024;
-        while (p->glob.n + need + 1 > cap) cap *= 2;
-        p->glob.s = nr_arena_grow(p->a, p->glob.s, p->glob.cap, cap);
-        p->glob.cap = cap;
-    }
-    memcpy(p->glob.s + p->glob.n, line, need + 1);
-    p->glob.n += need;
+    nr_ptx_buf_put(p, &p->glob, line, strlen(line));
     p->out = saved;
     NrPv r = {NR_PK_I64, nr_ptx_newreg(p, NR_PK_I64), 0};
     nr_ptx_emit(p, "mov.u64 %s, nr_str%d;", nr_ptx_reg(p, r.r), id);

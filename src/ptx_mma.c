@@ -105,8 +105,8 @@ static void solver_init(Solver *s, const NrPtxLay *L) {
     memset(s, 0, sizeof *s);
     for (int i = 0; i < L->nreg; i++) {
         uint32_t v = L->regb[i], l = 1u << i;
-        for (int b = 31; b >= 0 && v; b--) {
-            if (!(v >> b & 1)) continue;
+        while (v) { /* set bits from the top: piv[b] leads with bit b */
+            int b = 31 - __builtin_clz(v);
             if (!s->piv[b]) {
                 s->piv[b] = v;
                 s->lab[b] = l;
@@ -120,8 +120,8 @@ static void solver_init(Solver *s, const NrPtxLay *L) {
 
 static int solve(const Solver *s, uint32_t x) {
     uint32_t l = 0;
-    for (int b = 31; b >= 0; b--) {
-        if (!(x >> b & 1)) continue;
+    while (x) {
+        int b = 31 - __builtin_clz(x);
         if (!s->piv[b]) return -1;
         x ^= s->piv[b];
         l ^= s->lab[b];
@@ -469,7 +469,7 @@ static bool tc_conversion(const NrModule *m, int32_t src, int32_t dst) {
  * operand that dimension is k (so that ldmatrix fits), or for 16-bit types
  * the source's fastest dimension if it is the operand's other one
  * (ldmatrix .trans). */
-bool nr_ptx_conv_scratch_map(const NrModule *m, const NrPtxLay *S, const NrPtxLay *D, int es, NrSmemMap *out) {
+bool nr_ptx_conv_scratch_map(NrModule *m, const NrPtxLay *S, const NrPtxLay *D, int es, NrSmemMap *out) {
     int rank = D->rank, c = fastest(D);
     if (is_mma_operand(m, D->layout)) {
         const NrLayout *dl = &m->layouts[D->layout];
@@ -490,7 +490,7 @@ bool nr_ptx_conv_scratch_map(const NrModule *m, const NrPtxLay *S, const NrPtxLa
     int64_t max_phase = 8 / per_phase;
     if (max_phase > cols / vec) max_phase = cols / vec;
     if (max_phase < 1) max_phase = 1;
-    return nr_smem_map_swizzled(rank, D->shape, es, (int)vec, (int)per_phase, (int)max_phase, order, out);
+    return nr_smem_map_swizzled(m, rank, D->shape, es, (int)vec, (int)per_phase, (int)max_phase, order, out);
 }
 
 static int64_t conv_bytes(const NrPtxLay *D, int es) { return (((int64_t)es << D->bits) + 15) & ~(int64_t)15; }
@@ -758,8 +758,8 @@ bool nr_ptx_op_dot_any(NrPtx *p, NrOpId op) {
 
 /* --- scratch ------------------------------------------------------------------------------------------------ */
 static bool lay_build(NrModule *m, NrFunc *f, NrValId v, int nw, NrArena *a, NrPtxLay *L) {
-    const NrType *t = nr_type(m, nr_val_type(f, v));
-    return t->kind == NR_TK_VALUE && t->rank > 0 && t->layout > 0 && nr_ptx_lay_build(m, t->layout, t, nw, a, L);
+    (void)a;
+    return nr_ptx_lay_of_type(m, nr_val_type(f, v), nw, L);
 }
 
 bool nr_ptx_mma_scratch(NrModule *m, NrFunc *f, NrOpId op, int nw, NrArena *a, int64_t *bytes) {

@@ -40,9 +40,11 @@ typedef struct F2 {
     uint64_t lab[32];
 } F2;
 
+/* (Both walk the set bits from the top: piv[b] has leading bit b, so
+ * XORing it clears bit b and touches only lower bits.) */
 static void f2_add(F2 *s, uint32_t v, uint64_t label) {
-    for (int b = 31; b >= 0; b--) {
-        if (!(v >> b & 1)) continue;
+    while (v) {
+        int b = 31 - __builtin_clz(v);
         if (!s->piv[b]) {
             s->piv[b] = v;
             s->lab[b] = label;
@@ -55,8 +57,8 @@ static void f2_add(F2 *s, uint32_t v, uint64_t label) {
 
 static bool f2_solve(const F2 *s, uint32_t t, uint64_t *label) {
     uint64_t l = 0;
-    for (int b = 31; b >= 0; b--) {
-        if (!(t >> b & 1)) continue;
+    while (t) {
+        int b = 31 - __builtin_clz(t);
         if (!s->piv[b]) return false;
         t ^= s->piv[b];
         l ^= s->lab[b];
@@ -749,9 +751,8 @@ bool nr_ptx_op_dot(NrPtx *p, NrOpId op) {
 
 /* --- scratch sizes ----------------------------------------------------------------------------------------- */
 static bool lay_of(NrModule *m, NrFunc *f, NrValId v, int nw, NrArena *a, NrPtxLay *L) {
-    const NrType *t = nr_type(m, nr_val_type(f, v));
-    if (t->rank == 0 || !t->layout) return false;
-    return nr_ptx_lay_build(m, t->layout, t, nw, a, L);
+    (void)a;
+    return nr_ptx_lay_of_type(m, nr_val_type(f, v), nw, L);
 }
 
 static NrDtype type_dt(const NrType *t) { return t->ptr ? NR_DT_U64 : (NrDtype)t->dtype; }

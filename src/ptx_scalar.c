@@ -90,20 +90,20 @@ NrPv nr_pv_pred(bool b) { return nr_pv_imm(NR_PK_P, b); }
 static const char *imm_str(NrPtx *p, NrPt t, uint64_t c) {
     char *s = p->names[p->name_next];
     p->name_next = (p->name_next + 1) % (int)NR_COUNTOF(p->names);
-    size_t n = sizeof p->names[0];
-    switch (pts[t].cls) {
+    switch (pts[t].cls) { /* (no snprintf: a hot path) */
     case 'f':
-        if (pts[t].bits == 32) snprintf(s, n, "0f%08X", (uint32_t)c);
-        else if (pts[t].bits == 64) snprintf(s, n, "0d%016llX", (unsigned long long)c);
-        else snprintf(s, n, "0x%04X", (unsigned)(c & 0xffff));
+        s[0] = '0';
+        if (pts[t].bits == 32) s[1] = 'f', nr_ptx_put_hex(s + 2, (uint32_t)c, 8);
+        else if (pts[t].bits == 64) s[1] = 'd', nr_ptx_put_hex(s + 2, c, 16);
+        else s[1] = 'x', nr_ptx_put_hex(s + 2, c & 0xffff, 4);
         break;
     case 's':
-        if (pts[t].bits == 64) snprintf(s, n, "%lld", (long long)c);
-        else snprintf(s, n, "%d", (int32_t)(uint32_t)c);
+        if (pts[t].bits == 64) nr_ptx_put_dec(s, (int64_t)c);
+        else nr_ptx_put_dec(s, (int32_t)(uint32_t)c);
         break;
     default:
-        if (pts[t].bits == 64) snprintf(s, n, "%llu", (unsigned long long)c);
-        else snprintf(s, n, "%u", (uint32_t)c);
+        if (pts[t].bits == 64) nr_ptx_put_udec(s, c);
+        else nr_ptx_put_udec(s, (uint32_t)c);
         break;
     }
     return s;

@@ -32,6 +32,7 @@
  * reader waits on the mbarrier's phase (see nr_tma_plan). */
 #include "ptx.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -136,33 +137,75 @@ static bool map_build(const NrModule *m, int32_t layout, int rank, const int32_t
     return true;
 }
 
-bool nr_smem_map(const NrModule *m, int32_t layout, int rank, const int32_t *shape, int es, NrSmemMap *out) {
-    memset(out, 0, sizeof *out);
-    if (layout <= 0 || layout >= m->nlayouts || m->layouts[layout].kind != NR_LK_SHARED) return false;
-    const NrLayout *l = &m->layouts[layout];
-    if (rank != l->rank && rank != l->rank + 1) return false;
-    for (int d = 0; d < rank; d++)
-        if (!nr_is_pow2(shape[d])) return false;
-    if (l->nvmma && l->swizzle_bytes && l->swizzle_bytes % es) return false;
-    return map_build(m, layout, rank, shape, es, out);
-}
+/* Address maps by (layout, shape, element size): building one checks a few
+ * hundred elements against nr_shared_offset, and the same buffers are
+ * mapped by many ops and passes. */
+struct NrSmemMapEntry {
+    NrLayout l;
+    int rank, es;
+    int32_t shape[NR_MAX_RANK + 1];
+    bool ok;
+    NrSmemMap map;
+};
 
-bool nr_smem_map_swizzled(int rank, const int32_t *shape, int es, int vec, int per_phase, int max_phase,
-                          const int32_t *order, NrSmemMap *out) {
-    /* nr_shared_offset reads only the layout table: a module of one layout. */
+/* The map of shared layout l (rank l->rank or one more) over shape, through
+ * m's cache (m NULL: no cache). */
+static bool map_of_layout(NrModule *m, const NrLayout *l, int rank, const int32_t *shape, int es, NrSmemMap *out) {
+    struct NrGpuCache *c = m ? nr_gpu_cache(m) : NULL;
+    for (int i = 0; c && i < c->nmaps; i++) {
+        struct NrSmemMapEntry *e = &c->maps[i];
+        if (e->rank != rank || e->es != es || memcmp(e->shape, shape, sizeof(int32_t) * (size_t)rank) != 0 ||
+            memcmp(&e->l, l, sizeof *l) != 0)
+            continue;
+        *out = e->map;
+        return e->ok;
+    }
+    /* nr_shared_offset reads only the layout table: a module of one layout */
     NrLayout ls[2];
     memset(ls, 0, sizeof ls);
-    ls[1].kind = NR_LK_SHARED;
-    ls[1].rank = (uint8_t)rank;
-    ls[1].vec = vec;
-    ls[1].per_phase = per_phase;
-    ls[1].max_phase = max_phase;
-    for (int i = 0; i < rank; i++) ls[1].order[i] = order[i];
+    ls[1] = *l;
     NrModule tmp;
     memset(&tmp, 0, sizeof tmp);
     tmp.layouts = ls;
     tmp.nlayouts = 2;
-    return map_build(&tmp, 1, rank, shape, es, out);
+    bool ok = map_build(&tmp, 1, rank, shape, es, out);
+    if (c) {
+        struct NrSmemMapEntry *e = NR_PUSH(m->arena, c->maps, c->nmaps, c->capmaps);
+        e->l = *l;
+        e->rank = rank;
+        e->es = es;
+        memcpy(e->shape, shape, sizeof(int32_t) * (size_t)rank);
+        e->ok = ok;
+        e->map = *out;
+    }
+    return ok;
+}
+
+bool nr_smem_map(NrModule *m, int32_t layout, int rank, const int32_t *shape, int es, NrSmemMap *out) {
+    memset(out, 0, sizeof *out);
+    if (layout <= 0 || layout >= m->nlayouts || m->layouts[layout].kind != NR_LK_SHARED) return false;
+    const NrLayout *l = &m->layouts[layout];
+    if (rank != l->rank && rank != l->rank + 1) return false;
+    if (rank > NR_MAX_RANK + 1) return false;
+    for (int d = 0; d < rank; d++)
+        if (!nr_is_pow2(shape[d])) return false;
+    if (l->nvmma && l->swizzle_bytes && l->swizzle_bytes % es) return false;
+    return map_of_layout(m, l, rank, shape, es, out);
+}
+
+bool nr_smem_map_swizzled(NrModule *m, int rank, const int32_t *shape, int es, int vec, int per_phase, int max_phase,
+                          const int32_t *order, NrSmemMap *out) {
+    memset(out, 0, sizeof *out);
+    if (rank < 1 || rank > NR_MAX_RANK) return false;
+    NrLayout l;
+    memset(&l, 0, sizeof l);
+    l.kind = NR_LK_SHARED;
+    l.rank = (uint8_t)rank;
+    l.vec = vec;
+    l.per_phase = per_phase;
+    l.max_phase = max_phase;
+    for (int i = 0; i < rank; i++) l.order[i] = order[i];
+    return map_of_layout(m, &l, rank, shape, es, out);
 }
 
 /* --- distributed layouts in a buffer ------------------------------------------------------------------------- */
@@ -313,15 +356,7 @@ void nr_ptx_unpack_word(NrPtx *p, NrDtype dt, NrPv w, NrPv *e) {
 }
 
 /* --- moving runs of registers ------------------------------------------------------------------------------ */
-static const char *regs_of(NrPtx *p, const NrPv *v, int n) {
-    char *s = nr_alloc(p->a, (size_t)n * 12 + 4);
-    size_t len = 0;
-    if (n > 1) s[len++] = '{';
-    for (int i = 0; i < n; i++) len += (size_t)sprintf(s + len, "%s%s", i ? ", " : "", nr_ptx_reg(p, v[i].r));
-    if (n > 1) s[len++] = '}';
-    s[len] = 0;
-    return s;
-}
+static const char *regs_of(NrPtx *p, const NrPv *v, int n) { return nr_ptx_reg_list(p, v, n, false); }
 
 static const char *vec_sfx(int n) {
     static const char *const s[] = {"", "", ".v2", "", ".v4"};
@@ -638,6 +673,41 @@ bool nr_ptx_op_async_copy(NrPtx *p, NrOpId op) {
         }
     }
     return true;
+}
+
+/* Whether v is a constant whose every element is the immediate 0 (as
+ * op_const makes it): +0.0 or the integer 0. */
+static bool zero_const(NrPtx *p, NrValId v) {
+    NrOpId d = p->f->vals[v].def;
+    if (!d || p->f->ops[d].opc != NR_OP_CONST) return false;
+    const NrAttr *a = nr_op_attr(p->f, d, NR_A_VALUE);
+    if (!a) return false;
+    if (a->kind == NR_AK_INT) return a->v.i == 0;
+    return a->kind == NR_AK_FLOAT && a->v.f == 0.0 && !signbit(a->v.f);
+}
+
+/* An asynchronous copy reads the pointer and the mask of each copy's first
+ * element (as nr_ptx_op_async_copy groups them); element by element copies
+ * (`other` not known to be zero), every element. */
+void nr_ptx_async_copy_demand(NrPtx *p, NrOpId op, uint32_t *skip) {
+    const NrOp *o = &p->f->ops[op];
+    NrValId ptr = o->opnds[0], buf = o->opnds[1], mask = o->opnds[2], oth = o->opnds[3];
+    uint32_t k = 0;
+    const NrType *bt = nr_type(p->m, nr_val_type(p->f, buf));
+    const NrType *pt = nr_type(p->m, nr_val_type(p->f, ptr));
+    NrDtype dt = pt->ptr > 1 ? NR_DT_U64 : (NrDtype)pt->dtype;
+    int es = nr_ptx_smem_es(dt);
+    int lay = nr_ptx_lay(p, nr_val_type(p->f, ptr));
+    NrSmemMap S;
+    if (lay >= 0 && (!mask || nr_ptx_lay(p, nr_val_type(p->f, mask)) == lay) && dt != NR_DT_I1 &&
+        (!oth || zero_const(p, oth)) && bt->kind == NR_TK_MEMDESC &&
+        nr_smem_map(p->m, bt->layout, bt->rank, bt->shape, es, &S) && p->lays[lay].bits == S.bits) {
+        NrSmemAccess acc;
+        nr_smem_access(&p->lays[lay], &S, 16, p->a, &acc);
+        int v = copy_run(p, &p->lays[lay], &acc, ptr, mask, es);
+        if (v * es >= 4) k = (uint32_t)v - 1;
+    }
+    for (int i = 0; i < o->nopnds; i++) skip[o->opnds[i]] &= i == 0 || i == 2 ? k : 0;
 }
 
 bool nr_ptx_op_async_commit(NrPtx *p, NrOpId op) {

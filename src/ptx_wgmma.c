@@ -106,25 +106,34 @@ static uint32_t thread_flat(const NrPtxLay *L, int lane, int warp) {
 
 static uint32_t map_of(const NrSmemMap *S, uint32_t x) { return xor_of(S->img, S->bits, x); }
 
-/* The register of L holding flat f in the thread whose part is tp; -1 if none. */
-static int reg_of(const NrPtxLay *L, uint32_t f, uint32_t tp) {
-    uint32_t piv[32] = {0}, lab[32] = {0};
+/* The register bases of a layout in echelon form (by leading bit), each
+ * labelled with the register bits that make it: solves flat -> register. */
+typedef struct RegSolver {
+    uint32_t piv[32], lab[32];
+} RegSolver;
+
+static void reg_solver(const NrPtxLay *L, RegSolver *s) {
+    memset(s, 0, sizeof *s);
     for (int i = 0; i < L->nreg; i++) {
         uint32_t v = L->regb[i], l = 1u << i;
-        for (int b = 31; b >= 0 && v; b--) {
-            if (!(v >> b & 1)) continue;
-            if (!piv[b]) {
-                piv[b] = v, lab[b] = l;
+        while (v) {
+            int b = 31 - __builtin_clz(v);
+            if (!s->piv[b]) {
+                s->piv[b] = v, s->lab[b] = l;
                 break;
             }
-            v ^= piv[b], l ^= lab[b];
+            v ^= s->piv[b], l ^= s->lab[b];
         }
     }
+}
+
+/* The register holding flat f in the thread whose part is tp; -1 if none. */
+static int reg_of(const RegSolver *s, uint32_t f, uint32_t tp) {
     uint32_t x = f ^ tp, l = 0;
-    for (int b = 31; b >= 0; b--) {
-        if (!(x >> b & 1)) continue;
-        if (!piv[b]) return -1;
-        x ^= piv[b], l ^= lab[b];
+    while (x) {
+        int b = 31 - __builtin_clz(x);
+        if (!s->piv[b]) return -1;
+        x ^= s->piv[b], l ^= s->lab[b];
     }
     return (int)l;
 }
@@ -269,6 +278,9 @@ bool nr_wgmma_plan(const NrLayout *cl, const NrPtxLay *C, const NrPtxLay *Ar, in
         if (m0 % 64 == 0 && n0 % ni == 0) origin[ntiles++] = r;
     }
     if (ntiles * nd != R) return why_fail(why, n, "the accumulator's registers do not form whole 64 x n tiles");
+    RegSolver cs, asol;
+    reg_solver(C, &cs);
+    if (Ar) reg_solver(Ar, &asol);
     int32_t **dregs = nr_alloc(a, sizeof(int32_t *) * (size_t)ntiles);
     uint8_t *used = nr_alloc(a, (size_t)R);
     for (int t = 0; t < ntiles; t++) {
@@ -278,7 +290,7 @@ bool nr_wgmma_plan(const NrLayout *cl, const NrPtxLay *C, const NrPtxLay *Ar, in
         for (int i = 0; i < nd; i++) {
             int row, col;
             frag_d(i, 0, 0, &row, &col);
-            int r = reg_of(C, flat2(C->shape, m0 + row, n0 + col), 0);
+            int r = reg_of(&cs, flat2(C->shape, m0 + row, n0 + col), 0);
             if (r < 0 || used[r]++) return why_fail(why, n, "the accumulator layout does not hold wgmma's D fragments");
             dregs[t][i] = r;
         }
@@ -326,7 +338,7 @@ bool nr_wgmma_plan(const NrLayout *cl, const NrPtxLay *C, const NrPtxLay *Ar, in
             for (int i = 0; i < out->na; i++) {
                 int row, col;
                 frag_a(kw, i, 0, 0, &row, &col);
-                int r = reg_of(Ar, flat2(Ar->shape, m0 + row, k0 + col), 0);
+                int r = reg_of(&asol, flat2(Ar->shape, m0 + row, k0 + col), 0);
                 if (r < 0) return why_fail(why, n, "an A element of an instruction is in no register");
                 in->a[i] = r;
             }
@@ -415,15 +427,7 @@ static int32_t desc_of(NrPtx *p, DescGen *dg, uint32_t off) {
     return d;
 }
 
-static char *reg_list(NrPtx *p, const NrPv *v, int n) {
-    char *s = nr_alloc(p->a, (size_t)n * 12 + 4);
-    size_t len = 0;
-    s[len++] = '{';
-    for (int i = 0; i < n; i++) len += (size_t)sprintf(s + len, "%s%s", i ? ", " : "", nr_ptx_reg(p, v[i].r));
-    s[len++] = '}';
-    s[len] = 0;
-    return s;
-}
+static char *reg_list(NrPtx *p, const NrPv *v, int n) { return nr_ptx_reg_list(p, v, n, true); }
 
 /* tf32 operands in a buffer are rounded there, in place, before wgmma
  * reads them (it would drop their low mantissa bits; the interpreter
@@ -595,6 +599,39 @@ static NrPv *result_of(NrPtx *p, const Wg *w, const NrPv *d) {
     return res;
 }
 
+/* Plans by the types of the dot's operands and result (which fix every
+ * input of nr_wgmma_plan): a kernel repeats its dots (a loop in parts,
+ * inlined calls), and checking a plan visits every lane of every warp. */
+struct NrPtxWgPlan {
+    NrTypeId a, b, r;
+    int kw;
+    NrWgmmaPlan pl;
+};
+
+static bool find_plan(NrPtx *p, NrOpId op, int kw, NrWgmmaPlan *out) {
+    const NrOp *o = &p->f->ops[op];
+    struct NrPtxMma *s = nr_ptx_mma_state(p);
+    NrTypeId a = nr_val_type(p->f, o->opnds[0]), b = nr_val_type(p->f, o->opnds[1]);
+    NrTypeId r = nr_val_type(p->f, o->results[0]);
+    for (int i = 0; i < s->nplans; i++)
+        if (s->plans[i].a == a && s->plans[i].b == b && s->plans[i].r == r && s->plans[i].kw == kw) {
+            *out = s->plans[i].pl; /* (its arrays are read-only: shared) */
+            return true;
+        }
+    return false;
+}
+
+static void keep_plan(NrPtx *p, NrOpId op, int kw, const NrWgmmaPlan *pl) {
+    const NrOp *o = &p->f->ops[op];
+    struct NrPtxMma *s = nr_ptx_mma_state(p);
+    struct NrPtxWgPlan *e = NR_PUSH(p->a, s->plans, s->nplans, s->capplans);
+    e->a = nr_val_type(p->f, o->opnds[0]);
+    e->b = nr_val_type(p->f, o->opnds[1]);
+    e->r = nr_val_type(p->f, o->results[0]);
+    e->kw = kw;
+    e->pl = *pl;
+}
+
 bool nr_ptx_op_warp_group_dot(NrPtx *p, NrOpId op) {
     const NrOp *o = &p->f->ops[op];
     NrValId a = o->opnds[0], b = o->opnds[1], c = o->opnds[2], r = o->results[0];
@@ -635,10 +672,13 @@ bool nr_ptx_op_warp_group_dot(NrPtx *p, NrOpId op) {
     if (!wg_types(p, op, w.adt, type_dt(bt), rdt, w.ins, sizeof w.ins, rl->instr[1], rl->instr[2], &w.ints,
                   &w.trans_ok))
         return false;
-    char why[160];
-    if (!nr_wgmma_plan(rl, &p->lays[cl], Ar, kw, w.a_buf ? &Ab : NULL, &Bb, p->a, &w.pl, why, sizeof why)) {
-        nr_ptx_error(p, "warp_group_dot: the layouts do not fit wgmma: %s", why);
-        return false;
+    if (!find_plan(p, op, kw, &w.pl)) {
+        char why[160];
+        if (!nr_wgmma_plan(rl, &p->lays[cl], Ar, kw, w.a_buf ? &Ab : NULL, &Bb, p->a, &w.pl, why, sizeof why)) {
+            nr_ptx_error(p, "warp_group_dot: the layouts do not fit wgmma: %s", why);
+            return false;
+        }
+        keep_plan(p, op, kw, &w.pl);
     }
     w.R = 1 << p->lays[cl].nreg;
     w.h16 = rdt == NR_DT_F16;

@@ -856,8 +856,37 @@ static void test_limits(void) {
     }
 }
 
+/* Every keyword lexes as itself; names that start, end or nearly match one
+ * stay names (the lookup stops early by length and first byte). */
+static void test_keywords(void) {
+    static const char *const names[] = {"a", "z", "_", "Fals", "Falsey", "NONE", "true", "an", "andx", "asser",
+                                        "continues", "nonlocals", "yiel", "yields", "x_if", "If", "zz", "elsewhere"};
+    for (int k = NR_T_KW_FALSE; k <= NR_T_KW_YIELD; k++) {
+        const char *kw = nr_tok_spelling((NrTokKind)k);
+        checks++;
+        NrArena a;
+        nr_arena_init(&a);
+        NrSources s;
+        nr_sources_init(&s, &a);
+        NrTokens t = nr_lex(&a, &a, &s, nr_sources_add(&s, &a, "t.py", kw, strlen(kw)));
+        if (t.n < 1 || t.v[0].kind != k) fail(__LINE__, "keyword", kw, kw, "another token");
+        nr_arena_free(&a);
+    }
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        checks++;
+        NrArena a;
+        nr_arena_init(&a);
+        NrSources s;
+        nr_sources_init(&s, &a);
+        NrTokens t = nr_lex(&a, &a, &s, nr_sources_add(&s, &a, "t.py", names[i], strlen(names[i])));
+        if (t.n < 1 || t.v[0].kind != NR_T_NAME) fail(__LINE__, "name", names[i], "NAME", "a keyword");
+        nr_arena_free(&a);
+    }
+}
+
 int main(void) {
     test_lexer();
+    test_keywords();
     test_expressions();
     test_statements();
     test_module();
