@@ -345,17 +345,17 @@ extern const char *const nr_pm_names[];
 
 /* The elementwise op driver (every ELEM op, addptr, casts, select). */
 bool nr_ptx_op_elem(NrPtx *p, NrOpId op);
+/* Emits the run of elementwise ops starting at `first` element-major
+ * (ptx_elem.c) and returns its last op, or NR_NONE (nothing emitted) when
+ * there is no run of two or more. */
+NrOpId nr_ptx_elem_run(NrPtx *p, NrOpId first);
+bool nr_ptx_op_const(NrPtx *p, NrOpId op);
 /* Demanded elements (NrPtx.skip): given the result's skip mask, narrow the
  * masks of the operands to what op reads of them.  Elementwise ops
  * (ptx_elem.c), load and store (ptx_mem.c), async_copy (ptx_smem.c). */
 void nr_ptx_elem_demand(NrPtx *p, NrOpId op, uint32_t *skip);
 void nr_ptx_mem_demand(NrPtx *p, NrOpId op, uint32_t *skip);
 void nr_ptx_async_copy_demand(NrPtx *p, NrOpId op, uint32_t *skip);
-/* Emits the run of elementwise ops starting at `first` element-major
- * (ptx_elem.c) and returns its last op, or NR_NONE (nothing emitted) when
- * there is no run of two or more. */
-NrOpId nr_ptx_elem_run(NrPtx *p, NrOpId first);
-bool nr_ptx_op_const(NrPtx *p, NrOpId op);
 /* inline_asm: the assembly pasted per `pack` elements, $N naming registers. */
 bool nr_ptx_op_inline_asm(NrPtx *p, NrOpId op);
 /* A context that evaluates scalar instructions on the host (tests). */

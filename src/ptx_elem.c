@@ -970,12 +970,15 @@ NrOpId nr_ptx_elem_run(NrPtx *p, NrOpId first) {
     NrPv *res[RUN_MAX];
     NrPv *const *xin[RUN_MAX];
     bool uni[RUN_MAX];
-    uint32_t skip[RUN_MAX];    /* elements no op reads are not computed (nr_ptx_op_elem) */
-    Seen seen[RUN_MAX];        /* repeated operands are computed once (nr_ptx_op_elem) */
+    uint32_t skip[RUN_MAX];
+    int unit[RUN_MAX];
+    Seen seen[RUN_MAX];
     for (int k = 0; k < run.n; k++) {
         if (run.is_const[k]) continue;
         const NrOp *o = &p->f->ops[run.op[k]];
         NrPv **x = nr_alloc(p->a, sizeof(NrPv *) * 4);
+        /* elements no op reads are not computed (NrPtx.skip) */
+        skip[k] = p->skip ? p->skip[o->results[0]] : 0;
         uni[k] = true;
         for (int i = 0; i < o->nopnds; i++) {
             NrValId v = o->opnds[i];
@@ -985,52 +988,48 @@ NrOpId nr_ptx_elem_run(NrPtx *p, NrOpId first) {
                 uni[k] = uni[k] && uni[j];
             } else {
                 x[i] = opnd_in(p, run.op[k], i, rl, n);
-                uni[k] = uni[k] && uniform(&x[i], 1, n, p->skip ? p->skip[o->results[0]] : 0);
+                uni[k] = uni[k] && uniform(&x[i], 1, n, skip[k]);
             }
         }
         xin[k] = x;
         res[k] = nr_alloc(p->a, sizeof(NrPv) * (size_t)n);
-        skip[k] = p->skip ? p->skip[o->results[0]] : 0;
+        NrDtype dt = val_dt(p, o->results[0]);
+        unit[k] = paired(p, run.op[k], dt, n) ? 2 : 1;
         if (uni[k]) {
             p->op = run.op[k];
             NrPv xs[4];
             for (int i = 0; i < o->nopnds; i++) xs[i] = x[i][0];
             NrPv v = elem(p, run.op[k], xs);
             for (int j = 0; j < n; j++) res[k][j] = v;
+        } else {
+            seen_init(p, &seen[k], n / unit[k]);
         }
     }
-    for (int k = 0; k < run.n; k++)
-        if (!run.is_const[k] && !uni[k]) seen_init(p, &seen[k], n);
     for (int j = 0; j < n; j += 2)
         for (int k = 0; k < run.n; k++) {
             if (run.is_const[k] || uni[k]) continue;
             NrOpId op = run.op[k];
             const NrOp *o = &p->f->ops[op];
             NrDtype dt = val_dt(p, o->results[0]);
-            NrPk kind = nr_ptx_kind(dt);
+            int u = unit[k], nx = o->nopnds;
             p->op = op;
-            if (pairable(p, op, dt)) {
-                if ((j & skip[k]) && ((j + 1) & skip[k])) {
-                    res[k][j] = res[k][j + 1] = nr_pv_unused(kind);
+            for (int jj = j; jj < j + 2; jj += u) {
+                if ((jj & skip[k]) && (u == 1 || ((jj + 1) & skip[k]))) {
+                    for (int t = 0; t < u; t++) res[k][jj + t] = nr_pv_unused(nr_ptx_kind(dt));
                     continue;
                 }
-                int same = seen_find(&seen[k], xin[k], o->nopnds, j, 2);
-                if (same >= 0) res[k][j] = res[k][same], res[k][j + 1] = res[k][same + 1];
-                else elem_pair(p, op, dt, xin[k], o->nopnds, j, res[k]);
-                continue;
-            }
-            for (int jj = j; jj < j + 2; jj++) {
-                if (jj & skip[k]) {
-                    res[k][jj] = nr_pv_unused(kind);
-                    continue;
-                }
-                int same = seen_find(&seen[k], xin[k], o->nopnds, jj, 1);
+                /* a unit whose operands an earlier one had is that one's result */
+                int same = seen_find(&seen[k], xin[k], nx, jj, u);
                 if (same >= 0) {
-                    res[k][jj] = res[k][same];
+                    for (int t = 0; t < u; t++) res[k][jj + t] = res[k][same + t];
+                    continue;
+                }
+                if (u == 2) {
+                    elem_pair(p, op, dt, xin[k], nx, jj, res[k]);
                     continue;
                 }
                 NrPv xs[4];
-                for (int i = 0; i < o->nopnds; i++) xs[i] = xin[k][i][jj];
+                for (int i = 0; i < nx; i++) xs[i] = xin[k][i][jj];
                 res[k][jj] = elem(p, op, xs);
             }
         }

@@ -8,9 +8,12 @@ array is compared with the interpreter's (integers exactly, floats by
 relative error for their dtype, NaNs at the same places); then the sm_90
 results are copied into the test's arrays, so the test's own checks judge
 the simulated PTX too.  A launch that fails on the interpreter is not
-simulated.  NEREID_SIM_ARCHS=sm_90 (a comma-separated list) narrows the
-targets.
+simulated.  Kernels whose sm_90a PTX uses Hopper's own instructions (wgmma,
+mbarriers, TMA: a dot on 4 warps or more) run a third time from that PTX;
+for the others it is the sm_90 PTX again and is not simulated twice.
+NEREID_SIM_ARCHS=sm_90 (a comma-separated list) narrows the targets.
 """
+import copy
 import importlib
 import inspect
 import os
@@ -24,7 +27,9 @@ import ptxsim  # noqa: E402
 
 _jit = importlib.import_module("nereid.runtime.jit")
 
-ARCHS = tuple(a for a in os.environ.get("NEREID_SIM_ARCHS", "sm_90,sm_80").split(",") if a)
+ARCHS = tuple(a for a in os.environ.get("NEREID_SIM_ARCHS", "sm_90,sm_80,sm_90a").split(",") if a)
+# what only sm_90a PTX has; without it, the sm_90a PTX is the sm_90 PTX
+_HOPPER_ONLY = ("wgmma.", "mbarrier.", "cp.async.bulk", "setmaxnreg.", "elect.sync")
 _TOL = {np.float16: 2e-3, np.float32: 2e-5, np.float64: 1e-12}
 _RUN_OPTS = ("num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid")
 _state = {"compiled": None}
@@ -124,15 +129,58 @@ def _extent(a):
     return hi
 
 
+def _arrays_in(v, path, out):
+    """Appends (path, array) for each numpy array of argument v, also inside tuples, lists and
+    tensor descriptors (their .base), named as the kernel's flattened parameters are
+    ("args.0.1", "desc.base")."""
+    if isinstance(v, np.ndarray):
+        out.append((path, v))
+    elif isinstance(v, (tuple, list)):
+        for i, e in enumerate(v):
+            _arrays_in(e, f"{path}.{i}", out)
+    elif type(v).__name__ == "TensorDescriptor":
+        _arrays_in(v.base, f"{path}.base", out)
+    return out
+
+
+def _with_clones(v, clones):
+    """Argument v with each of its arrays replaced by a clone (clones: id of an array -> its clone)."""
+    if isinstance(v, np.ndarray):
+        if id(v) not in clones:
+            clones[id(v)] = _clone(v)
+        return clones[id(v)]
+    if isinstance(v, tuple):
+        return tuple(_with_clones(e, clones) for e in v)
+    if isinstance(v, list):
+        return [_with_clones(e, clones) for e in v]
+    if type(v).__name__ == "TensorDescriptor":
+        c = copy.copy(v)
+        c.base = _with_clones(v.base, clones)
+        return c
+    return v
+
+
+def _resolve(bound, name):
+    """The value of flattened parameter name ("args.0.1", "desc.shape.0") in the bound arguments."""
+    parts = name.split(".")
+    v = bound[parts[0]]
+    for p in parts[1:]:
+        v = v[int(p)] if isinstance(v, (tuple, list)) else getattr(v, p)
+    return v
+
+
 def simulate(fn, arch, signature, num_warps, num_stages, bound, grid, originals):
     """Runs fn's kernel for arch on the simulator over copies of originals; returns
-    {name: simulated array}."""
+    {name: simulated array}, or None for sm_90a PTX without Hopper's own instructions
+    (the sm_90 PTX, simulated already where both targets run)."""
     k = fn.compile(signature, num_warps=num_warps, num_stages=num_stages, arch=arch)
+    if arch == "sm_90a" and "sm_90" in ARCHS and not any(x in k.ptx for x in _HOPPER_ONLY):
+        return None
     mem = ptxsim.GlobalMemory()
     allocs, by_id = {}, {}
     params = []
     for kind, name, _dt, _pi in sorted(k.args, key=lambda a: a[3]):
-        v = bound[name]
+        v = _resolve(bound, name)
         if kind == "buffer":
             if id(v) not in by_id:  # the same array passed twice is one allocation
                 by_id[id(v)] = mem.from_array(v, name)
@@ -160,18 +208,15 @@ def _recording(orig_compile):
 def checked_run(orig_run, fn, args, kwargs, grid):
     """fn[grid](*args, **kwargs) on the interpreter, then on the simulator for each of
     ARCHS, compared; the test's arrays get the first target's results."""
-    arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
-    karrays = [k for k, a in kwargs.items() if isinstance(a, np.ndarray)]
-    negative = any(st < 0 for a in [args[i] for i in arrays] + [kwargs[k] for k in karrays] for st in a.strides)
-    if (not arrays and not karrays) or kwargs.get("warmup") or negative:
+    found = [a for k, v in list(enumerate(args)) + list(kwargs.items()) for _, a in _arrays_in(v, str(k), [])]
+    negative = any(st < 0 for a in found for st in a.strides)
+    if not found or kwargs.get("warmup") or negative:
         # (nothing to compare, or a launch whose own error is what the test checks)
         return orig_run(fn, *args, grid=grid, **kwargs)
     # 1. the interpreter, on copies
-    iargs, ikw = list(args), dict(kwargs)
-    for i in arrays:
-        iargs[i] = _clone(args[i])
-    for k in karrays:
-        ikw[k] = _clone(kwargs[k])
+    clones = {}
+    iargs = [_with_clones(a, clones) for a in args]
+    ikw = {k: _with_clones(v, clones) for k, v in kwargs.items()}
     _state["compiled"] = None
     result = orig_run(fn, *iargs, grid=grid, **ikw)
     if _state["compiled"] is None:
@@ -192,15 +237,8 @@ def checked_run(orig_run, fn, args, kwargs, grid):
     g = tuple(int(getattr(x, "value", x)) for x in g)
     if not all(x > 0 for x in g):
         return result
-    originals = {n: v for n, v in bound.items() if isinstance(v, np.ndarray)}
-    iresults = {}
-    for n, v in originals.items():
-        for i, a in enumerate(args):
-            if a is v:
-                iresults[n] = iargs[i]
-        for kk, a in kwargs.items():
-            if a is v:
-                iresults[n] = ikw[kk]
+    originals = {path: a for n, v in bound.items() for path, a in _arrays_in(v, n, [])}
+    iresults = {n: clones[id(v)] for n, v in originals.items() if id(v) in clones}
     # 3. the simulator, per target; compare; the first target's results go back to the test
     first = None
     for arch in ARCHS:
@@ -213,6 +251,8 @@ def checked_run(orig_run, fn, args, kwargs, grid):
                 pytest.xfail(f"known compiler bug: {why}")
             raise AssertionError(f"simulated {arch} PTX of {fn.__name__} [{signature}] num_warps={num_warps} "
                                  f"failed:\n{e}") from None
+        if got is None:
+            continue
         for n, arr in got.items():
             if n in _state.get("ignore", ()):
                 continue

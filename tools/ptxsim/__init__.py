@@ -8,10 +8,12 @@
     result = out.ndarray(np.float32, (1000,))
 
 Every thread of a CTA runs the kernel's instructions as numpy operations
-over the threads (see machine.py for the execution model, ops.py and
-mem_ops.py for the instructions, docs/ptxsim.md for what is modelled).
-Faults raise subclasses of SimError naming the PTX line, the thread and
-the address.
+over the threads (see machine.py for the execution model, ops.py,
+mem_ops.py and hopper.py (wgmma, mbarrier, TMA) for the instructions,
+docs/ptxsim.md for what is modelled).  encode_tensor_map() writes the
+simulator's tensor maps (tensormap.py), from cuTensorMapEncodeTiled's
+arguments.  Faults raise subclasses of SimError naming the PTX line, the
+thread and the address.
 """
 import collections
 import hashlib
@@ -20,15 +22,17 @@ import struct
 
 import numpy as np
 
-from .machine import (BarrierError, DeviceAssertion, Frame, HangError, Options, Program, RaceError,  # noqa: F401
-                      SMEM_BASE, Unsupported, WarpSyncError)
+from .hopper import AsyncError  # noqa: F401
+from .machine import (BarrierError, DeviceAssertion, Frame, HangError, Options, PARAM_GENERIC, Program,  # noqa: F401
+                      RaceError, SMEM_BASE, Unsupported, WarpSyncError)
 from .memory import Allocation, GlobalMemory, MemoryFault, SimError  # noqa: F401
 from .parser import PtxSyntaxError, parse  # noqa: F401
+from .tensormap import TensorMap, decode_tensor_map, encode_tensor_map  # noqa: F401
 from .types import SIZE
 
 __all__ = ["launch", "GlobalMemory", "Allocation", "SimError", "MemoryFault", "RaceError", "BarrierError",
-           "WarpSyncError", "DeviceAssertion", "HangError", "Unsupported", "PtxSyntaxError", "LaunchResult",
-           "parse", "program"]
+           "WarpSyncError", "DeviceAssertion", "HangError", "Unsupported", "AsyncError", "PtxSyntaxError",
+           "LaunchResult", "parse", "program", "encode_tensor_map", "decode_tensor_map", "TensorMap"]
 
 _PROGRAMS = collections.OrderedDict()
 _FRAMES = collections.OrderedDict()
@@ -117,8 +121,14 @@ def launch(ptx, kernel, grid, block=None, params=(), memory=None, shared_bytes=N
         raise ValueError(f"entry '{kernel}' takes {len(entry.params)} parameters, got {len(params)}")
     memory = memory if memory is not None else GlobalMemory()
     pbytes = {p.name: _param_bytes(p, v) for p, v in zip(entry.params, params)}
-    # module variables
+    # the parameters side by side (each at its alignment), named by generic addresses
     symbols = {}
+    area = bytearray()
+    for p in entry.params:
+        area.extend(b"\0" * (-len(area) % max(p.align, 1)))
+        symbols[p.name] = PARAM_GENERIC + len(area)
+        area.extend(pbytes[p.name])
+    # module variables
     has_extern_shared = False
     for v in prog.module.variables.values():
         if v.space == ".shared":
@@ -146,7 +156,7 @@ def launch(ptx, kernel, grid, block=None, params=(), memory=None, shared_bytes=N
     if total == 0:
         return LaunchResult([], [], 0, 0)
     per_thread = sum(SIZE.get(c.lstrip("."), 1) for c in entry.regs.values()) + 16
-    per_cta = per_thread * nthr + 20 * ((int(shared_bytes) + 15) & ~15)
+    per_cta = per_thread * nthr + (42 if prog.hopper else 20) * ((int(shared_bytes) + 15) & ~15)
     budget = wave_bytes or opts.wave_bytes
     cap = max(1, budget // max(per_cta, 1))
     nwaves = -(-total // cap)
@@ -158,6 +168,7 @@ def launch(ptx, kernel, grid, block=None, params=(), memory=None, shared_bytes=N
         fr = Frame(prog, memory, block, ncta, shared_bytes, symbols, pbytes, opts)
         _FRAMES[fkey] = fr
     fr.mem, fr.symbols, fr.params, fr.opts = memory, symbols, pbytes, opts
+    fr.param_area = bytes(area)
     for v in entry.locals:
         if v.space == ".local":
             symbols[v.name] = v.offset

@@ -19,7 +19,9 @@ the same epoch (no bar.sync between), a write after another thread's read
 or a different value written by two threads in one epoch are races.
 cp.async copies read global memory when issued and land in shared memory
 at the cp.async.wait_group that completes their group; reading their bytes
-before that is an error.
+before that is an error.  Kernels with Hopper's asynchronous instructions
+carry more per-byte and per-thread state (hopper.State): the proxy fences,
+in-flight wgmma reads, TMA data and mbarriers.
 """
 import atexit
 import os
@@ -27,13 +29,14 @@ import sys
 
 import numpy as np
 
-from . import ops
+from . import hopper, ops
 from .memory import MemoryFault, SimError
 from .parser import Instr, Label, parse
 
 SMEM_BASE = 0x400            # shared window address of the dynamic shared array
 LOCAL_GENERIC = 0xFE << 40   # generic addresses of .local memory
 SHARED_GENERIC = 0xFD << 40  # generic addresses of .shared memory
+PARAM_GENERIC = 0xFC << 40   # addresses of kernel parameters (mov of a parameter's name, cvta.param)
 WAVE_BYTES = 192 << 20       # register file budget of one wave
 MAX_STEPS = 1_000_000        # basic blocks executed per wave before a kernel is called hung
 
@@ -103,6 +106,7 @@ class Program:
         if not self.blocks:
             self.blocks.append(Block(0, self.entry.line))
         self.labels = labels
+        self.hopper = hopper.uses_hopper(self)
         for b in self.blocks:
             t = b.term
             if t is not None and t.opcode == "bra":
@@ -186,9 +190,15 @@ class Frame:
                 self.L = (self.L + v.nbytes + 15) & ~15
         self.local = np.zeros((T, max(self.L, 16)), dtype=np.uint8)
         self.callparams = {}
+        self.param_area = b""
         self.async_open = []
         self.async_groups = []
         self.printed = []
+        # Hopper's asynchronous instructions (hopper.py): their state, and the wgmma registers
+        # whose other uses are checked
+        self.hop = hopper.State(self) if prog.hopper else None
+        if self.hop is not None:
+            self.hop.track(self, hopper.wgmma_registers(prog))
         self._compile()
 
     # --- identification -----------------------------------------------------------------------------
@@ -279,6 +289,8 @@ class Frame:
         self.local.fill(0)
         self.async_open = []
         self.async_groups = []
+        if self.hop is not None:
+            self.hop.reset()
 
     def run_wave(self):
         blocks = self.prog.blocks
@@ -454,6 +466,9 @@ class Frame:
                     ep = self.epoch[self.cta_of[threads]]
                     self.w_tid[idx] = threads[:, None].astype(np.int32)
                     self.w_ep[idx] = ep[:, None]
+                    if self.hop is not None:  # a generic-proxy write: wgmma needs its writer's fence
+                        self.hop.w_fence[idx] = self.hop.fence_cnt[threads][:, None]
+                        self.hop.tma_bar[idx] = -1
 
 
 # PTXSIM_COVERAGE=file: the instruction forms (opcode and modifiers) that ran, one a line, added to file

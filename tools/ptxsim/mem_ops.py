@@ -9,8 +9,9 @@ atomics of one instruction are applied thread by thread in thread order.
 import numpy as np
 
 from . import fp
+from . import hopper
 from .memory import MemoryFault, SimError
-from .parser import Addr, Imm, Reg, Sym, Vec
+from .parser import Addr, Imm, Pair, Reg, Sym, Vec
 from .printf import format_printf
 from .types import NP, SINT, SIZE, TYPES, UINT, is_float, is_signed
 
@@ -165,10 +166,12 @@ def check_read(fr, ins, threads, flat, nbytes):
                 f"shared memory race: read of offset {int(fb[i, j] % max(fr.S, 1))} written by "
                 f"{fr.who(wt[i, j])} with no bar.sync between them")
     if fr.opts.uninit:
-        un = wt < 0
+        un = wt == -1  # (-2: written by the async proxy)
         if un.any():
             i, j = np.argwhere(un)[0]
             fr.warn(ins, threads[i], f"read of uninitialized shared memory (offset {int(fb[i, j] % max(fr.S, 1))})")
+    if fr.hop is not None:
+        hopper.on_generic_read(fr, ins, threads, fb)
     fr.r_tid[fb] = t
     fr.r_ep[fb] = ep
 
@@ -212,6 +215,8 @@ def check_write(fr, ins, threads, flat, nbytes, newbytes):
                 fr.fail(RaceErrorT(), ins, threads[i2],
                         f"shared memory race: offset {int(fs[k] % max(fr.S, 1))} written with different values "
                         f"by {fr.who(threads[i1])} and this thread in one instruction")
+    if fr.hop is not None:
+        hopper.on_generic_write(fr, ins, threads, fb)
     fr.w_tid[fb] = t
     fr.w_ep[fb] = ep
 
@@ -404,12 +409,20 @@ def local_offsets(fr, ins, addrs, sel, nbytes):
 
 
 def generic_load(fr, ins, addrs, sel, es, n):
-    from .machine import LOCAL_GENERIC, SHARED_GENERIC
+    from .machine import LOCAL_GENERIC, PARAM_GENERIC, SHARED_GENERIC
     a = np.asarray(addrs, dtype=np.uint64)
     out = np.empty((len(sel), n), UINT[es])
     loc = a >= np.uint64(LOCAL_GENERIC)
     sh = (a >= np.uint64(SHARED_GENERIC)) & ~loc
-    gl = ~loc & ~sh
+    par = (a >= np.uint64(PARAM_GENERIC)) & (a < np.uint64(SHARED_GENERIC))
+    gl = ~loc & ~sh & ~par
+    if par.any():  # kernel parameters by their generic address (cvta.param)
+        for i in np.flatnonzero(par):
+            off = int(a[i]) - PARAM_GENERIC
+            if off % es or off + es * n > len(fr.param_area):
+                fr.fail(MemoryFault, ins, sel[i], f"misaligned or out-of-bounds read of {es * n} bytes at parameter "
+                        f"offset {off} (the parameters take {len(fr.param_area)} bytes)")
+            out[i] = np.frombuffer(fr.param_area[off:off + es * n], UINT[es])
     if gl.any():
         out[gl] = fr.mem.load(a[gl], es, n, "global", lambda i, msg: fr.fail(MemoryFault, ins, sel[gl][i], msg))
     if loc.any():
@@ -570,6 +583,8 @@ def _atom_fn(opn, ty):
 
 # --- cp.async ----------------------------------------------------------------------------------------------------
 def c_cp(fr, ins):
+    if "bulk" in ins.mods:
+        return hopper.c_cp_bulk(fr, ins)
     if "async" not in ins.mods:
         raise CompileError(f"'{ins.text}' is not modelled")
     if "commit_group" in ins.mods:
@@ -635,6 +650,8 @@ def c_cp(fr, ins):
                 i, j = np.argwhere(fr.pending[fb] > 0)[0]
                 fr.fail(RaceErrorT(), ins, sel[i], "cp.async into shared memory that another cp.async is still "
                         "writing")
+            if fr.hop is not None:
+                hopper.check_async_write(fr, ins, sel, fb, "cp.async")
             fr.pending[fb] += 1
         else:
             fr.pending[flat[:, None] + np.arange(cp)] += 1
@@ -678,7 +695,7 @@ def c_shfl(fr, ins):
     ops_ = ins.operands
     d = ops_[0]
     dp = None
-    if isinstance(d, Vec):
+    if isinstance(d, (Vec, Pair)):
         d, dp = d.items
     ra, rb, rc = rd(fr, ops_[1], "b32"), rd(fr, ops_[2], "u32"), rd(fr, ops_[3], "u32")
     rm = rd(fr, ops_[4], "u32") if len(ops_) > 4 else None

@@ -16,6 +16,7 @@ differ from the GPU by a few ulps.
 import numpy as np
 
 from . import fp
+from . import hopper
 from . import mem_ops
 from .memory import SimError
 from .parser import Addr, Imm, Reg, Sink, Special, Sym, Vec
@@ -1051,7 +1052,7 @@ HANDLERS = {
     "brev": c_unary,
     "setp": c_setp, "selp": c_selp, "mov": c_mov, "cvt": c_cvt, "cvta": c_cvta,
     "bfe": c_bfe, "bfi": c_bfi, "prmt": c_prmt,
-    "membar": c_nop, "fence": c_nop, "prefetch": c_nop,
+    "membar": c_nop, "prefetch": c_nop,
 }
 
 
@@ -1060,12 +1061,16 @@ def compile_instr(fr, ins):
     if op in ("and", "or", "xor", "not"):
         ty = last_type(ins)
         core = c_logic_pred(fr, ins) if ty == "pred" else (c_unary(fr, ins) if op == "not" else c_binary(fr, ins))
+    elif op in hopper.HANDLERS:
+        core = hopper.HANDLERS[op](fr, ins)
     elif op in HANDLERS:
         core = HANDLERS[op](fr, ins)
     elif op in mem_ops.HANDLERS:
         core = mem_ops.HANDLERS[op](fr, ins)
     else:
         raise CompileError(f"'{op}' is not a modelled instruction")
+    if fr.hop is not None and fr.hop.tracked and op != "wgmma":
+        core = hopper.track_registers(fr, ins, core)
     if ins.guard is None:
         return core
     reg, neg = ins.guard

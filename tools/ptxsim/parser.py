@@ -84,6 +84,28 @@ class Sink:
         return "_"
 
 
+class Pair:
+    """d|p: the two destinations of elect.sync (and of shfl.sync's predicate form)."""
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = items
+
+    def __repr__(self):
+        return "|".join(map(repr, self.items))
+
+
+class TensorAddr:
+    """[tensorMap, {c0, ...}]: a tensor map's address and a box's coordinates (cp.async.bulk.tensor)."""
+    __slots__ = ("base", "coords")
+
+    def __init__(self, base, coords):
+        self.base, self.coords = base, coords
+
+    def __repr__(self):
+        return f"[{self.base!r}, {self.coords!r}]"
+
+
 class Instr:
     __slots__ = ("opcode", "mods", "guard", "operands", "line", "text")
 
@@ -377,6 +399,10 @@ def parse_operand(s, regs):
         return Vec([parse_operand(x, regs) for x in _split_top(s[1:-1])])
     if s.startswith("[") and s.endswith("]"):
         inner = s[1:-1].strip()
+        parts = _split_top(inner)
+        if len(parts) == 2 and parts[1].startswith("{"):
+            coords = parse_operand(parts[1], regs)
+            return TensorAddr(parse_operand(parts[0], regs), coords)
         m = re.fullmatch(r"(.+?)\s*\+\s*(-?\s*(?:0x[0-9a-fA-F]+|\d+))", inner)
         off = 0
         if m and not re.fullmatch(r"-?\d+", inner):
@@ -388,6 +414,8 @@ def parse_operand(s, regs):
         return Addr(parse_operand(inner, regs), off)
     if s == "_":
         return Sink()
+    if "|" in s and not s.startswith(("{", "[")):
+        return Pair([parse_operand(x, regs) for x in s.split("|")])
     if s.startswith("%"):
         if s in regs:
             return Reg(s)
