@@ -453,7 +453,6 @@ static void hoist_invariant_allocs(Pipe *p) {
     }
 }
 
-/* Shared memory one program may use, as gpu-smem enforces it. */
 /* Every use of buffer v only reads it (a wgmma operand, a local_load, a
  * transposed view that is only read). */
 static bool read_only_buffer(const NrFunc *f, NrValId v, int depth) {
@@ -566,6 +565,7 @@ static void merge_invariant_allocs(NrFunc *f, NrBlockId b) {
     }
 }
 
+/* Shared memory one program may use, as gpu-smem enforces it. */
 static int64_t smem_limit(int sm) {
     if (sm >= 90) return 227 * 1024;
     if (sm == 80 || sm == 87) return 163 * 1024;
@@ -813,8 +813,11 @@ bool nr_gpu_pipeline_loops(NrModule *m, NrDiags *d) {
             pipeline_loop(&p);
         }
         /* (pipelined loops were rebuilt; their blocks stay) */
-        for (int k = 0; k < loops.n; k++)
-            if (outer[k]) merge_invariant_allocs(f, outer[k]);
+        for (int k = 0; k < loops.n; k++) {
+            bool seen = false; /* loops side by side share their block */
+            for (int j = 0; j < k && !seen; j++) seen = outer[j] == outer[k];
+            if (outer[k] && !seen) merge_invariant_allocs(f, outer[k]);
+        }
         nr_gpu_compact_layouts(m);
     }
     return true;

@@ -78,34 +78,31 @@ def run(ptx, arrays, scalars=(), grid=1, smem=0, **kw):
     return [al.ndarray(a.dtype, a.shape, a.strides) for al, a in zip(allocs, arrays)]
 
 
-def copy_to_smem(nbytes, threads, src="%rd0", at=0):
-    """Lines copying nbytes (a multiple of 16) from global src to shared offset `at`, 16 bytes a thread."""
+def _copy_lines(nbytes, threads, ptr, at, to_smem):
+    """Lines copying nbytes (a multiple of 16) between global ptr and shared offset `at`, 16 bytes a thread."""
     lines = ["  mov.u32 %r1, nr_smem;", "  shl.b32 %r2, %tx, 4;", "  add.u32 %r3, %r1, %r2;",
-             "  cvt.u64.u32 %rd40, %r2;", f"  add.u64 %rd41, {src}, %rd40;"]
+             "  cvt.u64.u32 %rd40, %r2;", f"  add.u64 %rd41, {ptr}, %rd40;"]
     n = nbytes // 16
     for c in range(0, n, threads):
         g = ""
         if n - c < threads:
             lines.append(f"  setp.lt.u32 %p1, %tx, {n - c};")
             g = "@%p1 "
-        lines += [f"  {g}ld.global.v4.b32 {{%r4, %r5, %r6, %r7}}, [%rd41+{16 * c}];",
-                  f"  {g}st.shared.v4.b32 [%r3+{16 * c + at}], {{%r4, %r5, %r6, %r7}};"]
+        glob, shared = f"[%rd41+{16 * c}]", f"[%r3+{16 * c + at}]"
+        src, dst = (("global", glob), ("shared", shared)) if to_smem else (("shared", shared), ("global", glob))
+        lines += [f"  {g}ld.{src[0]}.v4.b32 {{%r4, %r5, %r6, %r7}}, {src[1]};",
+                  f"  {g}st.{dst[0]}.v4.b32 {dst[1]}, {{%r4, %r5, %r6, %r7}};"]
     return "\n".join(lines)
+
+
+def copy_to_smem(nbytes, threads, src="%rd0", at=0):
+    """Lines copying nbytes from global src to shared offset `at`."""
+    return _copy_lines(nbytes, threads, src, at, True)
 
 
 def copy_from_smem(nbytes, threads, dst="%rd1", at=0):
-    """Lines copying nbytes of shared memory at offset `at` to global dst, 16 bytes a thread."""
-    lines = ["  mov.u32 %r1, nr_smem;", "  shl.b32 %r2, %tx, 4;", "  add.u32 %r3, %r1, %r2;",
-             "  cvt.u64.u32 %rd40, %r2;", f"  add.u64 %rd42, {dst}, %rd40;"]
-    n = nbytes // 16
-    for c in range(0, n, threads):
-        g = ""
-        if n - c < threads:
-            lines.append(f"  setp.lt.u32 %p1, %tx, {n - c};")
-            g = "@%p1 "
-        lines += [f"  {g}ld.shared.v4.b32 {{%r4, %r5, %r6, %r7}}, [%r3+{16 * c + at}];",
-                  f"  {g}st.global.v4.b32 [%rd42+{16 * c}], {{%r4, %r5, %r6, %r7}};"]
-    return "\n".join(lines)
+    """Lines copying nbytes of shared memory at offset `at` to global dst."""
+    return _copy_lines(nbytes, threads, dst, at, False)
 
 
 # --- element encodings ---------------------------------------------------------------------------------------

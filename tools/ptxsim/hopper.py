@@ -1000,27 +1000,36 @@ def _vals(fn, t):
     return int(v) if v.ndim == 0 else int(v[t])
 
 
+def _tma_box(fr, ins, t, rank, map_rd, c_rd):
+    """Thread t's tensor map (of the copy's rank) and its box at the copy's coordinates:
+    (map, global addresses, in-bounds mask, box extents)."""
+    tm = read_tensor_map(fr, ins, t, _vals(map_rd, t))
+    if tm.rank != rank:
+        fr.fail(SimError, ins, t, f"a {rank}d TMA copy with a tensor map of rank {tm.rank}")
+    gaddr, inb, counts = _box(fr, ins, t, tm, [_vals(c, t) for c in c_rd])
+    return tm, gaddr, inb, counts
+
+
+def _shared_offset(addr):
+    """A shared address given in the generic window or in the shared window."""
+    from .machine import SHARED_GENERIC
+    return addr - SHARED_GENERIC if addr >= SHARED_GENERIC else addr
+
+
 def _tma_load(fr, ins, rank, map_rd, c_rd, dst_f, bar_f):
     from .mem_ops import _sel, shared_flat
 
     def f(m):
         for t in _sel(m, fr.T):
             t = int(t)
-            tm = read_tensor_map(fr, ins, t, _vals(map_rd, t))
-            if tm.rank != rank:
-                fr.fail(SimError, ins, t, f"a {rank}d TMA copy with a tensor map of rank {tm.rank}")
-            coords = [_vals(c, t) for c in c_rd]
-            gaddr, inb, counts = _box(fr, ins, t, tm, coords)
+            tm, gaddr, inb, counts = _tma_box(fr, ins, t, rank, map_rd, c_rd)
             _cover(f"TMA load: {rank}d, {tm.swizzle_bytes}-byte swizzle" + (", out of bounds" if not inb.all() else ""))
             es = tm.esize
             data = np.full(len(gaddr), oob_fill_bits(tm), UINT[es])
             if inb.any():
                 data[inb] = fr.mem.load(gaddr[inb].astype(np.uint64), es, 1, "global",
                                         lambda i, msg: fr.fail(MemoryFault, ins, t, f"TMA load: {msg}"))[:, 0]
-            from .machine import SHARED_GENERIC
-            dst = _vals(dst_f, t)
-            dst = dst - SHARED_GENERIC if dst >= SHARED_GENERIC else dst
-            fb = _tma_smem(fr, ins, t, dst, tm, len(gaddr), "TMA load")
+            fb = _tma_smem(fr, ins, t, _shared_offset(_vals(dst_f, t)), tm, len(gaddr), "TMA load")
             bflat = int(shared_flat(fr, ins, np.array([_vals(bar_f, t)]), np.array([t]), 8, "TMA mbarrier")[0])
             b = _mbar_of(fr, ins, t, bflat, "a TMA load's complete_tx")
             hop = fr.hop
@@ -1052,17 +1061,10 @@ def _tma_store(fr, ins, rank, map_rd, c_rd, src_f):
     from .mem_ops import _sel
 
     def f(m):
-        from .machine import SHARED_GENERIC
         for t in _sel(m, fr.T):
             t = int(t)
-            tm = read_tensor_map(fr, ins, t, _vals(map_rd, t))
-            if tm.rank != rank:
-                fr.fail(SimError, ins, t, f"a {rank}d TMA copy with a tensor map of rank {tm.rank}")
-            coords = [_vals(c, t) for c in c_rd]
-            gaddr, inb, _ = _box(fr, ins, t, tm, coords)
-            src = _vals(src_f, t)
-            src = src - SHARED_GENERIC if src >= SHARED_GENERIC else src
-            fb = _tma_smem(fr, ins, t, src, tm, len(gaddr), "TMA store")
+            tm, gaddr, inb, _ = _tma_box(fr, ins, t, rank, map_rd, c_rd)
+            fb = _tma_smem(fr, ins, t, _shared_offset(_vals(src_f, t)), tm, len(gaddr), "TMA store")
             check_async_read(fr, ins, t, fb, np.array([t]), np.array([t]), "TMA store")
             es = tm.esize
             data = fr.smem[fb].copy().view(UINT[es])[:, 0]
