@@ -84,7 +84,8 @@ typedef enum NrPo {
     NR_PO_NEG, NR_PO_ABS, NR_PO_NOT,
     NR_PO_SQRT,                        /* sqrt.rn */
     NR_PO_SQRT_APPROX, NR_PO_RSQRT_APPROX, NR_PO_RCP,   /* rcp.rn */
-    NR_PO_EX2_APPROX, NR_PO_LG2_APPROX,                 /* f32: .approx.ftz */
+    NR_PO_EX2_APPROX, NR_PO_LG2_APPROX,                 /* f32: .approx (subnormals kept) */
+    NR_PO_EX2_APPROX_FTZ,                               /* f32: ex2.approx.ftz (subnormals flushed) */
     NR_PO_RINT, NR_PO_TRUNC, NR_PO_FLOOR, NR_PO_CEIL,   /* cvt.rni/rzi/rmi/rpi to the same float type */
     NR_PO_CLZ, NR_PO_POPC,             /* result .u32 */
     NR_PO_BREV,                        /* brev.b32 / .b64: bit reversal */

@@ -493,7 +493,7 @@ static NrPv fast_f32(NrPtx *p, NrOpcode opc, NrPv x) {
     switch (opc) {
     case NR_OP_EXP:
         return nr_pb_un(p, NR_PO_EX2_APPROX, NR_PT_F32, nr_pb_bin(p, NR_PO_MUL, NR_PT_F32, x, nr_pv_f32((float)LOG2E)));
-    case NR_OP_EXP2: return nr_pb_un(p, NR_PO_EX2_APPROX, NR_PT_F32, x);
+    case NR_OP_EXP2: return nr_pb_un(p, NR_PO_EX2_APPROX_FTZ, NR_PT_F32, x); /* results below 2^-126 are 0 */
     case NR_OP_LOG:
         return nr_pb_bin(p, NR_PO_MUL, NR_PT_F32, nr_pb_un(p, NR_PO_LG2_APPROX, NR_PT_F32, x), nr_pv_f32((float)LN2));
     case NR_OP_LOG2: return nr_pb_un(p, NR_PO_LG2_APPROX, NR_PT_F32, x);

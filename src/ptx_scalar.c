@@ -21,6 +21,7 @@
 #include "ptx.h"
 
 #include <fenv.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -278,7 +279,7 @@ static uint64_t packed(NrPo o, NrPt t, uint64_t a, uint64_t b, uint64_t c, bool 
 
 static bool approx(NrPo o) {
     return o == NR_PO_DIV_FULL || o == NR_PO_SQRT_APPROX || o == NR_PO_RSQRT_APPROX || o == NR_PO_EX2_APPROX ||
-           o == NR_PO_LG2_APPROX;
+           o == NR_PO_LG2_APPROX || o == NR_PO_EX2_APPROX_FTZ;
 }
 
 static bool foldable(NrPtx *p, NrPo o) { return p->eval || !approx(o); }
@@ -372,6 +373,10 @@ static uint64_t fun(NrPo o, NrPt t, uint64_t a) {
     case NR_PO_RSQRT_APPROX: return f32 ? fput(t, 1.0f / sqrtf((float)x), false) : d2u(1.0 / sqrt(x));
     case NR_PO_RCP: return f32 ? fput(t, 1.0f / (float)x, false) : d2u(1.0 / x);
     case NR_PO_EX2_APPROX: return fput(t, exp2f((float)x), false);
+    case NR_PO_EX2_APPROX_FTZ: {
+        float r = exp2f(fabsf((float)x) < FLT_MIN ? 0.0f : (float)x);
+        return fput(t, fabsf(r) < FLT_MIN ? 0.0f : r, false);
+    }
     case NR_PO_LG2_APPROX: return fput(t, log2f((float)x), false);
     case NR_PO_RINT: return fput(t, f32 ? rintf((float)x) : rint(x), false);
     case NR_PO_TRUNC: return fput(t, f32 ? truncf((float)x) : trunc(x), false);
@@ -424,6 +429,7 @@ NrPv nr_pb_un(NrPtx *p, NrPo o, NrPt t, NrPv a) {
     case NR_PO_RSQRT_APPROX: n = t == NR_PT_F64 ? "rsqrt.approx.ftz" : "rsqrt.approx"; break;
     case NR_PO_RCP: n = "rcp.rn"; break;
     case NR_PO_EX2_APPROX: n = "ex2.approx"; break;
+    case NR_PO_EX2_APPROX_FTZ: n = "ex2.approx.ftz"; break;
     case NR_PO_LG2_APPROX: n = "lg2.approx"; break;
     case NR_PO_RINT: n = "cvt.rni"; break;
     case NR_PO_TRUNC: n = "cvt.rzi"; break;

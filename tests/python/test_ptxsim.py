@@ -189,6 +189,16 @@ def test_min_max_nan_rules():
     assert np.isnan(mnn[:3]).all() and mnn[5] == -3.0
 
 
+def test_ex2_ftz_flushes_subnormals():
+    # ex2.approx.f32 keeps subnormal results; .ftz flushes them (and subnormal operands) to zero
+    x = np.array([-127.5, -130.0, -149.0, 3.0, -1e-40, 1e-40, -126.0, 0.5] + [0.0] * 24, np.float32)
+    keep = elementwise("  ex2.approx.f32 %r2, %r1;", x, np.float32)
+    ftz = elementwise("  ex2.approx.ftz.f32 %r2, %r1;", x, np.float32)
+    assert keep[0] == np.float32(2.0 ** -127.5) and keep[1] == np.float32(2.0 ** -130) and keep[2] > 0
+    assert (ftz[:3] == 0).all() and ftz[3] == 8.0 and ftz[6] == np.float32(2.0 ** -126)
+    assert ftz[4] == 1.0 and ftz[5] == 1.0 and abs(ftz[7] - np.sqrt(2)) < 1e-6
+
+
 # --- integers ----------------------------------------------------------------------------------------------------
 def test_div_rem_shift_bfe_prmt():
     a = np.array([-7, 7, -7, 7, -2 ** 31, 1, 0x12345678, -1] + [5] * 24, np.int32)

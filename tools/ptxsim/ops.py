@@ -546,6 +546,16 @@ def c_unary(fr, ins):
                     r = _fma_exact(ty, -s, x, t(1))         # 1 - s x
                     e = np.where(x < 0, -r, r)
                 return _move(t, s, np.where(np.isnan(e), t(0), e), mode, np.isfinite(x)).astype(t)
+    if "ftz" in ins.mods and ty == "f32":
+        inner32 = fn
+
+        def fn(x):  # subnormal operands and results are flushed to a zero of their sign
+            x = np.asarray(x, np.float32)
+            tiny = np.float32(2.0 ** -126)
+            x = np.where(np.abs(x) < tiny, np.copysign(np.float32(0), x), x)
+            with np.errstate(all="ignore"):
+                r = np.asarray(inner32(x), np.float32)
+            return np.where(np.abs(r) < tiny, np.copysign(np.float32(0), r), r)
     return lambda m: w(fn(ra()), m)
 
 

@@ -27,8 +27,8 @@ def hchain(x_ptr, y_ptr, B: tl.constexpr):
 # CHECK-NEXT: mul.rn.f32 [[M1:%r[0-9]+]], [[X1]], 0f40400000;
 # CHECK-NEXT: add.rn.f32 [[A0:%r[0-9]+]], [[M0]], 0f3F800000;
 # CHECK-NEXT: add.rn.f32 [[A1:%r[0-9]+]], [[M1]], 0f3F800000;
-# CHECK-NEXT: ex2.approx.f32 {{%r[0-9]+}}, [[A0]];
-# CHECK-NEXT: ex2.approx.f32 {{%r[0-9]+}}, [[A1]];
+# CHECK-NEXT: ex2.approx.ftz.f32 {{%r[0-9]+}}, [[A0]];
+# CHECK-NEXT: ex2.approx.ftz.f32 {{%r[0-9]+}}, [[A1]];
 # CHECK-NEXT: mul.rn.f32 {{%r[0-9]+}}, [[X2]], 0f40400000;
 
 # fp16 pairs stay packed: an f16x2 mul and add per pair, the maximum with
