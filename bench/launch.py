@@ -15,6 +15,10 @@ kernel launched from C (bench/launch_floor.c): the driver's own cost.
 the whole C path (binding, specialization key, lookup, grid, stream, packing)
 and a launch that only records its parameters.
 
+Rows "<system> warmup": kernel.warmup(...) of a compiled specialization
+followed by what programs read of the result (_init_handles(), n_regs,
+metadata.shared), as Triton's fused-softmax tutorial does at every call.
+
     python3 bench/launch.py [--launches 10000] [--json [PATH]] [--dry-run] [--cpu-dispatch]"""
 import argparse
 import json
@@ -77,6 +81,7 @@ def run_gpu(args):
             rows.append(failed(backend, "n/a", harness.short_error(e)))
             continue
         out = torch.full_like(x, float("nan"))
+        rows.append(warmup_row(f"{backend} warmup", mod.axpby_kernel, (x, y, out, N, ALPHA, BETA), args))
 
         def launch(mod=mod, out=out):
             mod.axpby_kernel[(1,)](x, y, out, N, ALPHA, BETA, BLOCK=N)
@@ -136,6 +141,21 @@ def floor_rows(args):
         d["status"] = "ok"
         out.append(d)
     return out
+
+
+def warmup_row(system, kernel, args6, args, note=""):
+    """kernel.warmup of a compiled specialization and the reads of Triton's fused-softmax tutorial."""
+    def warm():
+        k = kernel.warmup(*args6, BLOCK=N, grid=(1,))
+        k._init_handles()
+        return k.n_regs, k.metadata.shared
+
+    try:
+        warm()
+        times, mean_s = measure(warm, lambda: None, args.launches, args.warmup)
+    except Exception as e:
+        return failed(system, "FAILED", harness.short_error(e))
+    return row(system, times, mean_s, note=note or "warmup(...), _init_handles(), n_regs, metadata.shared")
 
 
 def stage_rows(kernel, launch, sync, args):
@@ -272,11 +292,44 @@ def run_cpu_dispatch(args):
             times, mean_s = measure(lambda: kernel[grid_fn](*largs), lambda: None, args.launches, args.warmup)
             assert kernel._fake_launch()["count"] > before
             rows.append(row("nereid+λgrid", times, mean_s, note="the same with a callable grid"))
+            wargs = launch_args(kernel)
+            kernel._register_warmup(wargs, 4, 3, 0, stand_in_compiled(nereid, kernel, wargs))
+            hits = kernel._warm_hits
+            rows.append(warmup_row("nereid warmup", kernel, wargs[:6], args,
+                                   note="a registered warmup key, stand-in tensors"))
+            if kernel._warm_hits == hits:
+                rows[-1] = failed("nereid warmup", "FAILED", "the warmup was not answered in C")
         finally:
             restore()
+    rows.append(numpy_warmup_row(kernel, args))
     times, mean_s = measure(lambda: None, lambda: None, args.launches, args.warmup)
     rows.append(row("empty call", times, mean_s, note="the timing loop itself"))
     return dict(harness.describe_machine(), cpu_dispatch=True), rows
+
+
+def jit_module():
+    import importlib
+    return importlib.import_module("nereid.runtime.jit")
+
+
+def stand_in_compiled(nereid, kernel, values):
+    """A CompiledKernel of `kernel` for stand-in tensors (the interpreter target)."""
+    _key, _objs, sigs, _device, _fast = nereid._C.Dispatcher._specialize(kernel, values, 4, 3, 0)
+    signature = ", ".join(s if s is not None else str(v) for s, v in zip(sigs, values))
+    return jit_module().CompiledKernel(kernel, kernel.compile(signature, 4, 3), signature,
+                                       {"num_warps": 4, "num_stages": 3}, None, None)
+
+
+def numpy_warmup_row(kernel, args):
+    """The warmup of numpy arrays (the interpreter's target): the key run registered at the first one."""
+    import numpy as np
+    x, y, out = (np.zeros(N, np.float32) for _ in range(3))
+    hits = kernel._warm_hits
+    r = warmup_row("warmup/numpy", kernel, (x, y, out, N, ALPHA, BETA), args, note="numpy arrays, interpreter kernel")
+    if r["status"] == "ok" and kernel._warm_hits == hits:
+        r = failed("warmup/numpy", "FAILED", "the warmup was not answered in C")
+    kernel._clear_fast_path()
+    return r
 
 
 def launch_args(kernel):

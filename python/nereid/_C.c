@@ -5,7 +5,7 @@
  *   Kernel.name, Kernel.ir, Kernel.args  ((kind, name, dtype, param_index), ...)
  *   Kernel.launch_interp(grid, args)     args: (address, nbytes) for buffers, int, float
  *   Kernel.launch_gpu(grid, args, stream, device, sync)
- *   Dispatcher                           base class of nereid.JITFunction: the launch fast path
+ *   Dispatcher                           base class of nereid.JITFunction: the launch fast path, warmup()
  *   set_api(...), register_dtype(...)    what the fast path knows of torch (types, dtypes, the stream)
  *   fast_path_info() -> dict             how it reads tensors and gets the stream
  *   device_properties(device) -> dict    what the driver says of a CUDA device
@@ -24,7 +24,9 @@
  * and launches on the tensors' device and current stream.  Everything else
  * (the first launch of a key, the interpreter, errors, hooks that replace
  * JITFunction.run) goes to the Python method `run`, which compiles, launches
- * and registers the key (Dispatcher._register) for the next call. */
+ * and registers the key (Dispatcher._register) for the next call.  Warmups
+ * (Dispatcher.warmup) look up the same key in a table of their own, filled
+ * by run (_register_warmup), and return the CompiledKernel made then. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -426,6 +428,7 @@ enum {
     KT_CFLOAT,     /* constexpr float: the next word is its bits */
     KT_COBJ,       /* another constexpr value (str, dtype...): hash; compared by ==  */
     KT_OPTS,       /* the last word: num_warps | num_stages << 8 | maxnreg << 16 */
+    KT_WARM,       /* warmup keys (after KT_OPTS): interpreter | stand-in << 1; the next word is the target */
 };
 #define KW(tag, data) (((uint64_t)(tag) << 56) | (uint64_t)(data))
 #define KTAG(w) ((int)((w) >> 56))
@@ -439,6 +442,7 @@ static struct {
     PyObject *get_stream;       /* device -> current raw CUDA stream (an int) */
     PyTypeObject *constexpr_type;
     PyTypeObject *literal_type; /* nereid.language.dtype: passed as constexpr literals */
+    PyTypeObject *array_type;   /* numpy.ndarray: read through the buffer protocol */
     PyObject *plain_run;        /* JITFunction.run: another run (a test hook) takes every launch */
     PyObject *no_default;       /* marks parameters without a default */
     int ndtypes;
@@ -469,7 +473,7 @@ static struct {
 } fast;
 
 static PyObject *s_data_ptr, *s_dtype, *s_get_device, *s_run, *s_value, *s_array_interface, *s_cai, *s_num_warps,
-    *s_num_stages, *s_maxnreg, *s_grid, *s_data, *s_num_ctas;
+    *s_num_stages, *s_maxnreg, *s_grid, *s_data, *s_num_ctas, *s_warmup, *s_strides;
 
 typedef struct Key {
     uint64_t w[MAX_KEY_WORDS];
@@ -500,6 +504,16 @@ static uint64_t key_hash(const Key *k) {
         h ^= h >> 29;
     }
     return h;
+}
+
+/* v.name into *out: 1 found, 0 not (no exception), -1 error; without the
+ * cost of raising AttributeError for a missing attribute. */
+static int lookup_attr(PyObject *v, PyObject *name, PyObject **out) {
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyObject_GetOptionalAttr(v, name, out);
+#else
+    return _PyObject_LookupAttr(v, name, out);
+#endif
 }
 
 /* The key code of a dtype object (1-based), or 0 when not registered yet. */
@@ -643,12 +657,52 @@ python:
     return 1;
 }
 
+static int key_array_at(Key *k, uint8_t flags, PyObject *v, unsigned long long addr, int tag, PVal *pv, char *sig);
+
+/* Whether the interface's strides (None: C order) are all non-negative: run refuses the others. */
+static int strides_ok(PyObject *iface) {
+    PyObject *st = PyDict_GetItemWithError(iface, s_strides);
+    if (!st || st == Py_None) return !PyErr_Occurred();
+    if (!PyTuple_Check(st)) return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(st); i++) {
+        PyObject *x = PyTuple_GET_ITEM(st, i);
+        if (!PyLong_Check(x) || PyLong_AsLongLong(x) < 0) return 0;
+    }
+    return 1;
+}
+
 /* An object with __array_interface__ (host) or __cuda_array_interface__: slow, for the interpreter. */
 static int key_array(Key *k, uint8_t flags, PyObject *v, PyObject *iface, int tag, PVal *pv, char *sig) {
     PyObject *data = PyDict_Check(iface) ? PyDict_GetItemWithError(iface, s_data) : NULL;
-    if (!data || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) < 1) goto python;
+    if (!data || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) < 1 || !strides_ok(iface)) goto python;
     unsigned long long addr = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(data, 0));
     if (addr == (unsigned long long)-1 && PyErr_Occurred()) goto python;
+    return key_array_at(k, flags, v, addr, tag, pv, sig);
+python:
+    PyErr_Clear();
+    return 1;
+}
+
+/* A numpy.ndarray (exactly api.array_type): its address and strides read
+ * through the buffer protocol, much cheaper than building its
+ * __array_interface__.  -1 when it exports no buffer (the caller reads the
+ * interface), else as key_param. */
+static int key_ndarray(Key *k, uint8_t flags, PyObject *v, PVal *pv, char *sig) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(v, &view, PyBUF_STRIDES) < 0) {
+        PyErr_Clear();
+        return -1;
+    }
+    unsigned long long addr = (unsigned long long)(uintptr_t)view.buf;
+    int ok = 1;
+    for (int i = 0; view.strides && i < view.ndim; i++)
+        if (view.strides[i] < 0) ok = 0; /* (run refuses negative strides) */
+    PyBuffer_Release(&view);
+    return ok ? key_array_at(k, flags, v, addr, KT_ARRAY, pv, sig) : 1;
+}
+
+/* The words of an array at addr (a host array, or one of the CUDA array interface). */
+static int key_array_at(Key *k, uint8_t flags, PyObject *v, unsigned long long addr, int tag, PVal *pv, char *sig) {
     PyObject *dt = PyObject_GetAttr(v, s_dtype);
     if (!dt) goto python;
     int code = dtype_code(dt);
@@ -737,13 +791,16 @@ static int key_param(Key *k, uint8_t flags, PyObject *v, PVal *pv, char *sig) {
     if (PyLong_Check(v)) return key_int(k, flags, v, pv, sig);
     if (PyFloat_Check(v)) return key_float(k, v, pv, sig);
     if (api.tensor_type && PyObject_TypeCheck(v, api.tensor_type)) return key_tensor(k, flags, v, pv, sig, 0);
+    if (t == api.array_type) {
+        int r = key_ndarray(k, flags, v, pv, sig);
+        if (r >= 0) return r;
+    }
     /* Arrays seen through their interfaces: CUDA first (torch tensors have both when torch is not known yet). */
-    PyObject *iface = PyObject_GetAttr(v, s_cai);
+    PyObject *iface = NULL;
     int tag = KT_CAI;
-    if (!iface) {
-        PyErr_Clear();
-        iface = PyObject_GetAttr(v, s_array_interface);
+    if (lookup_attr(v, s_cai, &iface) == 0) {
         tag = KT_ARRAY;
+        lookup_attr(v, s_array_interface, &iface);
     }
     if (!iface) {
         PyErr_Clear();
@@ -803,6 +860,12 @@ static void entry_free(Entry *e) {
     PyMem_Free(e);
 }
 
+/* Entries by key: open addressing, linear probing. */
+typedef struct Table {
+    Entry **slots;
+    size_t cap, count;
+} Table;
+
 /* What the stand-in launch recorded last. */
 typedef struct FakeLaunch {
     unsigned long long count;
@@ -823,9 +886,10 @@ typedef struct {
     int slow_only;              /* more parameters than the fast path takes */
     PyObject *meta;             /* the meta dict of callable grids, kept for reuse */
     PyObject *launcher;         /* the last kernel[grid], reused when nobody else holds it */
-    Entry **table;              /* open addressing, linear probing */
-    size_t cap, count;
+    Table launches;             /* keys registered for fast launches (Dispatcher._register) */
+    Table warm;                 /* keys of warmups made by run: their CompiledKernel (_register_warmup) */
     unsigned long long hits;    /* launches made by the fast path */
+    unsigned long long warm_hits; /* warmups answered from D->warm */
     int stop_after;             /* benchmarks: end a hit after this stage (STAGE_*), returning None; 0: launch */
     FakeLaunch fake;
 } DispatcherObject;
@@ -841,13 +905,15 @@ typedef struct {
     PyObject *grid;
     int grid_known;             /* the grid is a tuple of ints (or an int), evaluated once: g */
     unsigned g[3];
+    int preset;                 /* a compiled kernel's launcher: its options are popts unless given */
+    int popts[3];               /* num_warps, num_stages, maxnreg (0: none) */
 } LauncherObject;
 
-static Entry *table_find(DispatcherObject *D, const Key *k, uint64_t h) {
-    if (!D->cap) return NULL;
-    size_t mask = D->cap - 1;
+static Entry *table_find(const Table *T, const Key *k, uint64_t h) {
+    if (!T->cap) return NULL;
+    size_t mask = T->cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
-        Entry *e = D->table[i];
+        Entry *e = T->slots[i];
         if (!e) return NULL;
         if (e->hash != h || e->nwords != k->n || e->nobjs != k->nobjs ||
             memcmp(e->words, k->w, sizeof(uint64_t) * (size_t)k->n) != 0)
@@ -866,28 +932,28 @@ static Entry *table_find(DispatcherObject *D, const Key *k, uint64_t h) {
 }
 
 /* Insert e (replacing an equal key); 0, or -1 with an exception. */
-static int table_put(DispatcherObject *D, Entry *e) {
-    if ((D->count + 1) * 2 > D->cap) {
-        size_t ncap = D->cap ? D->cap * 2 : 16;
+static int table_put(Table *T, Entry *e) {
+    if ((T->count + 1) * 2 > T->cap) {
+        size_t ncap = T->cap ? T->cap * 2 : 16;
         Entry **nt = PyMem_Calloc(ncap, sizeof(Entry *));
         if (!nt) return PyErr_NoMemory(), -1;
-        for (size_t i = 0; i < D->cap; i++) {
-            Entry *x = D->table[i];
+        for (size_t i = 0; i < T->cap; i++) {
+            Entry *x = T->slots[i];
             if (!x) continue;
             size_t j = x->hash & (ncap - 1);
             while (nt[j]) j = (j + 1) & (ncap - 1);
             nt[j] = x;
         }
-        PyMem_Free(D->table);
-        D->table = nt;
-        D->cap = ncap;
+        PyMem_Free(T->slots);
+        T->slots = nt;
+        T->cap = ncap;
     }
-    size_t mask = D->cap - 1;
+    size_t mask = T->cap - 1;
     for (size_t i = e->hash & mask;; i = (i + 1) & mask) {
-        Entry *x = D->table[i];
+        Entry *x = T->slots[i];
         if (!x) {
-            D->table[i] = e;
-            D->count++;
+            T->slots[i] = e;
+            T->count++;
             return 0;
         }
         if (x->hash == e->hash && x->nwords == e->nwords &&
@@ -899,7 +965,7 @@ static int table_put(DispatcherObject *D, Entry *e) {
                 same = c == 1 && Py_TYPE(x->objs[j]) == Py_TYPE(e->objs[j]);
             }
             if (same) {
-                D->table[i] = e;
+                T->slots[i] = e;
                 entry_free(x);
                 return 0;
             }
@@ -907,11 +973,11 @@ static int table_put(DispatcherObject *D, Entry *e) {
     }
 }
 
-static void table_clear(DispatcherObject *D) {
-    for (size_t i = 0; i < D->cap; i++) entry_free(D->table[i]);
-    PyMem_Free(D->table);
-    D->table = NULL;
-    D->cap = D->count = 0;
+static void table_clear(Table *T) {
+    for (size_t i = 0; i < T->cap; i++) entry_free(T->slots[i]);
+    PyMem_Free(T->slots);
+    T->slots = NULL;
+    T->cap = T->count = 0;
 }
 
 /* Pack one runtime argument's value at its parameter size (little-endian, like the driver reads it). */
@@ -1021,19 +1087,25 @@ python:
     return 1;
 }
 
-/* Bind positional and keyword arguments to vals[] and the options; 0, or 1 for Python. */
+static int same_name(PyObject *a, PyObject *b) { return a == b || PyUnicode_Compare(a, b) == 0; }
+
+/* Bind positional and keyword arguments to vals[] and the options; 0, or 1 for
+ * Python.  base: the options when neither a keyword nor a parameter named like
+ * one gives them (NULL: num_warps 4, num_stages 3, no maxnreg).  skip: a
+ * keyword that is not an argument (warmup's grid), or NULL. */
 static int bind_args(DispatcherObject *D, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                     PyObject **vals, int opts[3]) {
+                     PyObject **vals, int opts[3], const int base[3], PyObject *skip) {
     if (D->slow_only || nargs > D->nparams) return 1;
     int n = D->nparams;
     for (int i = 0; i < n; i++) vals[i] = i < nargs ? args[i] : NULL;
-    opts[0] = 4;
-    opts[1] = 3;
-    opts[2] = 0;
+    opts[0] = base ? base[0] : 4;
+    opts[1] = base ? base[1] : 3;
+    opts[2] = base ? base[2] : 0;
     int opt_given[3] = {0, 0, 0};
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t j = 0; j < nkw; j++) {
         PyObject *name = PyTuple_GET_ITEM(kwnames, j), *v = args[nargs + j];
+        if (skip && same_name(name, skip)) continue;
         int found = -1;
         for (int i = 0; i < n; i++)
             if (PyTuple_GET_ITEM(D->names, i) == name) {
@@ -1106,8 +1178,18 @@ static int bind_args(DispatcherObject *D, PyObject *const *args, Py_ssize_t narg
  * never frees them, so one address is one text), an added one a new slot, a
  * removed one a shifted array.  Other C libraries may reuse the address of a
  * freed value: there getenv is called every time.  The copy is the one state
- * the fast path keeps outside its objects. */
+ * the fast path keeps outside its objects.
+ *
+ * A warmup's result also depends on the GPU target that run picks for CUDA
+ * tensors: NEREID_ARCH and NEREID_DISABLE_HOPPER, read at the same time into
+ * `target` (a hash of their texts; unset and empty differ), which is part of
+ * the key of a warmup. */
 enum { SW_INTERPRET = 1, SW_NO_FAST = 2 };
+
+typedef struct Switches {
+    int bits;          /* SW_* */
+    uint64_t target;   /* hash of NEREID_ARCH and NEREID_DISABLE_HOPPER */
+} Switches;
 
 extern char **environ;
 
@@ -1115,19 +1197,28 @@ static struct {
     char **env;        /* environ when read */
     char **copy;       /* its pointers then, with the terminating NULL */
     size_t n, cap;     /* variables, and room in copy */
-    int switches;
+    Switches sw;
     int valid;
 } envc;
 
-static int read_switches(void) {
+static uint64_t hash_env_text(uint64_t h, const char *s) {
+    h = (h ^ (s ? 1u : 2u)) * 1099511628211ull;
+    for (; s && *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static Switches read_switches(void) {
+    Switches sw;
     const char *e = getenv("NEREID_INTERPRET");
-    int sw = e && *e && strcmp(e, "0") != 0 ? SW_INTERPRET : 0;
+    sw.bits = e && *e && strcmp(e, "0") != 0 ? SW_INTERPRET : 0;
     e = getenv("NEREID_FAST_LAUNCH");
-    if (e && strcmp(e, "0") == 0) sw |= SW_NO_FAST;
+    if (e && strcmp(e, "0") == 0) sw.bits |= SW_NO_FAST;
+    sw.target = hash_env_text(1469598103934665603ull, getenv("NEREID_ARCH"));
+    sw.target = hash_env_text(sw.target, getenv("NEREID_DISABLE_HOPPER"));
     return sw;
 }
 
-static int fast_switches(void) {
+static Switches fast_env(void) {
 #ifndef __GLIBC__
     return read_switches();
 #endif
@@ -1136,7 +1227,7 @@ static int fast_switches(void) {
     if (envc.valid && env == envc.env) {
         size_t i = 0;
         while (i < envc.n && env[i] == envc.copy[i]) i++;
-        if (i == envc.n && env[i] == NULL) return envc.switches;
+        if (i == envc.n && env[i] == NULL) return envc.sw;
     }
     size_t n = 0;
     while (env[n]) n++;
@@ -1150,10 +1241,12 @@ static int fast_switches(void) {
     memcpy(envc.copy, env, (n + 1) * sizeof *env);
     envc.env = env;
     envc.n = n;
-    envc.switches = read_switches();
+    envc.sw = read_switches();
     envc.valid = 1;
-    return envc.switches;
+    return envc.sw;
 }
+
+static int fast_switches(void) { return fast_env().bits; }
 
 /* The launch itself, after a hit: 0, 1 for Python, -1 with an exception, 2
  * stopped at the stage D->stop_after. */
@@ -1190,9 +1283,34 @@ static int fast_launch(DispatcherObject *D, Entry *e, const unsigned g[3], const
     return nr_gpu_entry_launch(e->ge, g, stream, params) == 0 ? 0 : 1;
 }
 
-/* Everything the fast path does not: self.run(*args, grid=grid, **kwargs). */
+/* The options of a compiled kernel's launcher as keywords of run, where
+ * neither a keyword nor a parameter named like the option gives them (a
+ * parameter named like an option is that option). */
+static int add_preset(DispatcherObject *D, PyObject *kw, const int preset[3]) {
+    PyObject *names[3] = {s_num_warps, s_num_stages, s_maxnreg};
+    for (int o = 0; o < 3; o++) {
+        if (D->opt_param[o] >= 0 || (o == 2 && preset[o] == 0)) continue;
+        int has = PyDict_Contains(kw, names[o]);
+        if (has) {
+            if (has < 0) return -1;
+            continue;
+        }
+        PyObject *v = PyLong_FromLong(preset[o]);
+        if (!v || PyDict_SetItem(kw, names[o], v)) {
+            Py_XDECREF(v);
+            return -1;
+        }
+        Py_DECREF(v);
+    }
+    return 0;
+}
+
+/* Everything the fast path does not: self.run(*args, grid=grid, **kwargs).
+ * preset (or NULL): the options of a compiled kernel's launcher (add_preset).
+ * warmup: self.run(*args, grid=grid, warmup=True, **kwargs), where the keyword
+ * `grid` of the call is the grid, not an argument. */
 static PyObject *call_run(DispatcherObject *D, PyObject *grid, PyObject *const *args, Py_ssize_t nargs,
-                          PyObject *kwnames) {
+                          PyObject *kwnames, const int *preset, int warmup) {
     PyObject *run = PyObject_GetAttr((PyObject *)D, s_run);
     if (!run) return NULL;
     PyObject *pos = PyTuple_New(nargs);
@@ -1204,9 +1322,18 @@ static PyObject *call_run(DispatcherObject *D, PyObject *grid, PyObject *const *
         PyTuple_SET_ITEM(pos, i, args[i]);
     }
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    for (Py_ssize_t j = 0; j < nkw; j++)
-        if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, j), args[nargs + j])) goto done;
+    for (Py_ssize_t j = 0; j < nkw; j++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, j);
+        if (warmup && same_name(name, s_grid)) continue;
+        if (warmup && same_name(name, s_warmup)) {
+            PyErr_SetString(PyExc_TypeError, "warmup() got multiple values for keyword argument 'warmup'");
+            goto done;
+        }
+        if (PyDict_SetItem(kw, name, args[nargs + j])) goto done;
+    }
+    if (preset && add_preset(D, kw, preset)) goto done;
     if (PyDict_SetItem(kw, s_grid, grid)) goto done;
+    if (warmup && PyDict_SetItem(kw, s_warmup, Py_True)) goto done;
     r = PyObject_Call(run, pos, kw);
 done:
     Py_DECREF(run);
@@ -1229,11 +1356,12 @@ static PyObject *Launcher_vectorcall(PyObject *self, PyObject *const *args, size
     Key k;
     k.nobjs = 0;
     if (!api.plain_run || _PyType_Lookup(Py_TYPE(D), s_run) != api.plain_run) goto python;
-    if (!D->count || bind_args(D, args, nargs, kwnames, vals, opts)) goto python;
+    if (!D->launches.count || bind_args(D, args, nargs, kwnames, vals, opts, L->preset ? L->popts : NULL, NULL))
+        goto python;
     if (stop == STAGE_BIND) goto stopped;
     if (key_build(&k, D->nparams, D->flags, vals, opts, pv, NULL) || !k.fast) goto python;
     if (stop == STAGE_KEY) goto stopped;
-    Entry *e = table_find(D, &k, key_hash(&k));
+    Entry *e = table_find(&D->launches, &k, key_hash(&k));
     if (!e || (k.stand_in && e->ge)) goto python;
     int switches = fast_switches();
     if (switches & SW_INTERPRET) goto python;
@@ -1259,7 +1387,7 @@ stopped:
     Py_RETURN_NONE;
 python:
     key_release(&k);
-    return call_run(D, L->grid, args, nargs, kwnames);
+    return call_run(D, L->grid, args, nargs, kwnames, L->preset ? L->popts : NULL, 0);
 }
 
 static int Launcher_traverse(LauncherObject *self, visitproc visit, void *arg) {
@@ -1327,13 +1455,20 @@ static void launcher_set_grid(LauncherObject *L, PyObject *grid) {
     }
 }
 
-/* kernel[grid]: a launcher.  The one made last is made again in place when
- * only the kernel holds it (the launch `kernel[grid](...)` drops it at once):
- * no allocation, and the same grid object is not evaluated again. */
-static PyObject *Dispatcher_subscript(DispatcherObject *self, PyObject *grid) {
+static void launcher_set_preset(LauncherObject *L, const int *preset) {
+    L->preset = preset != NULL;
+    for (int o = 0; o < 3; o++) L->popts[o] = preset ? preset[o] : 0;
+}
+
+/* kernel[grid]: a launcher; preset: the options of a compiled kernel's
+ * launcher, or NULL.  The one made last is made again in place when only the
+ * kernel holds it (the launch `kernel[grid](...)` drops it at once): no
+ * allocation, and the same grid object is not evaluated again. */
+static PyObject *make_launcher(DispatcherObject *self, PyObject *grid, const int *preset) {
     LauncherObject *L = (LauncherObject *)self->launcher;
     if (L && Py_REFCNT(L) == 1 && L->d == self) {
         Py_INCREF(L);
+        launcher_set_preset(L, preset);
         if (L->grid != grid) {
             PyObject *old = L->grid;
             Py_INCREF(grid);
@@ -1349,12 +1484,48 @@ static PyObject *Dispatcher_subscript(DispatcherObject *self, PyObject *grid) {
     L->d = self;
     Py_INCREF(grid);
     launcher_set_grid(L, grid);
+    launcher_set_preset(L, preset);
     PyObject_GC_Track(L);
     if (!self->launcher || Py_REFCNT(self->launcher) > 1) {
         Py_INCREF(L);
         Py_XSETREF(self->launcher, (PyObject *)L);
     }
     return (PyObject *)L;
+}
+
+static PyObject *Dispatcher_subscript(DispatcherObject *self, PyObject *grid) {
+    return make_launcher(self, grid, NULL);
+}
+
+/* An option of _launcher: an int from 0 to 65535 (maxnreg: None is 0). */
+static int option_arg(PyObject *v, const char *name, int none_ok, int *out) {
+    if (none_ok && v == Py_None) {
+        *out = 0;
+        return 0;
+    }
+    long x = PyLong_Check(v) && !PyBool_Check(v) ? PyLong_AsLong(v) : -1;
+    if (x == -1 && PyErr_Occurred()) return -1;
+    if (x < 0 || x > 65535) {
+        PyErr_Format(PyExc_ValueError, "_launcher: %s must be an int from 0 to 65535", name);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+/* _launcher(grid, num_warps, num_stages, maxnreg): compiled[grid], a launcher
+ * whose options are these unless the call gives them (a keyword, or a
+ * parameter named like the option). */
+static PyObject *Dispatcher_launcher(DispatcherObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "_launcher(grid, num_warps, num_stages, maxnreg) takes 4 arguments");
+        return NULL;
+    }
+    int preset[3];
+    if (option_arg(args[1], "num_warps", 0, &preset[0]) || option_arg(args[2], "num_stages", 0, &preset[1]) ||
+        option_arg(args[3], "maxnreg", 1, &preset[2]))
+        return NULL;
+    return make_launcher(self, args[0], preset);
 }
 
 static PyMappingMethods Dispatcher_as_mapping = {NULL, (binaryfunc)Dispatcher_subscript, NULL};
@@ -1364,13 +1535,15 @@ static int Dispatcher_traverse(DispatcherObject *self, visitproc visit, void *ar
     Py_VISIT(self->defaults);
     Py_VISIT(self->meta);
     Py_VISIT(self->launcher);
-    for (size_t i = 0; i < self->cap; i++) {
-        Entry *e = self->table[i];
-        if (!e) continue;
-        Py_VISIT(e->kernel);
-        Py_VISIT(e->result);
-        for (int j = 0; j < e->nobjs; j++) Py_VISIT(e->objs[j]);
-    }
+    const Table *tables[2] = {&self->launches, &self->warm};
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; i < tables[t]->cap; i++) {
+            Entry *e = tables[t]->slots[i];
+            if (!e) continue;
+            Py_VISIT(e->kernel);
+            Py_VISIT(e->result);
+            for (int j = 0; j < e->nobjs; j++) Py_VISIT(e->objs[j]);
+        }
     return 0;
 }
 
@@ -1379,7 +1552,8 @@ static int Dispatcher_clear(DispatcherObject *self) {
     Py_CLEAR(self->defaults);
     Py_CLEAR(self->meta);
     Py_CLEAR(self->launcher);
-    table_clear(self);
+    table_clear(&self->launches);
+    table_clear(&self->warm);
     return 0;
 }
 
@@ -1403,7 +1577,8 @@ static PyObject *Dispatcher_setup(DispatcherObject *self, PyObject *a) {
             PyErr_SetString(PyExc_TypeError, "_setup: parameter names must be str");
             return NULL;
         }
-    table_clear(self);
+    table_clear(&self->launches);
+    table_clear(&self->warm);
     Py_INCREF(names);
     Py_XSETREF(self->names, names);
     Py_INCREF(defaults);
@@ -1415,8 +1590,8 @@ static PyObject *Dispatcher_setup(DispatcherObject *self, PyObject *a) {
     PyObject *optnames[3] = {s_num_warps, s_num_stages, s_maxnreg};
     for (int o = 0; o < 3; o++) {
         self->opt_param[o] = -1;
-        for (int i = 0; i < self->nparams; i++)
-            if (PyUnicode_Compare(PyTuple_GET_ITEM(names, i), optnames[o]) == 0) self->opt_param[o] = i;
+        for (Py_ssize_t i = 0; i < n; i++) /* (every parameter: compiled[grid] of a slow-only kernel reads it) */
+            if (PyUnicode_Compare(PyTuple_GET_ITEM(names, i), optnames[o]) == 0) self->opt_param[o] = (int)i;
     }
     Py_RETURN_NONE;
 }
@@ -1490,6 +1665,30 @@ static PyObject *Dispatcher_specialize(DispatcherObject *self, PyObject *a) {
     return res;
 }
 
+/* A new entry for key k (its hash, words and objects) with room for nrt
+ * runtime arguments; NULL with an exception. */
+static Entry *entry_new(const Key *k, int nrt) {
+    Entry *e = PyMem_Calloc(1, sizeof *e);
+    if (!e) return (Entry *)PyErr_NoMemory();
+    e->hash = key_hash(k);
+    e->nwords = k->n;
+    e->words = PyMem_Malloc(sizeof(uint64_t) * (size_t)(k->n ? k->n : 1));
+    e->nobjs = k->nobjs;
+    e->objs = PyMem_Calloc((size_t)(e->nobjs ? e->nobjs : 1), sizeof(PyObject *));
+    e->rt_param = PyMem_Calloc((size_t)(nrt ? nrt : 1), sizeof(int16_t));
+    e->rt_pack = PyMem_Calloc((size_t)(nrt ? nrt : 1), 1);
+    if (!e->words || !e->objs || !e->rt_param || !e->rt_pack) {
+        entry_free(e);
+        return (Entry *)PyErr_NoMemory();
+    }
+    memcpy(e->words, k->w, sizeof(uint64_t) * (size_t)k->n);
+    for (int i = 0; i < e->nobjs; i++) {
+        e->objs[i] = k->objs[i];
+        Py_INCREF(e->objs[i]);
+    }
+    return e;
+}
+
 /* _register(key, objs, kernel, device, fake=False, result=None): launch
  * `kernel` directly for arguments of this key from now on, returning
  * `result`.  fake: record launches instead of making them (tests and the
@@ -1510,23 +1709,13 @@ static PyObject *Dispatcher_register(DispatcherObject *self, PyObject *a) {
         PyErr_SetString(PyExc_ValueError, "_register: too many runtime arguments for the fast path");
         return NULL;
     }
-    Entry *e = PyMem_Calloc(1, sizeof *e);
-    if (!e) return PyErr_NoMemory();
-    e->nwords = (int)(nbytes / 8);
-    e->words = PyMem_Malloc((size_t)nbytes);
-    e->nobjs = (int)PyTuple_GET_SIZE(objs);
-    e->objs = PyMem_Calloc((size_t)(e->nobjs ? e->nobjs : 1), sizeof(PyObject *));
-    e->rt_param = PyMem_Calloc((size_t)(nrt ? nrt : 1), sizeof(int16_t));
-    e->rt_pack = PyMem_Calloc((size_t)(nrt ? nrt : 1), 1);
-    if (!e->words || !e->objs || !e->rt_param || !e->rt_pack) {
-        entry_free(e);
-        return PyErr_NoMemory();
-    }
-    memcpy(e->words, PyBytes_AS_STRING(key), (size_t)nbytes);
-    for (int i = 0; i < e->nobjs; i++) {
-        e->objs[i] = PyTuple_GET_ITEM(objs, i);
-        Py_INCREF(e->objs[i]);
-    }
+    Key k; /* (its objects borrowed from objs) */
+    k.n = (int)(nbytes / 8);
+    memcpy(k.w, PyBytes_AS_STRING(key), (size_t)nbytes);
+    k.nobjs = (int)PyTuple_GET_SIZE(objs);
+    for (int i = 0; i < k.nobjs; i++) k.objs[i] = PyTuple_GET_ITEM(objs, i);
+    Entry *e = entry_new(&k, nrt);
+    if (!e) return NULL;
     Py_INCREF(ko);
     e->kernel = (PyObject *)ko;
     Py_INCREF(result);
@@ -1570,11 +1759,7 @@ static PyObject *Dispatcher_register(DispatcherObject *self, PyObject *a) {
         }
         nr_gpu_entry_max_grid(e->ge, e->max_grid);
     }
-    Key k; /* the hash as table_find computes it */
-    k.n = e->nwords;
-    memcpy(k.w, e->words, (size_t)nbytes);
-    e->hash = key_hash(&k);
-    if (table_put(self, e)) {
+    if (table_put(&self->launches, e)) {
         entry_free(e);
         return NULL;
     }
@@ -1583,8 +1768,106 @@ static PyObject *Dispatcher_register(DispatcherObject *self, PyObject *a) {
 
 static PyObject *Dispatcher_clear_entries(DispatcherObject *self, PyObject *unused) {
     (void)unused;
-    table_clear(self);
+    table_clear(&self->launches);
+    table_clear(&self->warm);
     Py_RETURN_NONE;
+}
+
+/* ---- warmups ----------------------------------------------------------------------------------------
+ *
+ * kernel.warmup(*args, grid=(1,), **kwargs) compiles without launching and
+ * returns the CompiledKernel.  run makes it, then registers the key of the
+ * call here (_register_warmup); the next warmup with a key equal to it
+ * returns the same CompiledKernel without going through run.  The key is the
+ * launch key (arguments and options, bound like a launch) with two more
+ * words: whether the kernels run on the interpreter and whether host tensors
+ * stood in for CUDA ones, then the GPU target switches (Switches.target).
+ * Keys that do not say everything run looks at are not registered: arrays of
+ * the CUDA array interface (their device is not in the key) and torch tensors
+ * in host memory (other devices than the CPU read as host memory too). */
+
+/* Append the words of a warmup key. */
+static void key_warm(Key *k, Switches sw) {
+    k->w[k->n++] = KW(KT_WARM, (uint64_t)((sw.bits & SW_INTERPRET) != 0) | (uint64_t)k->stand_in << 1);
+    k->w[k->n++] = sw.target;
+}
+
+/* Whether a key (before key_warm) says everything run looks at (see above). */
+static int key_warmable(const Key *k) {
+    for (int i = 0; i < k->n; i++) {
+        int tag = KTAG(k->w[i]);
+        if (tag == KT_CINT || tag == KT_CFLOAT) i++; /* (the next word is a value) */
+        else if (tag == KT_CAI) return 0;
+        else if (tag == KT_TENSOR && (k->w[i] & 0xfffff) == 0 && !k->stand_in) return 0; /* (device + 1 == 0) */
+    }
+    return 1;
+}
+
+/* _register_warmup(values, num_warps, num_stages, maxnreg, result) -> bool:
+ * warmups whose key is that of these bound values and options, under the
+ * present switches, return `result` from now on.  False when the key is not
+ * one the C path builds or registers. */
+static PyObject *Dispatcher_register_warmup(DispatcherObject *self, PyObject *a) {
+    PyObject *values, *result;
+    int opts[3];
+    if (!PyArg_ParseTuple(a, "OiiiO", &values, &opts[0], &opts[1], &opts[2], &result)) return NULL;
+    PyObject *vals[MAX_PARAMS];
+    if (parse_values(self, values, opts, vals)) return NULL;
+    Key k;
+    PVal pv[MAX_PARAMS];
+    if (key_build(&k, self->nparams, self->flags, vals, opts, pv, NULL) || !key_warmable(&k)) {
+        key_release(&k);
+        if (PyErr_Occurred()) return NULL;
+        Py_RETURN_FALSE;
+    }
+    key_warm(&k, fast_env());
+    Entry *e = entry_new(&k, 0);
+    key_release(&k);
+    if (!e) return NULL;
+    Py_INCREF(result);
+    e->result = result;
+    if (table_put(&self->warm, e)) {
+        entry_free(e);
+        return NULL;
+    }
+    Py_RETURN_TRUE;
+}
+
+/* warmup(*args, grid=(1,), **kwargs): the CompiledKernel of a registered
+ * warmup key, else self.run(*args, grid=grid, warmup=True, **kwargs). */
+static PyObject *Dispatcher_warmup(DispatcherObject *D, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *vals[MAX_PARAMS];
+    PVal pv[MAX_PARAMS];
+    int opts[3];
+    Key k;
+    k.nobjs = 0;
+    if (D->warm.count && api.plain_run && _PyType_Lookup(Py_TYPE(D), s_run) == api.plain_run &&
+        !bind_args(D, args, nargs, kwnames, vals, opts, NULL, s_grid)) {
+        Switches sw = fast_env();
+        if (!(sw.bits & SW_NO_FAST) && !key_build(&k, D->nparams, D->flags, vals, opts, pv, NULL)) {
+            key_warm(&k, sw);
+            Entry *e = table_find(&D->warm, &k, key_hash(&k));
+            if (e) {
+                D->warm_hits++;
+                key_release(&k);
+                Py_INCREF(e->result);
+                return e->result;
+            }
+        }
+        key_release(&k);
+    }
+    PyErr_Clear();
+    PyObject *grid = NULL;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t j = 0; j < nkw; j++)
+        if (same_name(PyTuple_GET_ITEM(kwnames, j), s_grid)) grid = args[nargs + j];
+    if (grid) return call_run(D, grid, args, nargs, kwnames, NULL, 1);
+    PyObject *one = Py_BuildValue("(i)", 1);
+    if (!one) return NULL;
+    PyObject *r = call_run(D, one, args, nargs, kwnames, NULL, 1);
+    Py_DECREF(one);
+    return r;
 }
 
 static PyObject *Dispatcher_fake_launch(DispatcherObject *self, PyObject *unused) {
@@ -1606,7 +1889,7 @@ static PyObject *Dispatcher_fake_launch(DispatcherObject *self, PyObject *unused
 
 static PyObject *Dispatcher_get_entries(DispatcherObject *self, void *closure) {
     (void)closure;
-    return PyLong_FromSize_t(self->count);
+    return PyLong_FromSize_t(self->launches.count);
 }
 
 static PyMethodDef Dispatcher_methods[] = {
@@ -1614,7 +1897,14 @@ static PyMethodDef Dispatcher_methods[] = {
     {"_specialize", (PyCFunction)Dispatcher_specialize, METH_VARARGS,
      "_specialize(values, num_warps, num_stages, maxnreg) -> (key, objs, sigs, device, fast)"},
     {"_register", (PyCFunction)Dispatcher_register, METH_VARARGS, "_register(key, objs, kernel, device, fake=False, result=None)"},
-    {"_clear_fast_path", (PyCFunction)Dispatcher_clear_entries, METH_NOARGS, "forget every registered key"},
+    {"_clear_fast_path", (PyCFunction)Dispatcher_clear_entries, METH_NOARGS,
+     "forget every registered key (launches and warmups)"},
+    {"_register_warmup", (PyCFunction)Dispatcher_register_warmup, METH_VARARGS,
+     "_register_warmup(values, num_warps, num_stages, maxnreg, result) -> bool"},
+    {"_launcher", (PyCFunction)(void (*)(void))Dispatcher_launcher, METH_FASTCALL,
+     "_launcher(grid, num_warps, num_stages, maxnreg): compiled[grid], launching with these options"},
+    {"warmup", (PyCFunction)(void (*)(void))Dispatcher_warmup, METH_FASTCALL | METH_KEYWORDS,
+     "warmup(*args, grid=(1,), **kwargs) -> CompiledKernel: compile for these arguments without launching"},
     {"_fake_launch", (PyCFunction)Dispatcher_fake_launch, METH_NOARGS, "what the stand-in launch recorded last"},
     {NULL, NULL, 0, NULL},
 };
@@ -1622,6 +1912,16 @@ static PyMethodDef Dispatcher_methods[] = {
 static PyObject *Dispatcher_get_hits(DispatcherObject *self, void *closure) {
     (void)closure;
     return PyLong_FromUnsignedLongLong(self->hits);
+}
+
+static PyObject *Dispatcher_get_warm_entries(DispatcherObject *self, void *closure) {
+    (void)closure;
+    return PyLong_FromSize_t(self->warm.count);
+}
+
+static PyObject *Dispatcher_get_warm_hits(DispatcherObject *self, void *closure) {
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(self->warm_hits);
 }
 
 static PyObject *Dispatcher_get_stop(DispatcherObject *self, void *closure) {
@@ -1647,6 +1947,8 @@ static PyGetSetDef Dispatcher_getset[] = {
      "0 launches", NULL},
     {"_fast_entries", (getter)Dispatcher_get_entries, NULL, "keys registered for the fast path", NULL},
     {"_fast_hits", (getter)Dispatcher_get_hits, NULL, "launches made by the fast path", NULL},
+    {"_warm_entries", (getter)Dispatcher_get_warm_entries, NULL, "warmup keys registered", NULL},
+    {"_warm_hits", (getter)Dispatcher_get_warm_hits, NULL, "warmups answered without run", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -1666,20 +1968,20 @@ static PyTypeObject DispatcherType = {
 };
 
 /* set_api(tensor_type=..., get_stream=..., constexpr_type=..., literal_type=..., plain_run=..., no_default=...,
- * stand_in_device=...): what the fast path knows of the program; arguments left out keep their value, None
- * clears.  stand_in_device (tests, benchmarks): host tensors of tensor_type count as on this CUDA device, so
+ * array_type=..., stand_in_device=...): what the fast path knows of the program (array_type: numpy.ndarray);
+ * arguments left out keep their value, None clears.  stand_in_device (tests, benchmarks): host tensors of tensor_type count as on this CUDA device, so
  * that stand-in launches can be made for them; -1 turns it off. */
 static PyObject *py_set_api(PyObject *mod, PyObject *args, PyObject *kw) {
     (void)mod;
     static char *kwlist[] = {"tensor_type", "get_stream", "constexpr_type", "literal_type", "plain_run", "no_default",
-                             "stand_in_device", NULL};
-    PyObject *v[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+                             "array_type", "stand_in_device", NULL};
+    PyObject *v[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     int stand_in = -2;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOOOOi", kwlist, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                                     &stand_in))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOOOOOi", kwlist, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                                     &v[6], &stand_in))
         return NULL;
-    for (int i = 0; i < 6; i++)
-        if (v[i] && v[i] != Py_None && (i == 0 || i == 2 || i == 3) && !PyType_Check(v[i])) {
+    for (int i = 0; i < 7; i++)
+        if (v[i] && v[i] != Py_None && (i == 0 || i == 2 || i == 3 || i == 6) && !PyType_Check(v[i])) {
             PyErr_Format(PyExc_TypeError, "set_api: %s must be a type", kwlist[i]);
             return NULL;
         }
@@ -1687,14 +1989,17 @@ static PyObject *py_set_api(PyObject *mod, PyObject *args, PyObject *kw) {
         PyErr_SetString(PyExc_ValueError, "set_api: stand_in_device must be -1 or a device number");
         return NULL;
     }
-    PyObject *old = Py_BuildValue("{s:O,s:O,s:O,s:i}", "tensor_type",
+    PyObject *old = Py_BuildValue("{s:O,s:O,s:O,s:O,s:i}", "tensor_type",
                                   api.tensor_type ? (PyObject *)api.tensor_type : Py_None, "get_stream",
                                   api.get_stream ? api.get_stream : Py_None, "plain_run",
-                                  api.plain_run ? api.plain_run : Py_None, "stand_in_device", api.stand_in_device);
+                                  api.plain_run ? api.plain_run : Py_None, "array_type",
+                                  api.array_type ? (PyObject *)api.array_type : Py_None, "stand_in_device",
+                                  api.stand_in_device);
     if (!old) return NULL;
-    PyObject **slot[6] = {(PyObject **)&api.tensor_type, &api.get_stream, (PyObject **)&api.constexpr_type,
-                          (PyObject **)&api.literal_type, &api.plain_run, &api.no_default};
-    for (int i = 0; i < 6; i++) {
+    PyObject **slot[7] = {(PyObject **)&api.tensor_type, &api.get_stream, (PyObject **)&api.constexpr_type,
+                          (PyObject **)&api.literal_type, &api.plain_run, &api.no_default,
+                          (PyObject **)&api.array_type};
+    for (int i = 0; i < 7; i++) {
         if (!v[i]) continue;
         PyObject *nv = v[i] == Py_None ? NULL : v[i];
         Py_XINCREF(nv);
@@ -1792,7 +2097,9 @@ static int init_fast_path(PyObject *m) {
                  {&s_maxnreg, "maxnreg"},
                  {&s_grid, "grid"},
                  {&s_data, "data"},
-                 {&s_num_ctas, "num_ctas"}};
+                 {&s_num_ctas, "num_ctas"},
+                 {&s_warmup, "warmup"},
+                 {&s_strides, "strides"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         *names[i].slot = PyUnicode_InternFromString(names[i].s);
         if (!*names[i].slot) return -1;
@@ -1829,7 +2136,8 @@ static PyMethodDef module_methods[] = {
      " -> (Kernel, notes)"},
     {"check", py_check, METH_VARARGS, "check(source, filename): parse and check a module"},
     {"set_api", (PyCFunction)(void (*)(void))py_set_api, METH_VARARGS | METH_KEYWORDS,
-     "set_api(tensor_type, get_stream, constexpr_type, literal_type, plain_run, no_default) -> old values"},
+     "set_api(tensor_type, get_stream, constexpr_type, literal_type, plain_run, no_default, array_type, "
+     "stand_in_device) -> old values"},
     {"register_dtype", py_register_dtype, METH_VARARGS, "register_dtype(dtype_object, signature_name)"},
     {"fast_path_info", py_fast_path_info, METH_NOARGS,
      "fast_path_info() -> how the launch fast path reads tensors and gets the current stream"},

@@ -18,6 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 import launch as launch_bench  # noqa: E402
+from conftest import rel_err  # noqa: E402
 from launch import FakeTensor, FakeDtype, FAKE_FP32  # noqa: E402
 
 
@@ -553,3 +554,260 @@ def test_python_path_reads_the_raw_stream(monkeypatch):
     assert jitmod._current_stream(2) == 0x902
     monkeypatch.delitem(sys.modules, "torch")
     assert jitmod._current_stream(0) == 0
+
+
+# --- warmups answered in C ---------------------------------------------------------------------------------------
+
+@pytest.fixture
+def warm_api():
+    """Warmups of the plain run (the suite's device modes replace run: their run is the plain one here)."""
+    old = _C.set_api(plain_run=jitmod.JITFunction.run)
+    yield
+    _C.set_api(plain_run=old["plain_run"])
+    for k in (axpby, staged, softmax_rows):
+        k._clear_fast_path()
+
+
+def warm_outcome(kernel, *args, **kw):
+    """(the CompiledKernel, whether the warmup was answered in C)."""
+    hits = kernel._warm_hits
+    ck = kernel.warmup(*args, **kw)
+    return ck, kernel._warm_hits == hits + 1
+
+
+def test_a_warmup_hit_returns_the_compiled_kernel_of_the_first(warm_api, rng, monkeypatch):
+    x, y = (rng.standard_normal(100).astype(np.float32) for _ in range(2))
+    out = np.full(128, np.nan, np.float32)
+    args = (x, y, out, 100, 2.0, 0.5)
+    first, hit = warm_outcome(axpby, *args, BLOCK=128, num_warps=2, grid=(1,))
+    assert not hit and axpby._warm_entries >= 1
+    again, hit = warm_outcome(axpby, *args, BLOCK=128, num_warps=2, grid=(1,))
+    assert hit and again is first
+    # other arrays, scalars and grid of the same specialization: the same kernel
+    x2 = np.zeros(64, np.float32)
+    assert warm_outcome(axpby, x2, y, out, 37, -1.0, 3.0, BLOCK=128, num_warps=2, grid=(7, 2)) == (first, True)
+    assert warm_outcome(axpby, x2, y, out, 37, -1.0, 3.0, 128, num_warps=2) == (first, True)  # positional BLOCK
+    # what run makes for the same call (NEREID_FAST_LAUNCH=0 takes every warmup there): equal to the hit's
+    monkeypatch.setenv("NEREID_FAST_LAUNCH", "0")
+    slow, hit = warm_outcome(axpby, *args, BLOCK=128, num_warps=2, grid=(1,))
+    monkeypatch.delenv("NEREID_FAST_LAUNCH")
+    assert not hit and slow is not first and type(slow) is type(first)
+    for name in ("name", "signature", "num_warps", "num_stages", "maxnreg", "arch", "device", "n_regs", "n_spills"):
+        assert getattr(slow, name) == getattr(first, name), name
+    assert slow.metadata._asdict() == first.metadata._asdict()
+    assert slow.kernel is first.kernel  # (one compilation per specialization)
+    # what programs read of it is computed once
+    first._init_handles()
+    assert first.metadata is first.metadata and first.n_regs == jitmod.ASSUMED_REGS_PER_THREAD
+    assert np.isnan(out).all()  # warmups do not launch
+
+
+def test_warmups_of_another_specialization_miss(warm_api, monkeypatch):
+    x, y, out = (np.zeros(128, np.float32) for _ in range(3))
+    base, _ = warm_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128, grid=(1,))
+    assert warm_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128)[1]
+    h = np.zeros(128, np.float16)
+    variants = {
+        "dtype": ((h, y, out, 100, 2.0, 0.5), {"BLOCK": 128}, "*fp16"),
+        "misaligned": ((np.zeros(129, np.float32)[1:], y, out, 100, 2.0, 0.5), {"BLOCK": 128}, "*fp32,"),
+        "n divisible by 16": ((x, y, out, 96, 2.0, 0.5), {"BLOCK": 128}, "i32:16"),
+        "n equal to 1": ((x, y, out, 1, 2.0, 0.5), {"BLOCK": 128}, "i32:1"),
+        "alpha int": ((x, y, out, 100, 2, 0.5), {"BLOCK": 128}, "i32, fp32, 128"),
+        "constexpr": ((x, y, out, 100, 2.0, 0.5), {"BLOCK": 64}, ", 64"),
+        "num_warps": ((x, y, out, 100, 2.0, 0.5), {"BLOCK": 128, "num_warps": 8}, None),
+        "num_stages": ((x, y, out, 100, 2.0, 0.5), {"BLOCK": 128, "num_stages": 1}, None),
+        "maxnreg": ((x, y, out, 100, 2.0, 0.5), {"BLOCK": 128, "maxnreg": 64}, None),
+    }
+    seen = []
+    for what, (args, kw, sig) in variants.items():
+        ck, hit = warm_outcome(axpby, *args, **kw)
+        assert not hit and ck is not base, what
+        assert ck.num_warps == kw.get("num_warps", 4) and ck.num_stages == kw.get("num_stages", 3), what
+        assert ck.maxnreg == kw.get("maxnreg"), what
+        if sig:
+            assert sig in ck.signature and ck.signature != base.signature, what
+        assert warm_outcome(axpby, *args, **kw) == (ck, True), what  # its own key from now on
+        seen.append(ck)
+    assert len({id(c) for c in seen}) == len(seen)
+    # the switches run reads: the interpreter, the GPU target
+    for name, value in (("NEREID_INTERPRET", "1"), ("NEREID_ARCH", "sm_80"), ("NEREID_DISABLE_HOPPER", "1")):
+        monkeypatch.setenv(name, value)
+        ck, hit = warm_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128)
+        assert not hit and ck is not base and ck.signature == base.signature, name
+        assert warm_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128) == (ck, True), name
+        monkeypatch.delenv(name)
+        assert warm_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128) == (base, True), name
+    # arrays run refuses are refused at every warmup
+    with pytest.raises(TypeError, match="negative strides"):
+        axpby.warmup(np.zeros(256, np.float32)[::-2], y, out, 100, 2.0, 0.5, BLOCK=128)
+    with pytest.raises(TypeError, match="negative strides"):
+        axpby.warmup(np.zeros(256, np.float32)[::-2], y, out, 100, 2.0, 0.5, BLOCK=128)
+    with pytest.raises(TypeError, match="warmup"):
+        axpby.warmup(x, y, out, 100, 2.0, 0.5, BLOCK=128, warmup=True)
+    axpby._clear_fast_path()
+    assert axpby._warm_entries == 0
+    assert not warm_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128)[1]
+
+
+def test_warmups_of_parameters_named_like_options(warm_api):
+    """num_stages: tl.constexpr is the parameter and the option; warmup binds it like a launch."""
+    x = np.zeros(8, np.float32)
+    ck2, _ = warm_outcome(staged, x, 8, BLOCK=8, num_stages=2, num_warps=1, grid=(1,))
+    assert ck2.num_stages == 2 and ck2.num_warps == 1 and ck2.signature.endswith("8, 2")
+    assert warm_outcome(staged, x, 8, BLOCK=8, num_stages=2, num_warps=1) == (ck2, True)
+    assert warm_outcome(staged, x, 8, 8, 2, num_warps=1) == (ck2, True)  # positional
+    ck3, hit = warm_outcome(staged, x, 8, BLOCK=8, num_stages=3, num_warps=1)
+    assert not hit and ck3.num_stages == 3 and ck3.signature.endswith("8, 3")
+    # the parameter given positionally and the option apart: run's way (the option is the option)
+    ck, hit = warm_outcome(staged, x, 8, 8, 2, num_stages=4, num_warps=1)
+    assert not hit and ck.num_stages == 4 and ck.signature.endswith("8, 2")
+    # the compiled kernel launches with its options: here the parameter gives num_stages
+    ck2[(1,)](x, 8, 8, 2)
+    assert (x == 2).all()
+
+
+@triton.jit
+def softmax_rows(out_ptr, in_ptr, in_stride, out_stride, n_rows, n_cols, BLOCK: tl.constexpr,
+                 num_stages: tl.constexpr):
+    for r in tl.range(tl.program_id(0), n_rows, tl.num_programs(0), num_stages=num_stages):
+        cols = tl.arange(0, BLOCK)
+        v = tl.load(in_ptr + r * in_stride + cols, mask=cols < n_cols, other=-float("inf"))
+        e = tl.exp(v - tl.max(v, axis=0))
+        tl.store(out_ptr + r * out_stride + cols, e / tl.sum(e, axis=0), mask=cols < n_cols)
+
+
+def tutorial_softmax(x, programs=3):
+    """Triton's fused-softmax tutorial: warmup and the compiled kernel's figures at every call."""
+    n_rows, n_cols = x.shape
+    block = triton.next_power_of_2(n_cols)
+    y = np.full_like(x, np.nan)
+    k = softmax_rows.warmup(y, x, x.strides[0] // 4, y.strides[0] // 4, n_rows, n_cols, BLOCK=block, num_stages=2,
+                            num_warps=4, grid=(1,))
+    k._init_handles()
+    assert k.n_regs > 0 and k.metadata.shared >= 0
+    k[(min(programs, n_rows), 1, 1)](y, x, x.strides[0] // 4, y.strides[0] // 4, n_rows, n_cols, block, 2)
+    return y, k
+
+
+def test_warmup_then_compiled_launch_on_the_interpreter(warm_api, rng):
+    cases = [(7, 50), (5, 50), (9, 70), (7, 50)]
+    kernels = []
+    for rows, cols in cases:
+        x = (rng.standard_normal((rows, cols)) * 3).astype(np.float32)
+        hits = softmax_rows._warm_hits
+        y, k = tutorial_softmax(x)
+        kernels.append((k, softmax_rows._warm_hits > hits))
+        ref = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+        ref /= ref.sum(axis=1, keepdims=True)
+        assert rel_err(y, ref) < 1e-5, (rows, cols)
+    # (7, 50) compiles; (5, 50) is the same specialization; 70 columns: another block; (7, 50) again
+    assert [hit for _k, hit in kernels] == [False, True, False, True]
+    assert kernels[1][0] is kernels[0][0] and kernels[3][0] is kernels[0][0] and kernels[2][0] is not kernels[0][0]
+
+
+def test_compiled_kernel_launches_through_the_fast_path(fake_api, spy_run):
+    x, y, out = tensors()
+    values = (x, y, out, 100, 2.0, 0.5, 128)
+    register(axpby, values, num_warps=2, num_stages=1)
+    sig = ", ".join(s if s is not None else "128" for s in _C.Dispatcher._specialize(axpby, values, 2, 1, 0)[2])
+    ck = jitmod.CompiledKernel(axpby, axpby.compile(sig, 2, 1), sig, {"num_warps": 2, "num_stages": 1}, None, None)
+    n = axpby._fake_launch()["count"]
+    assert ck[(3,)](x, y, out, 100, 2.0, 0.5, 128) == "compiled"  # with the compiled kernel's options
+    assert axpby._fake_launch()["count"] == n + 1 and axpby._fake_launch()["grid"] == (3, 1, 1)
+    assert ck[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128) == "compiled"
+    assert axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128) == "python"  # (num_warps 4: another key)
+    assert ck[(1,)](x, y, out, 100, 2.0, 0.5, 128, num_warps=4) == "python"  # a keyword wins
+    held = ck[(2,)]
+    assert axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128) == "python"  # (a plain launcher: no options)
+    assert held(x, y, out, 100, 2.0, 0.5, 128) == "compiled" and axpby._fake_launch()["grid"] == (2, 1, 1)
+    assert axpby._fake_launch()["count"] == n + 3
+
+
+def test_compiled_kernel_misses_pass_its_options_to_run(monkeypatch):
+    calls = []
+
+    def spy(self, *args, grid, **kwargs):
+        calls.append((grid, kwargs))
+        return "python"
+
+    monkeypatch.setattr(jitmod.JITFunction, "run", spy)
+    x = np.zeros(8, np.float32)
+    kernel = staged.compile("*fp32:16, i32:16, 8, 2", 2, 2)
+    ck = jitmod.CompiledKernel(staged, kernel, "*fp32:16, i32:16, 8, 2", {"num_warps": 2, "num_stages": 2,
+                                                                         "maxnreg": 40}, None, None)
+    assert ck[(4,)](x, 8, 8, 2) == "python"
+    assert ck[(5,)](x, 8, 8, 2, num_warps=8) == "python"
+    kernel = axpby.compile("*fp32:16, *fp32:16, *fp32:16, i32, fp32, fp32, 128", 8, 1)
+    ck = jitmod.CompiledKernel(axpby, kernel, "", {"num_warps": 8, "num_stages": 1}, None, None)
+    assert ck[(6,)](x, x, x, 8, 1.0, 1.0, BLOCK=128) == "python"
+    # staged: num_stages is a parameter (it gives the option), maxnreg and num_warps come from the kernel
+    assert calls == [((4,), {"num_warps": 2, "maxnreg": 40}), ((5,), {"num_warps": 8, "maxnreg": 40}),
+                     ((6,), {"BLOCK": 128, "num_warps": 8, "num_stages": 1})]
+    with pytest.raises(ValueError, match="num_warps"):
+        axpby._launcher((1,), -1, 3, None)
+
+
+def test_warmup_keys_of_stand_in_tensors(fake_api, warm_api):
+    """Warmups registered for stand-in tensors (no run: no device) are answered like any other; keys
+    that do not say everything run reads are not registered."""
+    x, y, out = tensors()
+    values = (x, y, out, 100, 2.0, 0.5, 128)
+    assert axpby._register_warmup(values, 4, 3, 0, "compiled") is True
+    assert warm_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128) == ("compiled", True)
+    assert warm_outcome(axpby, *values) == ("compiled", True)
+    # host tensors of the tensor type: not registered (other devices than the CPU read as host memory)
+    hx, hy, hout = tensors(device=-1)
+    assert axpby._register_warmup((hx, hy, hout, 100, 2.0, 0.5, 128), 4, 3, 0, "host") is False
+    # host tensors standing in for device 0 are not the tensors of device 0
+    old = _C.set_api(stand_in_device=0)
+    try:
+        assert axpby._register_warmup((hx, hy, hout, 100, 2.0, 0.5, 128), 4, 3, 0, "stand-in") is True
+        assert warm_outcome(axpby, hx, hy, hout, 100, 2.0, 0.5, BLOCK=128) == ("stand-in", True)
+        assert warm_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128) == ("compiled", True)
+    finally:
+        _C.set_api(stand_in_device=old["stand_in_device"])
+
+    class CudaArray:  # the CUDA array interface: its device is not in the key
+        dtype = np.dtype(np.float32)
+
+        def __init__(self, addr):
+            self.__cuda_array_interface__ = {"data": (addr, False), "shape": (128,), "typestr": "<f4", "version": 3}
+
+    jitmod._C.register_dtype(np.dtype(np.float32), "fp32")
+    a = CudaArray(0x10000)
+    assert _C.Dispatcher._specialize(axpby, (a, a, a, 100, 2.0, 0.5, 128), 4, 3, 0)[0] is not None
+    assert axpby._register_warmup((a, a, a, 100, 2.0, 0.5, 128), 4, 3, 0, "cai") is False
+
+
+def test_hooks_that_replace_run_take_every_warmup(warm_api, monkeypatch):
+    x = np.zeros(8, np.float32)
+    ck, _ = warm_outcome(staged, x, 8, BLOCK=8, num_stages=2)
+    assert warm_outcome(staged, x, 8, BLOCK=8, num_stages=2) == (ck, True)
+    calls = []
+
+    def spy(self, *args, grid, **kwargs):
+        calls.append((args, grid, kwargs))
+        return "python"
+
+    monkeypatch.setattr(jitmod.JITFunction, "run", spy)
+    assert warm_outcome(staged, x, 8, BLOCK=8, num_stages=2) == ("python", False)
+    assert warm_outcome(staged, x, 8, BLOCK=8, num_stages=2, grid=(3,)) == ("python", False)
+    assert calls == [((x, 8), (1,), {"BLOCK": 8, "num_stages": 2, "warmup": True}),
+                     ((x, 8), (3,), {"BLOCK": 8, "num_stages": 2, "warmup": True})]
+
+
+def test_a_kernel_with_warmups_is_collected(warm_api):
+    import gc
+    import weakref
+
+    @triton.jit
+    def one(x_ptr):
+        tl.store(x_ptr, 1.0)
+
+    x = np.zeros(1, np.float32)
+    ck = one.warmup(x)
+    assert one.warmup(x) is ck and one._warm_entries == 1
+    ref = weakref.ref(one)
+    del one, ck
+    gc.collect()
+    assert ref() is None

@@ -58,9 +58,10 @@ class Config:
 
 
 def _launch(fn, args, grid, warmup, kwargs):
-    """fn's launch: through the C fast path (kernel[grid]) when fn is the kernel itself."""
-    if isinstance(fn, JITFunction) and not warmup:
-        return fn[grid](*args, **kwargs)
+    """fn's launch or warmup: through the C fast path (kernel[grid], kernel.warmup) when fn is the kernel
+    itself."""
+    if isinstance(fn, JITFunction):
+        return fn.warmup(*args, grid=grid, **kwargs) if warmup else fn[grid](*args, **kwargs)
     return fn.run(*args, grid=grid, warmup=warmup, **kwargs)
 
 

@@ -10,6 +10,10 @@ signature (pointer dtypes, scalar types, divisible-by-16 and equal-to-1
 integers, constexpr values), compiles once per signature with the C compiler,
 runs the kernel (on the GPU for CUDA tensors, else on the reference
 interpreter) and registers the key for the fast path.
+
+``kernel.warmup(*args, grid=(1,), **kwargs)`` is answered in C too
+(Dispatcher.warmup) when run made a warmup with the same key before: it
+returns the CompiledKernel run made then.
 """
 import hashlib
 import inspect
@@ -248,6 +252,20 @@ def _hook_torch():
         _torch_done.append(True)
 
 
+_numpy_done = []
+
+
+def _hook_numpy():
+    """Tell the extension numpy's array type once numpy is imported: it reads those
+    arrays through the buffer protocol rather than their __array_interface__."""
+    if _numpy_done:
+        return
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(getattr(np, "ndarray", None), type):
+        _C.set_api(array_type=np.ndarray)
+        _numpy_done.append(True)
+
+
 class _ModuleSource:
     """The text that the C compiler parses for a kernel: its whole module
     when the kernel is defined at top level, else its own dedented source
@@ -290,6 +308,7 @@ class _Metadata:
 
 # Without a driver, n_regs and n_spills are these (documented in docs/python_api.md).
 ASSUMED_REGS_PER_THREAD = 32
+_NO_DRIVER_INFO = {"n_regs": ASSUMED_REGS_PER_THREAD, "n_spills": 0}
 
 
 class CompiledKernel:
@@ -301,7 +320,9 @@ class CompiledKernel:
     kernels, machines without a GPU) they are ASSUMED_REGS_PER_THREAD and 0.
     ``metadata.shared`` is the dynamic shared memory a launch requests (the
     compiler's figure; for interpreter kernels, that of the same
-    specialization compiled for the GPU target)."""
+    specialization compiled for the GPU target).  What the driver and the
+    compiler say is read once: warmups with the same key return the same
+    object, and programs read these at every call."""
 
     def __init__(self, fn, kernel, signature, options, device, arch):
         self.fn = fn
@@ -315,29 +336,31 @@ class CompiledKernel:
         self.maxnreg = options.get("maxnreg")
         self._info = None
         self._shared = None
+        self._metadata = None
         self.asm = {"ir": kernel.ir}
         if arch:
             self.asm["ptx"] = kernel.ptx
 
     # -- what the driver says ----------------------------------------------------------------
     def _init_handles(self):
-        """Load the kernel on its GPU (no-op for interpreter kernels)."""
-        if self._info is None and self.arch and self.device is not None:
-            try:
-                self._info = self.kernel.gpu_info(self.device)
-            except (_C.LaunchError, ValueError) as e:
-                raise LaunchError(*e.args) if isinstance(e, _C.LaunchError) else e
+        """Load the kernel on its GPU (for interpreter kernels: nothing to load)."""
+        if self._info is None:
+            if self.arch and self.device is not None:
+                try:
+                    self._info = self.kernel.gpu_info(self.device)
+                except (_C.LaunchError, ValueError) as e:
+                    raise LaunchError(*e.args) if isinstance(e, _C.LaunchError) else e
+            else:
+                self._info = _NO_DRIVER_INFO
         return self
 
     @property
     def n_regs(self):
-        self._init_handles()
-        return self._info["n_regs"] if self._info else ASSUMED_REGS_PER_THREAD
+        return (self._info or self._init_handles()._info)["n_regs"]
 
     @property
     def n_spills(self):
-        self._init_handles()
-        return self._info["n_spills"] if self._info else 0
+        return (self._info or self._init_handles()._info)["n_spills"]
 
     def _shared_bytes(self):
         if self._shared is None:
@@ -354,27 +377,21 @@ class CompiledKernel:
 
     @property
     def metadata(self):
-        return _Metadata(name=self.name, num_warps=self.num_warps, num_stages=self.num_stages, num_ctas=1,
-                         shared=self._shared_bytes(), maxnreg=self.maxnreg,
-                         target=self.arch or "interpreter", signature=self.signature)
+        if self._metadata is None:
+            self._metadata = _Metadata(name=self.name, num_warps=self.num_warps, num_stages=self.num_stages,
+                                       num_ctas=1, shared=self._shared_bytes(), maxnreg=self.maxnreg,
+                                       target=self.arch or "interpreter", signature=self.signature)
+        return self._metadata
 
     @property
     def packed_metadata(self):
         return self.metadata
 
     def __getitem__(self, grid):
-        """compiled[grid](*args): launch with every argument of the kernel (constexprs included)."""
-        fn, nw, ns = self.fn, self.num_warps, self.num_stages
-
-        def launch(*args, **kwargs):
-            # (a parameter named like an option is that option: the argument gives it)
-            if "num_warps" not in fn._param_index:
-                kwargs.setdefault("num_warps", nw)
-            if "num_stages" not in fn._param_index:
-                kwargs.setdefault("num_stages", ns)
-            return fn[grid](*args, **kwargs)
-
-        return launch
+        """compiled[grid](*args): launch with every argument of the kernel (constexprs included), with
+        this kernel's options unless the call gives them (a keyword, or a parameter named like one);
+        a launch of the kernel itself, through the C fast path."""
+        return self.fn._launcher(grid, self.num_warps, self.num_stages, self.maxnreg)
 
     def __repr__(self):
         return f"CompiledKernel({self.name}, [{self.signature}], {self.arch or 'interpreter'})"
@@ -640,6 +657,7 @@ class JITFunction(_C.Dispatcher):
         if num_stages < 0:
             raise ValueError(f"{self.__name__}: num_stages must not be negative, got {num_stages}")
         _hook_torch()
+        _hook_numpy()
         bound = self._bind(args, kwargs)
         opts = (num_warps, num_stages, maxnreg or 0)
         signature, values, key, objs, fast = self._specialize(bound, opts)
@@ -647,7 +665,8 @@ class JITFunction(_C.Dispatcher):
         device = self._device_of(values)
         copies = []
         if interpret and device is not None:
-            values, copies = _host_copies(bound, values)
+            if not warmup:  # (a warmup reads no memory)
+                values, copies = _host_copies(bound, values)
             device = None
         arch = _arch_for(device) if device is not None else None
         if maxnreg and arch:
@@ -655,10 +674,12 @@ class JITFunction(_C.Dispatcher):
         else:  # (the interpreter has no registers to limit)
             kernel = self.compile(signature, num_warps, num_stages, arch=arch)
         options = {"num_warps": num_warps, "num_stages": num_stages}
-        if maxnreg is not None:
+        if maxnreg:  # (0 is no limit, as None: one key, one CompiledKernel)
             options["maxnreg"] = maxnreg
         compiled = CompiledKernel(self, kernel, signature, options, device, arch)
         if warmup:
+            if key is not None:  # (the next warmup of this key returns `compiled` from C)
+                _C.Dispatcher._register_warmup(self, tuple(bound.values()), *opts, compiled)
             return compiled
         grid = self._grid(grid, bound, options)
         rt_args = [values[name] for _kind, name, _dt, _pi in kernel.args]
@@ -676,9 +697,9 @@ class JITFunction(_C.Dispatcher):
             raise LaunchError(*e.args) from None
         return compiled
 
-    def warmup(self, *args, grid=(1,), **kwargs):
-        """Compile for these arguments without launching; returns the CompiledKernel."""
-        return self.run(*args, grid=grid, warmup=True, **kwargs)
+    # warmup(*args, grid=(1,), **kwargs): compile for these arguments without launching; returns the
+    # CompiledKernel.  Dispatcher.warmup, in C: the CompiledKernel of an earlier warmup with the same key,
+    # else self.run(*args, grid=grid, warmup=True, **kwargs).
 
 
 def _host_copies(bound, values):
