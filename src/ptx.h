@@ -203,6 +203,11 @@ typedef struct NrPtx {
      * reader to wait for (nr_ptx_bar_scratch). */
     int loops;
     bool smem_touched;
+    /* Float add, sub and mul of the kernel's own arithmetic are written
+     * without a rounding modifier while `contract` is set, so that ptxas
+     * may fuse a multiply into the add that uses it (fp_fusion: the
+     * kernel's option); library code always rounds each step (.rn). */
+    bool fp_fusion, contract;
 } NrPtx;
 
 /* Register classes (index into nregs). */

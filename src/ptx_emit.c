@@ -1449,6 +1449,7 @@ static void init_ctx(NrPtx *p, NrFunc *f, const NrGpuOptions *opt, NrDiags *d, N
     p->sm = opt && opt->sm ? opt->sm : (f->mod->sm ? f->mod->sm : 80);
     p->sm_a = opt ? opt->sm_a : f->mod->sm_a;
     p->num_warps = f->mod->num_warps ? f->mod->num_warps : (opt && opt->num_warps ? opt->num_warps : 4);
+    p->fp_fusion = !(opt && opt->no_fp_fusion);
     p->vals = nr_alloc(p->a, sizeof(NrPtxVal) * (size_t)(f->nvals + 1));
     p->body.chunked = p->pro.chunked = true;
     p->out = &p->body;
