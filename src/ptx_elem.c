@@ -417,16 +417,23 @@ static NrPt float_pt(NrDtype dt) {
     }
 }
 
+/* A float add, sub or mul of the kernel's arithmetic: contractable into an
+ * fma with fp_fusion (ptxas fuses it with the multiply or add next to it). */
+static NrPv farith(NrPtx *p, NrOpcode opc, NrPt t, NrPv a, NrPv b) {
+    NrPo o = opc == NR_OP_ADD ? NR_PO_ADD : opc == NR_OP_SUB ? NR_PO_SUB : NR_PO_MUL;
+    p->contract = p->fp_fusion;
+    NrPv r = nr_pb_bin(p, o, t, a, b);
+    p->contract = false;
+    return r;
+}
+
 /* bf16 add / sub / mul on sm_80, which has only fma.rn.bf16: a*1 + b,
  * b*-1 + a and a*b + -0 are each one correctly rounded operation. */
 static NrPv bf16_arith(NrPtx *p, NrOpcode opc, NrPv a, NrPv b, bool packed) {
     NrPt t = packed ? NR_PT_BF16X2 : NR_PT_BF16;
     uint64_t one = packed ? 0x3f803f80 : 0x3f80, mone = packed ? 0xbf80bf80 : 0xbf80, mzero = packed ? 0x80008000 : 0x8000;
     NrPk k = packed ? NR_PK_I32 : NR_PK_H;
-    if (p->sm >= 90) {
-        NrPo o = opc == NR_OP_ADD ? NR_PO_ADD : opc == NR_OP_SUB ? NR_PO_SUB : NR_PO_MUL;
-        return nr_pb_bin(p, o, t, a, b);
-    }
+    if (p->sm >= 90) return farith(p, opc, t, a, b);
     switch (opc) {
     case NR_OP_ADD: return nr_pb_fma(p, t, a, nr_pv_imm(k, one), b);
     case NR_OP_SUB: return nr_pb_fma(p, t, b, nr_pv_imm(k, mone), a);
@@ -444,7 +451,7 @@ static NrPv float_binary(NrPtx *p, NrOpcode opc, NrDtype dt, bool nanall, NrPv a
     case NR_OP_SUB:
     case NR_OP_MUL:
         if (dt == NR_DT_BF16) return bf16_arith(p, opc, a, b, false);
-        return nr_pb_bin(p, opc == NR_OP_ADD ? NR_PO_ADD : opc == NR_OP_SUB ? NR_PO_SUB : NR_PO_MUL, t, a, b);
+        return farith(p, opc, t, a, b);
     case NR_OP_DIV:
     case NR_OP_DIV_RN:
         if (dt == NR_DT_F32) return nr_pb_bin(p, opc == NR_OP_DIV ? NR_PO_DIV_FULL : NR_PO_DIV, t, a, b);
@@ -751,7 +758,7 @@ static void elem_pair(NrPtx *p, NrOpId op, NrDtype dt, NrPv *const *x, int nx, i
     case NR_OP_MIN: v = nr_pb_bin(p, nanall ? NR_PO_MIN_NAN : NR_PO_MIN, t, w[0], w[1]); break;
     default:
         if (dt == NR_DT_BF16) v = bf16_arith(p, opc, w[0], w[1], true);
-        else v = nr_pb_bin(p, opc == NR_OP_ADD ? NR_PO_ADD : opc == NR_OP_SUB ? NR_PO_SUB : NR_PO_MUL, t, w[0], w[1]);
+        else v = farith(p, opc, t, w[0], w[1]);
         break;
     }
     nr_pb_unpack(p, v, &r[j], &r[j + 1]);

@@ -346,12 +346,13 @@ static PyObject *build_args_tuple(NrKernel *k) {
 static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     (void)mod;
     static char *kwlist[] = {"source", "filename", "kernel", "signature", "num_warps", "num_stages", "stop_after",
-                             "verify_each", "arch", "maxnreg", NULL};
+                             "verify_each", "arch", "maxnreg", "fp_fusion", NULL};
     const char *src, *filename, *kernel, *sig, *stop_after = NULL, *arch = NULL;
     Py_ssize_t len;
-    int num_warps = 4, num_stages = 3, verify_each = 0, maxnreg = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#sss|iizpzi", kwlist, &src, &len, &filename, &kernel, &sig,
-                                     &num_warps, &num_stages, &stop_after, &verify_each, &arch, &maxnreg))
+    int num_warps = 4, num_stages = 3, verify_each = 0, maxnreg = 0, fp_fusion = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#sss|iizpzip", kwlist, &src, &len, &filename, &kernel, &sig,
+                                     &num_warps, &num_stages, &stop_after, &verify_each, &arch, &maxnreg,
+                                     &fp_fusion))
         return NULL;
     NrOptions o;
     nr_options_default(&o);
@@ -361,6 +362,7 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     o.verify_each = verify_each;
     o.arch = arch;
     o.maxnreg = maxnreg;
+    o.fp_fusion = fp_fusion;
     NrContext *ctx = nr_context_create();
     NrKernel *k = NULL;
     NrStatus st;
@@ -1171,6 +1173,9 @@ static int bind_args(DispatcherObject *D, PyObject *const *args, Py_ssize_t narg
  *   NEREID_FAST_LAUNCH=0   every launch goes through JITFunction.run (for
  *                          debugging the launch path; the results are the
  *                          same, only slower)
+ *   NEREID_DEFAULT_FP_FUSION=0 (or false, False): kernels compiled without
+ *                          fma contraction; the registered ones have it:
+ *                          every launch goes through JITFunction.run
  * getenv compares the names of every variable; instead the launch compares
  * the environment's array of pointers with the one the switches were last
  * read from, and reads them again only when it differs.  setenv, putenv and
@@ -1181,14 +1186,15 @@ static int bind_args(DispatcherObject *D, PyObject *const *args, Py_ssize_t narg
  * the fast path keeps outside its objects.
  *
  * A warmup's result also depends on the GPU target that run picks for CUDA
- * tensors: NEREID_ARCH and NEREID_DISABLE_HOPPER, read at the same time into
- * `target` (a hash of their texts; unset and empty differ), which is part of
- * the key of a warmup. */
-enum { SW_INTERPRET = 1, SW_NO_FAST = 2 };
+ * tensors: NEREID_ARCH and NEREID_DISABLE_HOPPER, and on
+ * NEREID_DEFAULT_FP_FUSION, read at the same time into `target` (a hash of
+ * their texts; unset and empty differ), which is part of the key of a
+ * warmup. */
+enum { SW_INTERPRET = 1, SW_NO_FAST = 2, SW_NO_FUSION = 4 };
 
 typedef struct Switches {
     int bits;          /* SW_* */
-    uint64_t target;   /* hash of NEREID_ARCH and NEREID_DISABLE_HOPPER */
+    uint64_t target;   /* hash of NEREID_ARCH, NEREID_DISABLE_HOPPER and NEREID_DEFAULT_FP_FUSION */
 } Switches;
 
 extern char **environ;
@@ -1213,8 +1219,11 @@ static Switches read_switches(void) {
     sw.bits = e && *e && strcmp(e, "0") != 0 ? SW_INTERPRET : 0;
     e = getenv("NEREID_FAST_LAUNCH");
     if (e && strcmp(e, "0") == 0) sw.bits |= SW_NO_FAST;
+    e = getenv("NEREID_DEFAULT_FP_FUSION");
+    if (e && (strcmp(e, "0") == 0 || strcmp(e, "false") == 0 || strcmp(e, "False") == 0)) sw.bits |= SW_NO_FUSION;
     sw.target = hash_env_text(1469598103934665603ull, getenv("NEREID_ARCH"));
     sw.target = hash_env_text(sw.target, getenv("NEREID_DISABLE_HOPPER"));
+    sw.target = hash_env_text(sw.target, e);
     return sw;
 }
 
@@ -1364,7 +1373,7 @@ static PyObject *Launcher_vectorcall(PyObject *self, PyObject *const *args, size
     Entry *e = table_find(&D->launches, &k, key_hash(&k));
     if (!e || (k.stand_in && e->ge)) goto python;
     int switches = fast_switches();
-    if (switches & SW_INTERPRET) goto python;
+    if (switches & (SW_INTERPRET | SW_NO_FUSION)) goto python;
     if (stop == STAGE_LOOKUP) goto stopped;
     unsigned gbuf[3];
     const unsigned *g = L->g;

@@ -310,6 +310,28 @@ def test_maxnreg(rng):
         axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128, maxnreg="x")
 
 
+def test_enable_fp_fusion(rng, monkeypatch):
+    x = rng.standard_normal(100).astype(np.float32)
+    y = rng.standard_normal(100).astype(np.float32)
+    out = np.full(128, np.nan, np.float32)
+    axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128, enable_fp_fusion=False)  # the interpreter rounds every step
+    ref = 2.0 * x.astype(np.float64) + 0.5 * y.astype(np.float64)
+    assert np.linalg.norm(out[:100] - ref) / np.linalg.norm(ref) < 1e-6
+    sig = "*fp32:16, *fp32:16, *fp32:16, i32, fp32, fp32, 128"
+    fused = axpby.compile(sig, arch="sm_90")
+    plain = axpby.compile(sig, arch="sm_90", enable_fp_fusion=False)
+    assert fused is not plain and fused is axpby.compile(sig, arch="sm_90", enable_fp_fusion=True)
+    # Triton's default: ptxas may fuse the multiply into the add (no rounding modifier on either)
+    assert "mul.f32" in fused.ptx and "add.f32" in fused.ptx and "mul.rn.f32" not in fused.ptx
+    assert "mul.rn.f32" in plain.ptx and "add.rn.f32" in plain.ptx and "mul.f32" not in plain.ptx
+    with pytest.raises(TypeError, match="enable_fp_fusion must be a bool"):
+        axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128, enable_fp_fusion=1)
+    monkeypatch.setenv("NEREID_DEFAULT_FP_FUSION", "0")
+    assert jitmod._default_fp_fusion() is False
+    monkeypatch.delenv("NEREID_DEFAULT_FP_FUSION")
+    assert jitmod._default_fp_fusion() is True
+
+
 # --- the readers of tensors, the stream, the launcher, the switches -------------------------------------------
 
 def make_ctensor_type():
@@ -453,7 +475,10 @@ def test_switches_follow_the_environment(fake_api, spy_run, monkeypatch):
     steps = [("NEREID_INTERPRET", "1", "python"), ("NEREID_LAUNCH_TEST_OTHER", "x", "python"),
              ("NEREID_INTERPRET", "0", "fast"), ("NEREID_INTERPRET", "1", "python"),
              ("NEREID_LAUNCH_TEST_OTHER", None, "python"), ("NEREID_INTERPRET", "", "fast"),
-             ("NEREID_INTERPRET", "yes", "python"), ("NEREID_INTERPRET", None, "fast")]
+             ("NEREID_INTERPRET", "yes", "python"), ("NEREID_INTERPRET", None, "fast"),
+             # registered launches are fused: without fusion by default, run compiles another kernel
+             ("NEREID_DEFAULT_FP_FUSION", "0", "python"), ("NEREID_DEFAULT_FP_FUSION", "1", "fast"),
+             ("NEREID_DEFAULT_FP_FUSION", "False", "python"), ("NEREID_DEFAULT_FP_FUSION", None, "fast")]
     for name, value, want in steps:
         if value is None:
             monkeypatch.delenv(name)
@@ -629,14 +654,22 @@ def test_warmups_of_another_specialization_miss(warm_api, monkeypatch):
         assert warm_outcome(axpby, *args, **kw) == (ck, True), what  # its own key from now on
         seen.append(ck)
     assert len({id(c) for c in seen}) == len(seen)
-    # the switches run reads: the interpreter, the GPU target
-    for name, value in (("NEREID_INTERPRET", "1"), ("NEREID_ARCH", "sm_80"), ("NEREID_DISABLE_HOPPER", "1")):
+    # the switches run reads: the interpreter, the GPU target, fma contraction
+    for name, value in (("NEREID_INTERPRET", "1"), ("NEREID_ARCH", "sm_80"), ("NEREID_DISABLE_HOPPER", "1"),
+                        ("NEREID_DEFAULT_FP_FUSION", "0")):
         monkeypatch.setenv(name, value)
         ck, hit = warm_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128)
         assert not hit and ck is not base and ck.signature == base.signature, name
         assert warm_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128) == (ck, True), name
         monkeypatch.delenv(name)
         assert warm_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128) == (base, True), name
+    # enable_fp_fusion given: run's (the C key does not have it), never registered
+    entries = axpby._warm_entries
+    for _ in range(2):
+        ck, hit = warm_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128, enable_fp_fusion=False)
+        assert not hit and ck is not base and ck.options["enable_fp_fusion"] is False
+    assert axpby._warm_entries == entries
+    assert warm_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128) == (base, True)
     # arrays run refuses are refused at every warmup
     with pytest.raises(TypeError, match="negative strides"):
         axpby.warmup(np.zeros(256, np.float32)[::-2], y, out, 100, 2.0, 0.5, BLOCK=128)
@@ -740,9 +773,13 @@ def test_compiled_kernel_misses_pass_its_options_to_run(monkeypatch):
     kernel = axpby.compile("*fp32:16, *fp32:16, *fp32:16, i32, fp32, fp32, 128", 8, 1)
     ck = jitmod.CompiledKernel(axpby, kernel, "", {"num_warps": 8, "num_stages": 1}, None, None)
     assert ck[(6,)](x, x, x, 8, 1.0, 1.0, BLOCK=128) == "python"
+    ck = jitmod.CompiledKernel(axpby, kernel, "", {"num_warps": 8, "num_stages": 1, "enable_fp_fusion": False},
+                               None, None)
+    assert ck[(7,)](x, x, x, 8, 1.0, 1.0, BLOCK=128) == "python"
     # staged: num_stages is a parameter (it gives the option), maxnreg and num_warps come from the kernel
     assert calls == [((4,), {"num_warps": 2, "maxnreg": 40}), ((5,), {"num_warps": 8, "maxnreg": 40}),
-                     ((6,), {"BLOCK": 128, "num_warps": 8, "num_stages": 1})]
+                     ((6,), {"BLOCK": 128, "num_warps": 8, "num_stages": 1}),
+                     ((7,), {"BLOCK": 128, "enable_fp_fusion": False, "num_warps": 8, "num_stages": 1})]
     with pytest.raises(ValueError, match="num_warps"):
         axpby._launcher((1,), -1, 3, None)
 

@@ -46,7 +46,7 @@ _TORCH_DTYPES = {
     "torch.float64": "fp64", "torch.float8_e4m3fn": "fp8e4nv", "torch.float8_e5m2": "fp8e5",
 }
 # Launch options of Triton that Nereid accepts and does not need.
-_IGNORED_OPTIONS = ("num_ctas", "enable_fp_fusion", "launch_cooperative_grid", "launch_pdl", "num_buffers_warp_spec",
+_IGNORED_OPTIONS = ("num_ctas", "launch_cooperative_grid", "launch_pdl", "num_buffers_warp_spec",
                     "num_consumer_groups", "reg_dec_producer", "reg_inc_consumer", "maxnreg_ignored", "debug",
                     "sanitize_overflow", "extern_libs", "instrumentation_mode")
 
@@ -61,6 +61,11 @@ _NO_DEFAULT = _NoDefault()
 
 def _interpret():
     return os.environ.get("NEREID_INTERPRET", "") not in ("", "0")
+
+
+def _default_fp_fusion():
+    """enable_fp_fusion when a launch does not say: NEREID_DEFAULT_FP_FUSION=0 turns it off."""
+    return os.environ.get("NEREID_DEFAULT_FP_FUSION", "1") not in ("0", "false", "False")
 
 
 def _is_constexpr_annotation(ann):
@@ -334,6 +339,7 @@ class CompiledKernel:
         self.num_warps = options["num_warps"]
         self.num_stages = options["num_stages"]
         self.maxnreg = options.get("maxnreg")
+        self.options = dict(options)
         self._info = None
         self._shared = None
         self._metadata = None
@@ -391,7 +397,16 @@ class CompiledKernel:
         """compiled[grid](*args): launch with every argument of the kernel (constexprs included), with
         this kernel's options unless the call gives them (a keyword, or a parameter named like one);
         a launch of the kernel itself, through the C fast path."""
-        return self.fn._launcher(grid, self.num_warps, self.num_stages, self.maxnreg)
+        launcher = self.fn._launcher(grid, self.num_warps, self.num_stages, self.maxnreg)
+        if "enable_fp_fusion" not in self.options:
+            return launcher
+        fusion = self.options["enable_fp_fusion"]
+
+        def launch(*args, **kwargs):  # (a launch that gives enable_fp_fusion goes to run)
+            kwargs.setdefault("enable_fp_fusion", fusion)
+            return launcher(*args, **kwargs)
+
+        return launch
 
     def __repr__(self):
         return f"CompiledKernel({self.name}, [{self.signature}], {self.arch or 'interpreter'})"
@@ -512,15 +527,21 @@ class JITFunction(_C.Dispatcher):
         raise TypeError(f"{self.__name__}: argument '{name}' must be a tensor or array, an int, a float, a bool "
                         f"or None, got {type(v).__name__}")
 
-    def compile(self, signature, num_warps=4, num_stages=3, stop_after=None, arch=None, maxnreg=None):
-        """The kernel compiled for `signature` (cached); arch None: for the interpreter."""
+    def compile(self, signature, num_warps=4, num_stages=3, stop_after=None, arch=None, maxnreg=None,
+                enable_fp_fusion=True):
+        """The kernel compiled for `signature` (cached); arch None: for the interpreter.
+        enable_fp_fusion=False: GPU float multiplies and adds round one by one (no fma contraction)."""
         key = (signature, num_warps, num_stages, stop_after, arch)
         if maxnreg:
             key += (maxnreg,)
+        if not enable_fp_fusion:
+            key += ("no_fp_fusion",)
         k = self.cache.get(key)
         if k is None:
             src = self._module_source()
             extra = {"maxnreg": maxnreg} if maxnreg else {}
+            if not enable_fp_fusion:
+                extra["fp_fusion"] = False
             try:
                 k, _notes = _C.compile(src.text, src.filename, self.__name__, signature, num_warps, num_stages,
                                        stop_after, _VERIFY_EACH, arch, **extra)
@@ -631,6 +652,10 @@ class JITFunction(_C.Dispatcher):
     def run(self, *args, grid, num_warps=None, num_stages=None, maxnreg=None, warmup=False, **kwargs):
         for opt in _IGNORED_OPTIONS:
             kwargs.pop(opt, None)
+        fusion_given = "enable_fp_fusion" in kwargs and "enable_fp_fusion" not in self._param_index
+        fp_fusion = kwargs.pop("enable_fp_fusion") if fusion_given else _default_fp_fusion()
+        if not isinstance(fp_fusion, bool):
+            raise TypeError(f"{self.__name__}: enable_fp_fusion must be a bool, got {type(fp_fusion).__name__}")
         # A parameter named like a launch option (num_stages: tl.constexpr) is
         # that option too, unless the option was given on its own.
         given = {"num_warps": num_warps, "num_stages": num_stages, "maxnreg": maxnreg}
@@ -670,15 +695,21 @@ class JITFunction(_C.Dispatcher):
             device = None
         arch = _arch_for(device) if device is not None else None
         if maxnreg and arch:
-            kernel = self.compile(signature, num_warps, num_stages, arch=arch, maxnreg=maxnreg)
-        else:  # (the interpreter has no registers to limit)
+            kernel = self.compile(signature, num_warps, num_stages, arch=arch, maxnreg=maxnreg,
+                                  enable_fp_fusion=fp_fusion)
+        elif arch:
+            kernel = self.compile(signature, num_warps, num_stages, arch=arch, enable_fp_fusion=fp_fusion)
+        else:  # (the interpreter has no registers to limit and rounds every step)
             kernel = self.compile(signature, num_warps, num_stages, arch=arch)
         options = {"num_warps": num_warps, "num_stages": num_stages}
         if maxnreg:  # (0 is no limit, as None: one key, one CompiledKernel)
             options["maxnreg"] = maxnreg
+        if not fp_fusion:
+            options["enable_fp_fusion"] = False
         compiled = CompiledKernel(self, kernel, signature, options, device, arch)
         if warmup:
-            if key is not None:  # (the next warmup of this key returns `compiled` from C)
+            # (the next warmup of this key returns `compiled` from C; the C key has no enable_fp_fusion)
+            if key is not None and not fusion_given:
                 _C.Dispatcher._register_warmup(self, tuple(bound.values()), *opts, compiled)
             return compiled
         grid = self._grid(grid, bound, options)
@@ -691,7 +722,8 @@ class JITFunction(_C.Dispatcher):
             else:
                 self._check_resources(kernel, device)
                 kernel.launch_gpu(grid, rt_args, _current_stream(device), device, _SYNC)
-                if fast and key is not None and not _SYNC and not interpret:
+                # (the fast path knows nothing of enable_fp_fusion: it serves the default only)
+                if fast and key is not None and not _SYNC and not interpret and fp_fusion and not fusion_given:
                     self._register(key, objs, kernel, device, False, compiled)
         except _C.LaunchError as e:
             raise LaunchError(*e.args) from None
