@@ -824,6 +824,34 @@ void nr_ptx_elem_demand(NrPtx *p, NrOpId op, uint32_t *skip) {
     }
 }
 
+/* Register bits along which value v (of layout rl) is constant: element j
+ * holds what element j & ~bits holds.  Axis analysis says v is constant on
+ * aligned runs of C along a dimension; a register bit that moves the element
+ * by 2^k < C along that dimension alone stays inside the run (element
+ * coordinates are the thread's XOR the register's).  `cols < n` with n a
+ * multiple of 16 is one compare per 16 columns. */
+static uint32_t const_bits(NrPtx *p, NrValId v, int rl) {
+    if (!p->ax || rl < 0) return 0;
+    const NrPtxLay *L = &p->lays[rl];
+    const NrAxisInfo *ai = &p->ax[v];
+    uint32_t bits = 0;
+    for (int b = 0; b < L->nreg; b++) {
+        uint32_t f = L->regb[b];
+        if (!f || (f & (f - 1))) continue;
+        int pos = 0;
+        while ((UINT32_C(1) << pos) != f) pos++;
+        for (int d = 0; d < L->rank; d++) {
+            int w = 0;
+            while ((1 << w) < L->shape[d]) w++;
+            if (pos < L->off[d] || pos >= L->off[d] + w) continue;
+            int64_t run = 1; /* the largest power of two <= constancy */
+            while (run * 2 <= ai->constancy[d]) run *= 2;
+            if ((INT64_C(2) << (pos - L->off[d])) <= run) bits |= UINT32_C(1) << b;
+        }
+    }
+    return bits;
+}
+
 bool nr_ptx_op_elem(NrPtx *p, NrOpId op) {
     const NrOp *o = &p->f->ops[op];
     NrValId r = o->results[0];
@@ -849,11 +877,16 @@ bool nr_ptx_op_elem(NrPtx *p, NrOpId op) {
     } else {
         int unit = paired(p, op, dt, n) ? 2 : 1;
         NrPk k = nr_ptx_kind(dt);
+        uint32_t same_as = const_bits(p, r, rl) & (unit == 2 ? ~UINT32_C(1) : ~UINT32_C(0));
         Seen seen;
         seen_init(p, &seen, n / unit);
         for (int j = 0; j < n; j += unit) {
             if ((j & skip) && (unit == 1 || ((j + 1) & skip))) {
                 for (int u = 0; u < unit; u++) e[j + u] = nr_pv_unused(k);
+                continue;
+            }
+            if (j & same_as) { /* constant along these bits: an earlier unit's result */
+                for (int u = 0; u < unit; u++) e[j + u] = e[(j & ~same_as) + u];
                 continue;
             }
             /* elements whose operands an earlier one had (a broadcast
@@ -977,7 +1010,7 @@ NrOpId nr_ptx_elem_run(NrPtx *p, NrOpId first) {
     NrPv *res[RUN_MAX];
     NrPv *const *xin[RUN_MAX];
     bool uni[RUN_MAX];
-    uint32_t skip[RUN_MAX];
+    uint32_t skip[RUN_MAX], same_as[RUN_MAX];
     int unit[RUN_MAX];
     Seen seen[RUN_MAX];
     for (int k = 0; k < run.n; k++) {
@@ -1002,6 +1035,7 @@ NrOpId nr_ptx_elem_run(NrPtx *p, NrOpId first) {
         res[k] = nr_alloc(p->a, sizeof(NrPv) * (size_t)n);
         NrDtype dt = val_dt(p, o->results[0]);
         unit[k] = paired(p, run.op[k], dt, n) ? 2 : 1;
+        same_as[k] = const_bits(p, o->results[0], rl) & (unit[k] == 2 ? ~UINT32_C(1) : ~UINT32_C(0));
         if (uni[k]) {
             p->op = run.op[k];
             NrPv xs[4];
@@ -1023,6 +1057,10 @@ NrOpId nr_ptx_elem_run(NrPtx *p, NrOpId first) {
             for (int jj = j; jj < j + 2; jj += u) {
                 if ((jj & skip[k]) && (u == 1 || ((jj + 1) & skip[k]))) {
                     for (int t = 0; t < u; t++) res[k][jj + t] = nr_pv_unused(nr_ptx_kind(dt));
+                    continue;
+                }
+                if (jj & same_as[k]) { /* constant along these bits (const_bits) */
+                    for (int t = 0; t < u; t++) res[k][jj + t] = res[k][(jj & ~same_as[k]) + t];
                     continue;
                 }
                 /* a unit whose operands an earlier one had is that one's result */
