@@ -422,6 +422,7 @@ static int run_of(const NrSmemAccess *acc, NrDtype dt) {
 void nr_smem_store(NrPtx *p, int lay, const NrSmemMap *S, NrPv base, NrDtype dt, const NrPv *e) {
     const NrPtxLay *L = &p->lays[lay];
     NR_ASSERT(L->bits == S->bits);
+    if (nr_stsm_store(p, lay, S, base, dt, e)) return; /* tensor-core fragments on sm_90 */
     NrSmemAccess acc;
     nr_smem_access(L, S, 16, p->a, &acc);
     int v = run_of(&acc, dt);
