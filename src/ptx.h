@@ -485,7 +485,8 @@ void nr_smem_addr_init(NrPtx *p, NrSmemAddr *g, NrPv base, const uint32_t *lane,
                        int nwarp, int es);
 NrPv nr_smem_addr(NrPtx *p, NrSmemAddr *g, uint32_t c, int64_t *imm);
 /* Elements of layout lay (dtype dt) stored to / loaded from buffer S at
- * `base`; stores skip duplicate registers and replicas (owners store). */
+ * `base`; stores skip duplicate registers and replicas (owners store), and
+ * on sm_90 go by stmatrix where nr_stsm_plan allows. */
 void nr_smem_store(NrPtx *p, int lay, const NrSmemMap *S, NrPv base, NrDtype dt, const NrPv *elems);
 NrPv *nr_smem_load(NrPtx *p, int lay, const NrSmemMap *S, NrPv base, NrDtype dt);
 /* 32-bit words of 32 / bits(dt) elements, low element first, and back. */

@@ -20,12 +20,13 @@
  *     else ld.shared (ptx_smem.c).
  *   convert_layout into a dot_op layout, or out of an mma layout, through
  *     shared memory: a swizzled scratch buffer (16-byte vectors along the
- *     fastest dimension that suits both sides), vectorized st.shared, then
- *     ldmatrix or vectorized ld.shared.  Other conversions are ptx_reduce.c's.
+ *     fastest dimension that suits both sides), vectorized st.shared (on
+ *     sm_90, stmatrix for 16-bit tensor-core fragments), then ldmatrix or
+ *     vectorized ld.shared.  Other conversions are ptx_reduce.c's.
  *
- * The plans (nr_mma_plan, nr_ldsm_plan) say which register feeds which
- * fragment slot of which instruction and which lane supplies which row
- * address.  They are built from the linear layouts and checked against
+ * The plans (nr_mma_plan, nr_ldsm_plan, nr_stsm_plan) say which register
+ * feeds which fragment slot of which instruction and which lane supplies
+ * which row address.  They are built from the linear layouts and checked against
  * the PTX ISA's fragment tables below; tests/c/test_mma.c executes them on
  * a model of a warp.  The emitter only prints them. */
 #include "ptx.h"

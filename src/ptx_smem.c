@@ -14,7 +14,8 @@
  *
  * Vectors: a run of consecutive registers whose elements are consecutive
  * in the buffer (and aligned) moves in one instruction of up to 16 bytes;
- * narrow elements travel packed in 32-bit words.
+ * narrow elements travel packed in 32-bit words.  On sm_90, 16-bit values
+ * held as tensor-core fragments are stored by stmatrix (ptx_mma.c).
  *
  * async_copy moves 4, 8 or 16 bytes per cp.async (.cg for 16, bypassing
  * L1) when the pointer's axis info proves that many bytes contiguous and
