@@ -64,6 +64,9 @@ typedef struct NrOptions {
                                  GPU IR and PTX for that target */
     int maxnreg;              /* GPU kernels: registers per thread at most when the driver compiles
                                  the PTX (0: no limit) */
+    int fp_fusion;            /* GPU kernels: 1 (default), a float multiply and the add or subtract
+                                 that uses it may become one fma, as with Triton's enable_fp_fusion;
+                                 0: each rounds on its own, as on the interpreter */
 } NrOptions;
 
 void nr_options_default(NrOptions *o);

@@ -77,6 +77,7 @@ void nr_options_default(NrOptions *o) {
     o->num_warps = 4;
     o->num_stages = 3;
     o->debug = 1;
+    o->fp_fusion = 1;
 }
 
 NrContext *nr_context_create(void) {
@@ -247,7 +248,7 @@ NrStatus nr_compile(NrContext *ctx, const char *src, size_t len, const char *fil
         if (!nr_run_block_pipeline(k->mod, &po, &d) || nr_has_errors(&d)) goto fail;
     }
     if (sm && !stop_in_block) {
-        NrGpuOptions go = {o.num_warps, o.num_stages, sm, sm_a, o.stop_after, o.verify_each != 0, NULL};
+        NrGpuOptions go = {o.num_warps, o.num_stages, sm, sm_a, o.stop_after, o.verify_each != 0, NULL, !o.fp_fusion};
         if (!nr_run_gpu_pipeline(k->mod, &go, &d) || nr_has_errors(&d)) goto fail;
         k->gpu = true;
         k->maxnreg = o.maxnreg > 0 ? o.maxnreg : 0;

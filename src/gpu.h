@@ -154,6 +154,7 @@ typedef struct NrGpuOptions {
     const char *stop_after;
     bool verify_each;
     FILE *dump;
+    bool no_fp_fusion;   /* float a*b + c stays a rounded multiply and add (no fma) */
 } NrGpuOptions;
 
 /* The GPU passes, each runnable alone (`nereid opt --pass NAME`); the target

@@ -197,6 +197,17 @@ typedef struct NrPtx {
      * looks at; 0: every element).  Elementwise ops compute only those (a
      * 16-byte load reads one address per vector); NULL: all are computed. */
     uint32_t *skip;
+    /* Shared memory barriers: loops being emitted (an op in a loop body
+     * follows its own previous iteration), and whether any instruction so
+     * far touched shared memory (or called a function, which may).  Before neither, a scratch has no earlier
+     * reader to wait for (nr_ptx_bar_scratch). */
+    int loops;
+    bool smem_touched;
+    /* Float add, sub and mul of the kernel's own arithmetic are written
+     * without a rounding modifier while `contract` is set, so that ptxas
+     * may fuse a multiply into the add that uses it (fp_fusion: the
+     * kernel's option); library code always rounds each step (.rn). */
+    bool fp_fusion, contract;
 } NrPtx;
 
 /* Register classes (index into nregs). */
@@ -206,6 +217,9 @@ enum { NR_RC_P = 1, NR_RC_H, NR_RC_R, NR_RC_D };
 /* The one emit function: a line into the current buffer (indented unless it
  * is a label "$...:"). */
 void nr_ptx_emit(NrPtx *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* bar.sync before a scratch is written: its earlier readers are done.  Left
+ * out in straight-line kernel code before any shared memory access. */
+void nr_ptx_bar_scratch(NrPtx *p);
 /* Appends n bytes of text to b as they are (module-level lines: globals). */
 void nr_ptx_buf_put(NrPtx *p, NrPtxBuf *b, const char *s, size_t n);
 /* Record an error at the current op; emission continues so that every

@@ -417,16 +417,23 @@ static NrPt float_pt(NrDtype dt) {
     }
 }
 
+/* A float add, sub or mul of the kernel's arithmetic: contractable into an
+ * fma with fp_fusion (ptxas fuses it with the multiply or add next to it). */
+static NrPv farith(NrPtx *p, NrOpcode opc, NrPt t, NrPv a, NrPv b) {
+    NrPo o = opc == NR_OP_ADD ? NR_PO_ADD : opc == NR_OP_SUB ? NR_PO_SUB : NR_PO_MUL;
+    p->contract = p->fp_fusion;
+    NrPv r = nr_pb_bin(p, o, t, a, b);
+    p->contract = false;
+    return r;
+}
+
 /* bf16 add / sub / mul on sm_80, which has only fma.rn.bf16: a*1 + b,
  * b*-1 + a and a*b + -0 are each one correctly rounded operation. */
 static NrPv bf16_arith(NrPtx *p, NrOpcode opc, NrPv a, NrPv b, bool packed) {
     NrPt t = packed ? NR_PT_BF16X2 : NR_PT_BF16;
     uint64_t one = packed ? 0x3f803f80 : 0x3f80, mone = packed ? 0xbf80bf80 : 0xbf80, mzero = packed ? 0x80008000 : 0x8000;
     NrPk k = packed ? NR_PK_I32 : NR_PK_H;
-    if (p->sm >= 90) {
-        NrPo o = opc == NR_OP_ADD ? NR_PO_ADD : opc == NR_OP_SUB ? NR_PO_SUB : NR_PO_MUL;
-        return nr_pb_bin(p, o, t, a, b);
-    }
+    if (p->sm >= 90) return farith(p, opc, t, a, b);
     switch (opc) {
     case NR_OP_ADD: return nr_pb_fma(p, t, a, nr_pv_imm(k, one), b);
     case NR_OP_SUB: return nr_pb_fma(p, t, b, nr_pv_imm(k, mone), a);
@@ -444,7 +451,7 @@ static NrPv float_binary(NrPtx *p, NrOpcode opc, NrDtype dt, bool nanall, NrPv a
     case NR_OP_SUB:
     case NR_OP_MUL:
         if (dt == NR_DT_BF16) return bf16_arith(p, opc, a, b, false);
-        return nr_pb_bin(p, opc == NR_OP_ADD ? NR_PO_ADD : opc == NR_OP_SUB ? NR_PO_SUB : NR_PO_MUL, t, a, b);
+        return farith(p, opc, t, a, b);
     case NR_OP_DIV:
     case NR_OP_DIV_RN:
         if (dt == NR_DT_F32) return nr_pb_bin(p, opc == NR_OP_DIV ? NR_PO_DIV_FULL : NR_PO_DIV, t, a, b);
@@ -751,7 +758,7 @@ static void elem_pair(NrPtx *p, NrOpId op, NrDtype dt, NrPv *const *x, int nx, i
     case NR_OP_MIN: v = nr_pb_bin(p, nanall ? NR_PO_MIN_NAN : NR_PO_MIN, t, w[0], w[1]); break;
     default:
         if (dt == NR_DT_BF16) v = bf16_arith(p, opc, w[0], w[1], true);
-        else v = nr_pb_bin(p, opc == NR_OP_ADD ? NR_PO_ADD : opc == NR_OP_SUB ? NR_PO_SUB : NR_PO_MUL, t, w[0], w[1]);
+        else v = farith(p, opc, t, w[0], w[1]);
         break;
     }
     nr_pb_unpack(p, v, &r[j], &r[j + 1]);
@@ -817,6 +824,34 @@ void nr_ptx_elem_demand(NrPtx *p, NrOpId op, uint32_t *skip) {
     }
 }
 
+/* Register bits along which value v (of layout rl) is constant: element j
+ * holds what element j & ~bits holds.  Axis analysis says v is constant on
+ * aligned runs of C along a dimension; a register bit that moves the element
+ * by 2^k < C along that dimension alone stays inside the run (element
+ * coordinates are the thread's XOR the register's).  `cols < n` with n a
+ * multiple of 16 is one compare per 16 columns. */
+static uint32_t const_bits(NrPtx *p, NrValId v, int rl) {
+    if (!p->ax || rl < 0) return 0;
+    const NrPtxLay *L = &p->lays[rl];
+    const NrAxisInfo *ai = &p->ax[v];
+    uint32_t bits = 0;
+    for (int b = 0; b < L->nreg; b++) {
+        uint32_t f = L->regb[b];
+        if (!f || (f & (f - 1))) continue;
+        int pos = 0;
+        while ((UINT32_C(1) << pos) != f) pos++;
+        for (int d = 0; d < L->rank; d++) {
+            int w = 0;
+            while ((1 << w) < L->shape[d]) w++;
+            if (pos < L->off[d] || pos >= L->off[d] + w) continue;
+            int64_t run = 1; /* the largest power of two <= constancy */
+            while (run * 2 <= ai->constancy[d]) run *= 2;
+            if ((INT64_C(2) << (pos - L->off[d])) <= run) bits |= UINT32_C(1) << b;
+        }
+    }
+    return bits;
+}
+
 bool nr_ptx_op_elem(NrPtx *p, NrOpId op) {
     const NrOp *o = &p->f->ops[op];
     NrValId r = o->results[0];
@@ -842,11 +877,16 @@ bool nr_ptx_op_elem(NrPtx *p, NrOpId op) {
     } else {
         int unit = paired(p, op, dt, n) ? 2 : 1;
         NrPk k = nr_ptx_kind(dt);
+        uint32_t same_as = const_bits(p, r, rl) & (unit == 2 ? ~UINT32_C(1) : ~UINT32_C(0));
         Seen seen;
         seen_init(p, &seen, n / unit);
         for (int j = 0; j < n; j += unit) {
             if ((j & skip) && (unit == 1 || ((j + 1) & skip))) {
                 for (int u = 0; u < unit; u++) e[j + u] = nr_pv_unused(k);
+                continue;
+            }
+            if (j & same_as) { /* constant along these bits: an earlier unit's result */
+                for (int u = 0; u < unit; u++) e[j + u] = e[(j & ~same_as) + u];
                 continue;
             }
             /* elements whose operands an earlier one had (a broadcast
@@ -970,7 +1010,7 @@ NrOpId nr_ptx_elem_run(NrPtx *p, NrOpId first) {
     NrPv *res[RUN_MAX];
     NrPv *const *xin[RUN_MAX];
     bool uni[RUN_MAX];
-    uint32_t skip[RUN_MAX];
+    uint32_t skip[RUN_MAX], same_as[RUN_MAX];
     int unit[RUN_MAX];
     Seen seen[RUN_MAX];
     for (int k = 0; k < run.n; k++) {
@@ -995,6 +1035,7 @@ NrOpId nr_ptx_elem_run(NrPtx *p, NrOpId first) {
         res[k] = nr_alloc(p->a, sizeof(NrPv) * (size_t)n);
         NrDtype dt = val_dt(p, o->results[0]);
         unit[k] = paired(p, run.op[k], dt, n) ? 2 : 1;
+        same_as[k] = const_bits(p, o->results[0], rl) & (unit[k] == 2 ? ~UINT32_C(1) : ~UINT32_C(0));
         if (uni[k]) {
             p->op = run.op[k];
             NrPv xs[4];
@@ -1016,6 +1057,10 @@ NrOpId nr_ptx_elem_run(NrPtx *p, NrOpId first) {
             for (int jj = j; jj < j + 2; jj += u) {
                 if ((jj & skip[k]) && (u == 1 || ((jj + 1) & skip[k]))) {
                     for (int t = 0; t < u; t++) res[k][jj + t] = nr_pv_unused(nr_ptx_kind(dt));
+                    continue;
+                }
+                if (jj & same_as[k]) { /* constant along these bits (const_bits) */
+                    for (int t = 0; t < u; t++) res[k][jj + t] = res[k][(jj & ~same_as[k]) + t];
                     continue;
                 }
                 /* a unit whose operands an earlier one had is that one's result */

@@ -174,10 +174,16 @@ void nr_ptx_emit(NrPtx *p, const char *fmt, ...) {
         b->s[b->n++] = ' ';
         b->s[b->n++] = ' ';
     }
+    size_t at = b->before + b->n; /* where the instruction starts, counting flushed chunks */
     va_list ap;
     va_start(ap, fmt);
     buf_vadd(p->a, b, fmt, ap);
     va_end(ap);
+    if (!p->smem_touched && b != &p->pro) {
+        /* (a chunk that filled up moved out: the instruction is all in the new one) */
+        const char *line = b->s + (at >= b->before ? at - b->before : 0);
+        p->smem_touched = strstr(line, ".shared") || strstr(line, "wgmma") || strstr(line, "call");
+    }
     buf_put(p->a, b, "\n", 1);
 }
 
@@ -555,15 +561,43 @@ static NrPtxBuf *to_prologue(NrPtx *p) {
     return saved;
 }
 
-/* XOR over the set bits i of `x` (a .b32 register) of basis[i]. */
+static bool pow2_u32(uint32_t v) { return v && !(v & (v - 1)); }
+
+static int log2_u32(uint32_t v) {
+    int k = 0;
+    while (v > 1) v >>= 1, k++;
+    return k;
+}
+
+/* XOR over the set bits i of `x` (a .b32 register) of basis[i].  A run of
+ * bits i..j-1 whose images are consecutive single bits (basis[k] =
+ * basis[i] << (k - i): blocked layouts, where the thread's flat index is
+ * its id shifted) is one mask and one shift, not a shift, mask and
+ * multiply per bit. */
 static NrPv xor_bits(NrPtx *p, NrPv x, const uint32_t *basis, int n) {
     NrPv acc = nr_pv_i32(0);
-    for (int i = 0; i < n; i++) {
-        if (!basis[i]) continue;
-        NrPv bit = nr_pb_bin(p, NR_PO_AND, NR_PT_B32, nr_pb_bin(p, NR_PO_SHR, NR_PT_U32, x, nr_pv_i32(i)),
-                             nr_pv_i32(1));
-        NrPv t = nr_pb_bin(p, NR_PO_MUL, NR_PT_U32, bit, nr_pv_i32(basis[i]));
+    for (int i = 0; i < n;) {
+        if (!basis[i]) {
+            i++;
+            continue;
+        }
+        if (!pow2_u32(basis[i])) {
+            NrPv bit = nr_pb_bin(p, NR_PO_AND, NR_PT_B32, nr_pb_bin(p, NR_PO_SHR, NR_PT_U32, x, nr_pv_i32(i)),
+                                 nr_pv_i32(1));
+            NrPv t = nr_pb_bin(p, NR_PO_MUL, NR_PT_U32, bit, nr_pv_i32((int32_t)basis[i]));
+            acc = nr_pb_bin(p, NR_PO_XOR, NR_PT_B32, acc, t);
+            i++;
+            continue;
+        }
+        int j = i + 1;
+        while (j < n && basis[j - 1] < UINT32_C(0x80000000) && basis[j] == basis[j - 1] << 1) j++;
+        uint32_t mask = (j - i >= 32 ? UINT32_MAX : (UINT32_C(1) << (j - i)) - 1) << i;
+        NrPv t = nr_pb_bin(p, NR_PO_AND, NR_PT_B32, x, nr_pv_i32((int32_t)mask));
+        int sh = log2_u32(basis[i]) - i;
+        if (sh > 0) t = nr_pb_bin(p, NR_PO_SHL, NR_PT_B32, t, nr_pv_i32(sh));
+        if (sh < 0) t = nr_pb_bin(p, NR_PO_SHR, NR_PT_U32, t, nr_pv_i32(-sh));
         acc = nr_pb_bin(p, NR_PO_XOR, NR_PT_B32, acc, t);
+        i = j;
     }
     return acc;
 }
@@ -628,6 +662,10 @@ int64_t nr_ptx_scratch_off(NrPtx *p, NrOpId op) {
 }
 
 void nr_ptx_bar(NrPtx *p) { nr_ptx_emit(p, "bar.sync 0;"); }
+
+void nr_ptx_bar_scratch(NrPtx *p) {
+    if (p->smem_touched || p->loops > 0 || p->is_func) nr_ptx_bar(p);
+}
 
 /* Walks every op of block b (and nested regions) for the shared-memory plan. */
 static void plan_block(NrPtx *p, NrBlockId b, int64_t *explicit_end, int64_t *fallback, int depth) {
@@ -1225,9 +1263,17 @@ static NrOpId emit_block(NrPtx *p, NrBlockId b, int depth) {
             /* The body's last return is the function's end. */
             if (b != p->f->body || O(p, o)->next) nr_ptx_emit(p, "ret;");
             return o;
-        case NR_OP_FOR: op_for(p, o, depth); break;
+        case NR_OP_FOR:
+            p->loops++;
+            op_for(p, o, depth);
+            p->loops--;
+            break;
         case NR_OP_IF: op_if(p, o, depth); break;
-        case NR_OP_WHILE: op_while(p, o, depth); break;
+        case NR_OP_WHILE:
+            p->loops++;
+            op_while(p, o, depth);
+            p->loops--;
+            break;
         default:
             if (opc <= NR_OP_INVALID || opc >= NR_OP_COUNT || !op_table[opc]) {
                 nr_ptx_error(p, "'%s' cannot be emitted as PTX",
@@ -1403,6 +1449,7 @@ static void init_ctx(NrPtx *p, NrFunc *f, const NrGpuOptions *opt, NrDiags *d, N
     p->sm = opt && opt->sm ? opt->sm : (f->mod->sm ? f->mod->sm : 80);
     p->sm_a = opt ? opt->sm_a : f->mod->sm_a;
     p->num_warps = f->mod->num_warps ? f->mod->num_warps : (opt && opt->num_warps ? opt->num_warps : 4);
+    p->fp_fusion = !(opt && opt->no_fp_fusion);
     p->vals = nr_alloc(p->a, sizeof(NrPtxVal) * (size_t)(f->nvals + 1));
     p->body.chunked = p->pro.chunked = true;
     p->out = &p->body;

@@ -268,7 +268,7 @@ NrPv *nr_ptx_convert(NrPtx *p, const NrPv *src, int sl, int dl, const NrFlatMap 
         return out;
     }
     /* Through shared memory. */
-    nr_ptx_bar(p);
+    nr_ptx_bar_scratch(p);
     NrPv owner = {NR_PK_P, nr_ptx_owner(p, sl), 0};
     for (int r = 0; r < 1 << S->nreg; r++) {
         if (S->dup[r]) continue;
@@ -454,7 +454,7 @@ static void reduce_emit(NrPtx *p, NrOpId op, const Comb *c, NrDtype dt, const Nr
     NrPv dtflat = D ? (NrPv){NR_PK_I32, nr_ptx_tflat(p, dl), 0} : nr_pv_i32(0);
     if (R.generic) {
         /* Everything through shared memory; each result combined in axis order. */
-        nr_ptx_bar(p);
+        nr_ptx_bar_scratch(p);
         NrPv owner = {NR_PK_P, nr_ptx_owner(p, sl), 0};
         for (int r = 0; r < 1 << S->nreg; r++) {
             if (S->dup[r]) continue;
@@ -515,7 +515,7 @@ static void reduce_emit(NrPtx *p, NrOpId op, const Comb *c, NrDtype dt, const Nr
         return;
     }
     /* 3. Across warps: partials at [warp index along the axis][result flat]. */
-    nr_ptx_bar(p);
+    nr_ptx_bar_scratch(p);
     uint32_t wsel[NR_LL_MAX_BITS];
     int k = 0;
     for (int i = 0; i < S->nwarp; i++) wsel[i] = (R.warp_ax >> i & 1) ? 1u << k++ : 0;

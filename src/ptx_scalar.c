@@ -285,12 +285,14 @@ static bool approx(NrPo o) {
 static bool foldable(NrPtx *p, NrPo o) { return p->eval || !approx(o); }
 
 /* --- binary and unary ------------------------------------------------------------------------------------ */
-static const char *bin_name(NrPo o, NrPt t) {
+/* Float add, sub and mul round each result (.rn) unless `contract`: then
+ * ptxas may fuse a multiply into the add that uses it. */
+static const char *bin_name(NrPo o, NrPt t, bool contract) {
     bool f = pts[t].cls == 'f' || pts[t].cls == 'x';
     switch (o) {
-    case NR_PO_ADD: return f ? "add.rn" : "add";
-    case NR_PO_SUB: return f ? "sub.rn" : "sub";
-    case NR_PO_MUL: return f ? "mul.rn" : "mul.lo";
+    case NR_PO_ADD: return f ? (contract ? "add" : "add.rn") : "add";
+    case NR_PO_SUB: return f ? (contract ? "sub" : "sub.rn") : "sub";
+    case NR_PO_MUL: return f ? (contract ? "mul" : "mul.rn") : "mul.lo";
     case NR_PO_MULHI: return "mul.hi";
     case NR_PO_DIV: return f ? "div.rn" : "div";
     case NR_PO_DIV_FULL: return "div.full";
@@ -357,7 +359,7 @@ NrPv nr_pb_bin(NrPtx *p, NrPo o, NrPt t, NrPv a, NrPv b) {
     NrPv d = fresh(p, k);
     /* Shift amounts are .u32 whatever the shifted type. */
     const char *bs = (o == NR_PO_SHL || o == NR_PO_SHR) ? opnd(p, NR_PT_U32, b) : opnd(p, t, b);
-    nr_ptx_emit(p, "%s%s %s, %s, %s;", bin_name(o, t), pts[t].name, nr_ptx_reg(p, d.r), opnd(p, t, a), bs);
+    nr_ptx_emit(p, "%s%s %s, %s, %s;", bin_name(o, t, p->contract), pts[t].name, nr_ptx_reg(p, d.r), opnd(p, t, a), bs);
     return d;
 }
 

@@ -4,12 +4,13 @@
  *   nereid ir FILE -k KERNEL -s SIG [--after PASS] [--stage block|gpu] [--arch SM] [--num-warps N]
  *             [--num-stages N] [--verify-each]
  *                                             print the block IR (or GPU IR) of one specialized kernel
- *   nereid ptx FILE -k KERNEL -s SIG [--arch sm_90] [--num-warps N] [--num-stages N]
+ *   nereid ptx FILE -k KERNEL -s SIG [--arch sm_90] [--num-warps N] [--num-stages N] [--no-fp-fusion]
  *                                             print the PTX of one specialized kernel
  *   nereid sass FILE -k KERNEL -s SIG [--arch sm_90a] [--num-warps N] [--num-stages N] [--ptxas PATH]
+ *             [--no-fp-fusion]
  *                                             print the SASS of one specialized kernel (ptxas, cuobjdump)
  *   nereid info FILE -k KERNEL -s SIG [--arch SM] [--gpu GPU|all] [--from auto|driver|ptxas] [--device N]
- *             [--num-warps N] [--num-stages N] [--ptxas PATH]
+ *             [--num-warps N] [--num-stages N] [--ptxas PATH] [--no-fp-fusion]
  *                                             registers, spills, shared memory, occupancy
  *   nereid aot FILE -k KERNEL -s SIG [-s SIG]... [--arch sm_80,sm_90a] [-g GRID] [-c CONFIG]... [--key ARGS]
  *             [--ptx SM|none] [--ptx-only] [--num-warps N] [--num-stages N] [--ptxas PATH] [-v] -o NAME
@@ -38,9 +39,11 @@ static void usage(FILE *out) {
           "       nereid ir FILE -k KERNEL -s SIGNATURE [--after PASS] [--stage block|gpu] [--arch SM]\n"
           "                 [--num-warps N] [--num-stages N] [--verify-each]\n"
           "       nereid ptx FILE -k KERNEL -s SIGNATURE [--arch sm_80|sm_90|sm_90a] [--num-warps N] [--num-stages N]\n"
+          "                 [--no-fp-fusion]\n"
           "       nereid sass FILE -k KERNEL -s SIGNATURE [--arch SM] [--num-warps N] [--num-stages N] [--ptxas PATH]\n"
+          "                 [--no-fp-fusion]\n"
           "       nereid info FILE -k KERNEL -s SIGNATURE [--arch SM] [--gpu GPU|all] [--from auto|driver|ptxas]\n"
-          "                 [--device N] [--num-warps N] [--num-stages N] [--ptxas PATH]\n"
+          "                 [--device N] [--num-warps N] [--num-stages N] [--ptxas PATH] [--no-fp-fusion]\n"
           "       nereid aot FILE -k KERNEL -s SIGNATURE [-s SIGNATURE]... [--arch sm_80,sm_90a] [-g GRID]\n"
           "                 [-c CONFIG]... [--key ARGS] [--ptx SM|none] [--ptx-only] [--num-warps N]\n"
           "                 [--num-stages N] [--ptxas PATH] [-v] -o NAME\n"
@@ -118,6 +121,7 @@ static int cmd_compile(int argc, char **argv, bool ptx) {
         else if (strcmp(argv[i], "--stage") == 0 && i + 1 < argc) stage = argv[++i];
         else if (strcmp(argv[i], "--num-warps") == 0 && i + 1 < argc) o.num_warps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--num-stages") == 0 && i + 1 < argc) o.num_stages = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--no-fp-fusion") == 0) o.fp_fusion = 0;
         else if (argv[i][0] != '-' && !file) file = argv[i];
         else {
             fprintf(stderr, "nereid ir: unexpected argument '%s'\n", argv[i]);
@@ -181,6 +185,7 @@ static int parse_gpu_args(const char *cmd, int argc, char **argv, GpuArgs *a, bo
         else if (strcmp(argv[i], "--arch") == 0 && more) a->o.arch = argv[++i];
         else if (strcmp(argv[i], "--num-warps") == 0 && more) a->o.num_warps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--num-stages") == 0 && more) a->o.num_stages = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--no-fp-fusion") == 0) a->o.fp_fusion = 0;
         else if (strcmp(argv[i], "--ptxas") == 0 && more) a->ptxas = argv[++i];
         else if (extra && strcmp(argv[i], "--gpu") == 0 && more) a->gpu = argv[++i];
         else if (extra && strcmp(argv[i], "--from") == 0 && more) a->from = argv[++i];

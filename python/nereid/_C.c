@@ -344,12 +344,13 @@ static PyObject *build_args_tuple(NrKernel *k) {
 static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     (void)mod;
     static char *kwlist[] = {"source", "filename", "kernel", "signature", "num_warps", "num_stages", "stop_after",
-                             "verify_each", "arch", "maxnreg", NULL};
+                             "verify_each", "arch", "maxnreg", "fp_fusion", NULL};
     const char *src, *filename, *kernel, *sig, *stop_after = NULL, *arch = NULL;
     Py_ssize_t len;
-    int num_warps = 4, num_stages = 3, verify_each = 0, maxnreg = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#sss|iizpzi", kwlist, &src, &len, &filename, &kernel, &sig,
-                                     &num_warps, &num_stages, &stop_after, &verify_each, &arch, &maxnreg))
+    int num_warps = 4, num_stages = 3, verify_each = 0, maxnreg = 0, fp_fusion = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#sss|iizpzip", kwlist, &src, &len, &filename, &kernel, &sig,
+                                     &num_warps, &num_stages, &stop_after, &verify_each, &arch, &maxnreg,
+                                     &fp_fusion))
         return NULL;
     NrOptions o;
     nr_options_default(&o);
@@ -359,6 +360,7 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     o.verify_each = verify_each;
     o.arch = arch;
     o.maxnreg = maxnreg;
+    o.fp_fusion = fp_fusion;
     NrContext *ctx = nr_context_create();
     NrKernel *k = NULL;
     NrStatus st;

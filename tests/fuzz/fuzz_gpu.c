@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         d.sources = &m->sources;
         NrPipelineOptions po = {NULL, true, NULL};
         int nw = size ? 1 << (data[0] % 5) : 4;
-        NrGpuOptions go = {nw, 1, size > 1 && data[1] & 1 ? 90 : 80, false, NULL, true, NULL};
+        NrGpuOptions go = {nw, 1, size > 1 && data[1] & 1 ? 90 : 80, false, NULL, true, NULL, false};
         if (!nr_run_block_pipeline(m, &po, &d) || !nr_run_gpu_pipeline(m, &go, &d)) {
             if (d.nerrors == 0) NR_ICE("a pass failed without a diagnostic");
         } else {

@@ -309,6 +309,28 @@ def test_maxnreg(rng):
         axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128, maxnreg="x")
 
 
+def test_enable_fp_fusion(rng, monkeypatch):
+    x = rng.standard_normal(100).astype(np.float32)
+    y = rng.standard_normal(100).astype(np.float32)
+    out = np.full(128, np.nan, np.float32)
+    axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128, enable_fp_fusion=False)  # the interpreter rounds every step
+    ref = 2.0 * x.astype(np.float64) + 0.5 * y.astype(np.float64)
+    assert np.linalg.norm(out[:100] - ref) / np.linalg.norm(ref) < 1e-6
+    sig = "*fp32:16, *fp32:16, *fp32:16, i32, fp32, fp32, 128"
+    fused = axpby.compile(sig, arch="sm_90")
+    plain = axpby.compile(sig, arch="sm_90", enable_fp_fusion=False)
+    assert fused is not plain and fused is axpby.compile(sig, arch="sm_90", enable_fp_fusion=True)
+    # Triton's default: ptxas may fuse the multiply into the add (no rounding modifier on either)
+    assert "mul.f32" in fused.ptx and "add.f32" in fused.ptx and "mul.rn.f32" not in fused.ptx
+    assert "mul.rn.f32" in plain.ptx and "add.rn.f32" in plain.ptx and "mul.f32" not in plain.ptx
+    with pytest.raises(TypeError, match="enable_fp_fusion must be a bool"):
+        axpby[(1,)](x, y, out, 100, 2.0, 0.5, BLOCK=128, enable_fp_fusion=1)
+    monkeypatch.setenv("NEREID_DEFAULT_FP_FUSION", "0")
+    assert jitmod._default_fp_fusion() is False
+    monkeypatch.delenv("NEREID_DEFAULT_FP_FUSION")
+    assert jitmod._default_fp_fusion() is True
+
+
 # --- the readers of tensors, the stream, the launcher, the switches -------------------------------------------
 
 def make_ctensor_type():

@@ -42,7 +42,7 @@ _TORCH_DTYPES = {
     "torch.float64": "fp64", "torch.float8_e4m3fn": "fp8e4nv", "torch.float8_e5m2": "fp8e5",
 }
 # Launch options of Triton that Nereid accepts and does not need.
-_IGNORED_OPTIONS = ("num_ctas", "enable_fp_fusion", "launch_cooperative_grid", "launch_pdl", "num_buffers_warp_spec",
+_IGNORED_OPTIONS = ("num_ctas", "launch_cooperative_grid", "launch_pdl", "num_buffers_warp_spec",
                     "num_consumer_groups", "reg_dec_producer", "reg_inc_consumer", "maxnreg_ignored", "debug",
                     "sanitize_overflow", "extern_libs", "instrumentation_mode")
 
@@ -57,6 +57,11 @@ _NO_DEFAULT = _NoDefault()
 
 def _interpret():
     return os.environ.get("NEREID_INTERPRET", "") not in ("", "0")
+
+
+def _default_fp_fusion():
+    """enable_fp_fusion when a launch does not say: NEREID_DEFAULT_FP_FUSION=0 turns it off."""
+    return os.environ.get("NEREID_DEFAULT_FP_FUSION", "1") not in ("0", "false", "False")
 
 
 def _is_constexpr_annotation(ann):
@@ -313,6 +318,7 @@ class CompiledKernel:
         self.num_warps = options["num_warps"]
         self.num_stages = options["num_stages"]
         self.maxnreg = options.get("maxnreg")
+        self.options = dict(options)
         self._info = None
         self._shared = None
         self.asm = {"ir": kernel.ir}
@@ -364,7 +370,7 @@ class CompiledKernel:
 
     def __getitem__(self, grid):
         """compiled[grid](*args): launch with every argument of the kernel (constexprs included)."""
-        fn, nw, ns = self.fn, self.num_warps, self.num_stages
+        fn, nw, ns, opts = self.fn, self.num_warps, self.num_stages, self.options
 
         def launch(*args, **kwargs):
             # (a parameter named like an option is that option: the argument gives it)
@@ -372,6 +378,8 @@ class CompiledKernel:
                 kwargs.setdefault("num_warps", nw)
             if "num_stages" not in fn._param_index:
                 kwargs.setdefault("num_stages", ns)
+            if "enable_fp_fusion" in opts:
+                kwargs.setdefault("enable_fp_fusion", opts["enable_fp_fusion"])
             return fn[grid](*args, **kwargs)
 
         return launch
@@ -495,15 +503,21 @@ class JITFunction(_C.Dispatcher):
         raise TypeError(f"{self.__name__}: argument '{name}' must be a tensor or array, an int, a float, a bool "
                         f"or None, got {type(v).__name__}")
 
-    def compile(self, signature, num_warps=4, num_stages=3, stop_after=None, arch=None, maxnreg=None):
-        """The kernel compiled for `signature` (cached); arch None: for the interpreter."""
+    def compile(self, signature, num_warps=4, num_stages=3, stop_after=None, arch=None, maxnreg=None,
+                enable_fp_fusion=True):
+        """The kernel compiled for `signature` (cached); arch None: for the interpreter.
+        enable_fp_fusion=False: GPU float multiplies and adds round one by one (no fma contraction)."""
         key = (signature, num_warps, num_stages, stop_after, arch)
         if maxnreg:
             key += (maxnreg,)
+        if not enable_fp_fusion:
+            key += ("no_fp_fusion",)
         k = self.cache.get(key)
         if k is None:
             src = self._module_source()
             extra = {"maxnreg": maxnreg} if maxnreg else {}
+            if not enable_fp_fusion:
+                extra["fp_fusion"] = False
             try:
                 k, _notes = _C.compile(src.text, src.filename, self.__name__, signature, num_warps, num_stages,
                                        stop_after, _VERIFY_EACH, arch, **extra)
@@ -614,6 +628,10 @@ class JITFunction(_C.Dispatcher):
     def run(self, *args, grid, num_warps=None, num_stages=None, maxnreg=None, warmup=False, **kwargs):
         for opt in _IGNORED_OPTIONS:
             kwargs.pop(opt, None)
+        fusion_given = "enable_fp_fusion" in kwargs and "enable_fp_fusion" not in self._param_index
+        fp_fusion = kwargs.pop("enable_fp_fusion") if fusion_given else _default_fp_fusion()
+        if not isinstance(fp_fusion, bool):
+            raise TypeError(f"{self.__name__}: enable_fp_fusion must be a bool, got {type(fp_fusion).__name__}")
         # A parameter named like a launch option (num_stages: tl.constexpr) is
         # that option too, unless the option was given on its own.
         given = {"num_warps": num_warps, "num_stages": num_stages, "maxnreg": maxnreg}
@@ -651,12 +669,17 @@ class JITFunction(_C.Dispatcher):
             device = None
         arch = _arch_for(device) if device is not None else None
         if maxnreg and arch:
-            kernel = self.compile(signature, num_warps, num_stages, arch=arch, maxnreg=maxnreg)
-        else:  # (the interpreter has no registers to limit)
+            kernel = self.compile(signature, num_warps, num_stages, arch=arch, maxnreg=maxnreg,
+                                  enable_fp_fusion=fp_fusion)
+        elif arch:
+            kernel = self.compile(signature, num_warps, num_stages, arch=arch, enable_fp_fusion=fp_fusion)
+        else:  # (the interpreter has no registers to limit and rounds every step)
             kernel = self.compile(signature, num_warps, num_stages, arch=arch)
         options = {"num_warps": num_warps, "num_stages": num_stages}
         if maxnreg is not None:
             options["maxnreg"] = maxnreg
+        if not fp_fusion:
+            options["enable_fp_fusion"] = False
         compiled = CompiledKernel(self, kernel, signature, options, device, arch)
         if warmup:
             return compiled
@@ -670,7 +693,8 @@ class JITFunction(_C.Dispatcher):
             else:
                 self._check_resources(kernel, device)
                 kernel.launch_gpu(grid, rt_args, _current_stream(device), device, _SYNC)
-                if fast and key is not None and not _SYNC and not interpret:
+                # (the fast path knows nothing of enable_fp_fusion: it serves the default only)
+                if fast and key is not None and not _SYNC and not interpret and fp_fusion and not fusion_given:
                     self._register(key, objs, kernel, device, False, compiled)
         except _C.LaunchError as e:
             raise LaunchError(*e.args) from None

@@ -23,21 +23,21 @@ def hchain(x_ptr, y_ptr, B: tl.constexpr):
     tl.store(y_ptr + r, tl.maximum(x * 3.0 + 1.0, 0.0))
 
 # CHECK: ld.global.v4.b32 {[[X0:%r[0-9]+]], [[X1:%r[0-9]+]], [[X2:%r[0-9]+]], [[X3:%r[0-9]+]]}
-# CHECK: mul.rn.f32 [[M0:%r[0-9]+]], [[X0]], 0f40400000;
-# CHECK-NEXT: mul.rn.f32 [[M1:%r[0-9]+]], [[X1]], 0f40400000;
-# CHECK-NEXT: add.rn.f32 [[A0:%r[0-9]+]], [[M0]], 0f3F800000;
-# CHECK-NEXT: add.rn.f32 [[A1:%r[0-9]+]], [[M1]], 0f3F800000;
+# CHECK: mul.f32 [[M0:%r[0-9]+]], [[X0]], 0f40400000;
+# CHECK-NEXT: mul.f32 [[M1:%r[0-9]+]], [[X1]], 0f40400000;
+# CHECK-NEXT: add.f32 [[A0:%r[0-9]+]], [[M0]], 0f3F800000;
+# CHECK-NEXT: add.f32 [[A1:%r[0-9]+]], [[M1]], 0f3F800000;
 # CHECK-NEXT: ex2.approx.ftz.f32 {{%r[0-9]+}}, [[A0]];
 # CHECK-NEXT: ex2.approx.ftz.f32 {{%r[0-9]+}}, [[A1]];
-# CHECK-NEXT: mul.rn.f32 {{%r[0-9]+}}, [[X2]], 0f40400000;
+# CHECK-NEXT: mul.f32 {{%r[0-9]+}}, [[X2]], 0f40400000;
 
 # fp16 pairs stay packed: an f16x2 mul and add per pair, the maximum with
 # the float 0.0 in f32 and rounded back, then the next pair.
-# HALF: mul.rn.f16x2
-# HALF-NOT: mul.rn.f16x2
-# HALF: add.rn.f16x2
-# HALF-NOT: mul.rn.f16x2
+# HALF: mul.f16x2
+# HALF-NOT: mul.f16x2
+# HALF: add.f16x2
+# HALF-NOT: mul.f16x2
 # HALF: cvt.rn.f16.f32
 # HALF-NEXT: cvt.rn.f16.f32
 # HALF-NOT: cvt.rn.f16.f32
-# HALF: mul.rn.f16x2
+# HALF: mul.f16x2
