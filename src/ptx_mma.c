@@ -26,9 +26,9 @@
  *
  * The plans (nr_mma_plan, nr_ldsm_plan, nr_stsm_plan) say which register
  * feeds which fragment slot of which instruction and which lane supplies
- * which row address.  They are built from the linear layouts and checked against
- * the PTX ISA's fragment tables below; tests/c/test_mma.c executes them on
- * a model of a warp.  The emitter only prints them. */
+ * which row address.  They are built from the linear layouts and checked
+ * against the PTX ISA's fragment tables below; tests/c/test_mma.c executes
+ * them on a model of a warp.  The emitter only prints them. */
 #include "ptx.h"
 
 #include <stdio.h>
@@ -310,9 +310,9 @@ bool nr_ldsm_plan(const NrPtxLay *D, const NrSmemMap *S, NrArena *a, NrLdsmPlan 
  * layout is the stmatrix plan.  It must cover every element exactly once
  * (no replicas, no duplicate registers: stmatrix cannot be predicated per
  * lane), and each matrix's eight rows must fall on eight different 16-byte
- * bank groups (the row addresses of a matrix differ by the XOR of the
- * supplying lane's images, so bits 4..6 of their byte offsets must be
- * independent). */
+ * bank groups: the row addresses of a matrix are one offset XOR the images
+ * of the supplying lane's bits 0..2, so bits 4..6 of those three images (in
+ * bytes) must be independent. */
 bool nr_stsm_plan(const NrPtxLay *L, const NrSmemMap *S, NrArena *a, NrLdsmPlan *out) {
     memset(out, 0, sizeof *out);
     if (S->es != 2 || L->rep_lane || L->rep_warp) return false;

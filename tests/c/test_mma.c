@@ -877,6 +877,40 @@ static void test_stmatrix_epilogue(void) {
                     nr_arena_free(&a);
                     runs++;
                 }
+    /* Operands of 16-bit dots hold the same fragments: A (k contiguous) and
+     * B (n contiguous: .trans) stored into staging buffers and read back by
+     * ldmatrix. */
+    for (int op = 0; op < 2; op++) {
+        NrArena a;
+        nr_arena_init(&a);
+        NrModule *m = nr_module_new(&a);
+        m->num_warps = 4;
+        /* warps along the operand's own side: no replicas */
+        int32_t wpc[2] = {op ? 1 : 4, op ? 4 : 1};
+        int32_t cl = nr_layout_mma(m, 2, 2, wpc, (int32_t[]){16, 8, 16});
+        int32_t ol = nr_layout_dot_op(m, cl, op, 2);
+        int32_t shape[2] = {op ? 32 : 64, op ? 64 : 32};
+        Lay O;
+        if (lay_make(m, &a, ol, NR_DT_F16, 2, shape, 4, &O)) {
+            NrSmemMap S;
+            CHECK(nr_smem_map(m, smem_layout(m, 2, shape, 1, 2, 1), 2, shape, 2, &S), "operand buffer");
+            uint32_t *x = malloc(sizeof(uint32_t) * 64 * 32);
+            for (int i = 0; i < 64 * 32; i++) x[i] = (uint32_t)(rnd() & 0xffff);
+            uint8_t *mem = calloc(64 * 32, 2);
+            LoadStats st;
+            bool planned = model_store_stsm(&a, &O, &S, x, mem, &st);
+            CHECK(planned && st.trans == (op == 1) && st.conflicts == 0,
+                  "operand %d: stmatrix planned %d, .trans %d, %d conflicts", op, planned, st.trans, st.conflicts);
+            Regs g;
+            LoadStats ls;
+            model_load(&a, &O, &S, mem, true, &g, &ls);
+            check_regs(&O, &g, x, op ? "operand B by stmatrix" : "operand A by stmatrix");
+            free(g.v);
+            free(mem);
+            free(x);
+        }
+        nr_arena_free(&a);
+    }
     /* Not for stmatrix: 32- and 8-bit elements, a blocked source, and a
      * buffer whose rows of a matrix share a bank group (unswizzled 256-byte
      * rows); an nvmma buffer is fine. */
