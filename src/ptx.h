@@ -499,7 +499,8 @@ void nr_smem_addr_init(NrPtx *p, NrSmemAddr *g, NrPv base, const uint32_t *lane,
                        int nwarp, int es);
 NrPv nr_smem_addr(NrPtx *p, NrSmemAddr *g, uint32_t c, int64_t *imm);
 /* Elements of layout lay (dtype dt) stored to / loaded from buffer S at
- * `base`; stores skip duplicate registers and replicas (owners store). */
+ * `base`; stores skip duplicate registers and replicas (owners store), and
+ * on sm_90 go by stmatrix where nr_stsm_plan allows. */
 void nr_smem_store(NrPtx *p, int lay, const NrSmemMap *S, NrPv base, NrDtype dt, const NrPv *elems);
 NrPv *nr_smem_load(NrPtx *p, int lay, const NrSmemMap *S, NrPv base, NrDtype dt);
 /* 32-bit words of 32 / bits(dt) elements, low element first, and back. */
@@ -560,6 +561,16 @@ typedef struct NrLdsmPlan {
 } NrLdsmPlan;
 /* false if ldmatrix cannot load layout D from buffer S (then ld.shared). */
 bool nr_ldsm_plan(const NrPtxLay *D, const NrSmemMap *S, NrArena *a, NrLdsmPlan *out);
+
+/* stmatrix (sm_90) of layout L into buffer S: the mirror of ldmatrix, so
+ * the same plan (words, lanes, offsets), found only for 16-bit elements
+ * held once each (no replicas or duplicate registers) whose matrices' rows
+ * are free of bank conflicts; false otherwise (then st.shared). */
+bool nr_stsm_plan(const NrPtxLay *L, const NrSmemMap *S, NrArena *a, NrLdsmPlan *out);
+/* Elements of layout lay (dtype dt) stored into buffer S at base by
+ * stmatrix; false, with nothing emitted, where the target (below sm_90),
+ * the dtype or the plan does not allow it. */
+bool nr_stsm_store(NrPtx *p, int lay, const NrSmemMap *S, NrPv base, NrDtype dt, const NrPv *elems);
 
 /* mma.sync instructions of a dot: shape m16n8k16 (16-bit operands),
  * m16n8k8 (tf32) or m16n8k32 (8-bit); per instruction the operand register

@@ -20,14 +20,15 @@
  *     else ld.shared (ptx_smem.c).
  *   convert_layout into a dot_op layout, or out of an mma layout, through
  *     shared memory: a swizzled scratch buffer (16-byte vectors along the
- *     fastest dimension that suits both sides), vectorized st.shared, then
- *     ldmatrix or vectorized ld.shared.  Other conversions are ptx_reduce.c's.
+ *     fastest dimension that suits both sides), vectorized st.shared (on
+ *     sm_90, stmatrix for 16-bit tensor-core fragments), then ldmatrix or
+ *     vectorized ld.shared.  Other conversions are ptx_reduce.c's.
  *
- * The plans (nr_mma_plan, nr_ldsm_plan) say which register feeds which
- * fragment slot of which instruction and which lane supplies which row
- * address.  They are built from the linear layouts and checked against
- * the PTX ISA's fragment tables below; tests/c/test_mma.c executes them on
- * a model of a warp.  The emitter only prints them. */
+ * The plans (nr_mma_plan, nr_ldsm_plan, nr_stsm_plan) say which register
+ * feeds which fragment slot of which instruction and which lane supplies
+ * which row address.  They are built from the linear layouts and checked
+ * against the PTX ISA's fragment tables below; tests/c/test_mma.c executes
+ * them on a model of a warp.  The emitter only prints them. */
 #include "ptx.h"
 
 #include <stdio.h>
@@ -299,6 +300,54 @@ bool nr_ldsm_plan(const NrPtxLay *D, const NrSmemMap *S, NrArena *a, NrLdsmPlan 
         in->nmat = nmat;
         in->off = img_of(S, D->regflat[h * nmat * epw]);
         for (int j = 0; j < 4; j++) in->word[j] = j < nmat ? h * nmat + j : -1;
+    }
+    return true;
+}
+
+/* --- the stmatrix plan ----------------------------------------------------------------------------------------- */
+/* stmatrix (sm_90) writes what ldmatrix reads: the same fragments, the same
+ * row addresses from the same lanes, so the ldmatrix plan of the stored
+ * layout is the stmatrix plan.  It must cover every element exactly once
+ * (no replicas, no duplicate registers: stmatrix cannot be predicated per
+ * lane), and each matrix's eight rows must fall on eight different 16-byte
+ * bank groups: the row addresses of a matrix are one offset XOR the images
+ * of the supplying lane's bits 0..2, so bits 4..6 of those three images (in
+ * bytes) must be independent. */
+bool nr_stsm_plan(const NrPtxLay *L, const NrSmemMap *S, NrArena *a, NrLdsmPlan *out) {
+    memset(out, 0, sizeof *out);
+    if (S->es != 2 || L->rep_lane || L->rep_warp) return false;
+    for (int r = 0; r < 1 << L->nreg; r++)
+        if (L->dup[r]) return false;
+    NrLdsmPlan pl;
+    if (!nr_ldsm_plan(L, S, a, &pl)) return false;
+    uint32_t span = 0; /* bank groups reached by the row-selecting lane bits */
+    for (uint32_t l = 0; l < 8; l++) {
+        uint32_t x = 0;
+        for (int i = 0; i < 3; i++)
+            if (l >> i & 1) x ^= pl.lane[i];
+        span |= 1u << ((x * (uint32_t)S->es / 16) & 7);
+    }
+    if (span != 0xff) return false;
+    *out = pl;
+    return true;
+}
+
+/* Elements e of layout lay stored into buffer S at base by stmatrix (sm_90,
+ * 16-bit elements); false, emitting nothing, if they do not fit it. */
+bool nr_stsm_store(NrPtx *p, int lay, const NrSmemMap *S, NrPv base, NrDtype dt, const NrPv *e) {
+    NrLdsmPlan pl;
+    if (p->sm < 90 || dt == NR_DT_I1 || nr_ptx_smem_es(dt) != 2 || !nr_stsm_plan(&p->lays[lay], S, p->a, &pl))
+        return false;
+    NrSmemAddr g;
+    nr_smem_addr_init(p, &g, base, pl.lane, 5, pl.warp, pl.nwarp, pl.es);
+    for (int h = 0; h < pl.ninstr; h++) {
+        const NrLdsmInstr *in = &pl.ins[h];
+        NrPv w[4];
+        for (int j = 0; j < in->nmat; j++) w[j] = nr_ptx_inreg(p, nr_ptx_pack_word(p, dt, e + in->word[j] * pl.epw));
+        int64_t imm;
+        NrPv ad = nr_smem_addr(p, &g, in->off, &imm);
+        nr_ptx_emit(p, "stmatrix.sync.aligned.m8n8.x%d%s.shared.b16 %s, %s;", in->nmat, pl.trans ? ".trans" : "",
+                    nr_ptx_addr(p, ad, imm), nr_ptx_reg_list(p, w, in->nmat, true));
     }
     return true;
 }

@@ -14,7 +14,8 @@
  *
  * Vectors: a run of consecutive registers whose elements are consecutive
  * in the buffer (and aligned) moves in one instruction of up to 16 bytes;
- * narrow elements travel packed in 32-bit words.
+ * narrow elements travel packed in 32-bit words.  On sm_90, 16-bit values
+ * held as tensor-core fragments are stored by stmatrix (ptx_mma.c).
  *
  * async_copy moves 4, 8 or 16 bytes per cp.async (.cg for 16, bypassing
  * L1) when the pointer's axis info proves that many bytes contiguous and
@@ -422,6 +423,7 @@ static int run_of(const NrSmemAccess *acc, NrDtype dt) {
 void nr_smem_store(NrPtx *p, int lay, const NrSmemMap *S, NrPv base, NrDtype dt, const NrPv *e) {
     const NrPtxLay *L = &p->lays[lay];
     NR_ASSERT(L->bits == S->bits);
+    if (nr_stsm_store(p, lay, S, base, dt, e)) return; /* tensor-core fragments on sm_90 */
     NrSmemAccess acc;
     nr_smem_access(L, S, 16, p->a, &acc);
     int v = run_of(&acc, dt);

@@ -1,7 +1,8 @@
 /* test_mma.c - tensor cores in the PTX emitter.
  *
- *   warp model  the emitter's plans - ldmatrix (nr_ldsm_plan), ld.shared /
- *               st.shared runs (nr_smem_access), conversion scratch
+ *   warp model  the emitter's plans - ldmatrix (nr_ldsm_plan), stmatrix
+ *               (nr_stsm_plan), ld.shared / st.shared runs
+ *               (nr_smem_access), conversion scratch
  *               (nr_ptx_conv_scratch_map) and mma.sync (nr_mma_plan) - run
  *               on a CPU model of every lane of every warp: shared memory is
  *               filled through nr_shared_offset (the layout contract), and
@@ -14,7 +15,11 @@
  *               tf32x3, fp8 on sm_80 (as f16 products), both storage orders
  *               of A and B, swizzled and plain buffers, batches, 1 to 8 warps
  *               and many repetitions.  ldmatrix of the staging buffers must
- *               be free of bank conflicts.
+ *               be free of bank conflicts.  The sm_90 epilogue: 16-bit
+ *               accumulators (mma versions 2 and 3) stored by stmatrix (the
+ *               ISA's table written out too) into the conversion scratch,
+ *               every byte once and without bank conflicts, and reloaded in
+ *               row- and column-major blocked layouts.
  *   words       packing and unpacking 8- and 16-bit elements in 32-bit words
  *               (evaluation mode)
  *   kernels     matmuls from source through the whole pipeline for sm_80 and
@@ -22,7 +27,8 @@
  *               exists: every dtype, accumulator and precision, 1 and 3
  *               stages, 4 and 8 warps, both storage orders; the text shows
  *               mma.sync of the right types, ldmatrix, cp.async with zero
- *               fill, and v2 stores from the accumulator layout.
+ *               fill, v2 stores from the accumulator layout, and stmatrix
+ *               for 16-bit results on sm_90 only.
  *
  * Random inputs are seeded from the clock (NR_TEST_SEED=n repeats a run).
  * NR_TEST_KEEP=dir keeps every emitted PTX file there. */
@@ -184,6 +190,36 @@ static int isa_ldmatrix(const uint8_t *mem, int64_t size, const int64_t *addr, i
             }
             out[l][j] = w;
         }
+    }
+    return conflicts;
+}
+
+/* stmatrix .m8n8 .b16 (sm_90), the mirror of ldmatrix: lanes 8j..8j+7 give
+ * the row addresses of matrix j; without .trans lane l's register j holds
+ * row l/4, 32-bit column l%4; with .trans its two 16-bit halves go to rows
+ * 2(l%4) and 2(l%4)+1 at 16-bit column l/4.  Counts each byte written in
+ * `hits`; returns the bank conflicts (extra wavefronts). */
+static int isa_stmatrix(uint8_t *mem, uint8_t *hits, int64_t size, const int64_t *addr, int nmat, bool trans,
+                        const uint32_t in[32][4], bool *bad) {
+    int conflicts = 0;
+    for (int j = 0; j < nmat; j++) {
+        int used[8] = {0};
+        for (int i = 0; i < 8; i++) {
+            int64_t a = addr[8 * j + i];
+            if (a < 0 || a % 16 || a + 16 > size) {
+                *bad = true;
+                return 0;
+            }
+            if (used[(a / 16) % 8]++) conflicts++;
+        }
+        for (int l = 0; l < 32; l++)
+            for (int e = 0; e < 2; e++) {
+                uint16_t h = (uint16_t)(in[l][j] >> (16 * e));
+                int64_t a = trans ? addr[8 * j + 2 * (l % 4) + e] + 2 * (l / 4) : addr[8 * j + l / 4] + 4 * (l % 4) + 2 * e;
+                memcpy(mem + a, &h, 2);
+                hits[a]++;
+                hits[a + 1]++;
+            }
     }
     return conflicts;
 }
@@ -361,6 +397,54 @@ static void model_store(NrArena *a, const Lay *L, const NrSmemMap *S, const uint
         }
     for (int64_t i = 0; i < n; i++) CHECK(written[i], "element %lld never stored", (long long)i);
     free(written);
+}
+
+/* Stores layout L's registers (holding x per the contract) into S by the
+ * emitter's stmatrix plan on every lane of every warp; false if there is
+ * no plan.  Every element must be written exactly once. */
+static bool model_store_stsm(NrArena *a, const Lay *L, const NrSmemMap *S, const uint32_t *x, uint8_t *mem,
+                             LoadStats *st) {
+    const NrPtxLay *P = &L->P;
+    int es = S->es, R = 1 << P->nreg, nw = 1 << P->nwarp;
+    memset(st, 0, sizeof *st);
+    NrLdsmPlan pl;
+    if (!nr_stsm_plan(P, S, a, &pl)) return false;
+    st->ldsm = true;
+    st->trans = pl.trans;
+    CHECK(es == 2 && pl.epw == 2 && pl.ninstr * pl.ins[0].nmat * pl.epw == R, "stmatrix plan covers the registers");
+    uint8_t *hits = calloc((size_t)S->bytes, 1);
+    for (int w = 0; w < nw; w++)
+        for (int h = 0; h < pl.ninstr; h++) {
+            const NrLdsmInstr *in = &pl.ins[h];
+            int64_t addr[32];
+            uint32_t words[32][4];
+            for (int lane = 0; lane < 32; lane++) {
+                addr[lane] = (int64_t)es * (xor_bits(pl.lane, 5, (uint32_t)lane) ^
+                                            xor_bits(pl.warp, pl.nwarp, (uint32_t)w) ^ in->off);
+                for (int j = 0; j < in->nmat; j++) {
+                    uint32_t v = 0;
+                    for (int e = 0; e < 2; e++) {
+                        int32_t c[NR_MAX_RANK];
+                        nr_linear_coords(&L->ll, (uint32_t)(in->word[j] * 2 + e), (uint32_t)lane, (uint32_t)w, c);
+                        v |= (x[rm(L->ll.rank, L->ll.shape, c)] & 0xffff) << (16 * e);
+                    }
+                    words[lane][j] = v;
+                }
+            }
+            bool bad = false;
+            st->conflicts += isa_stmatrix(mem, hits, S->bytes, addr, in->nmat, pl.trans, words, &bad);
+            st->instrs++;
+            CHECK(!bad, "stmatrix row address misaligned or outside the buffer");
+            if (bad) {
+                free(hits);
+                return true;
+            }
+        }
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < S->bytes; i++) wrong += hits[i] != 1;
+    CHECK(wrong == 0, "stmatrix: %lld bytes not written exactly once", (long long)wrong);
+    free(hits);
+    return true;
 }
 
 /* --- the warp model: mma -------------------------------------------------------------------------------- */
@@ -724,6 +808,140 @@ static void test_epilogue_and_errors(void) {
         CHECK(!nr_ldsm_plan(&A.P, &S, &a, &lp), "element-wise swizzle breaks 16-byte rows: no ldmatrix");
     }
     nr_arena_free(&a);
+}
+
+/* The epilogue on sm_90: the accumulator (mma version 2 and 3, 16-bit
+ * elements) stored by stmatrix into the conversion scratch and reloaded in
+ * the blocked layout of a coalesced store (row-major: plain stmatrix;
+ * column-major: .trans), without bank conflicts; and the layouts and
+ * buffers that keep st.shared. */
+static void test_stmatrix_epilogue(void) {
+    static const int shapes[][2] = {{16, 8}, {16, 64}, {64, 64}, {64, 32}, {128, 128}, {128, 256}, {256, 128}, {64, 256}};
+    static const NrDtype dts[] = {NR_DT_F16, NR_DT_BF16};
+    int runs = 0;
+    for (int ver = 2; ver <= 3; ver++)
+        for (size_t si = 0; si < NR_COUNTOF(shapes); si++)
+            for (int nw = ver == 3 ? 4 : 1; nw <= 8; nw *= 2)
+                for (int col = 0; col < 2; col++) {
+                    int M = shapes[si][0], N = shapes[si][1];
+                    if (ver == 3 && M < 16 * nw) continue;
+                    NrDtype dt = dts[(si + (size_t)col) % 2];
+                    NrArena a;
+                    nr_arena_init(&a);
+                    NrModule *m = nr_module_new(&a);
+                    m->num_warps = nw;
+                    int32_t shape[2] = {M, N}, wpc[2], instr[3];
+                    if (ver == 3) {
+                        wpc[0] = nw, wpc[1] = 1;
+                        instr[0] = 16, instr[1] = N > 256 ? 256 : N, instr[2] = 16;
+                    } else {
+                        warps_for(M, N, nw, &wpc[0], &wpc[1]);
+                        instr[0] = 16, instr[1] = 8, instr[2] = 16;
+                    }
+                    int32_t cl = nr_layout_mma(m, ver, 2, wpc, instr);
+                    int32_t spt[2] = {col ? 8 : 1, col ? 1 : 8}, ord[2] = {col ? 0 : 1, col ? 1 : 0};
+                    if (spt[col ? 0 : 1] > shape[col ? 0 : 1]) spt[col ? 0 : 1] = shape[col ? 0 : 1];
+                    int32_t bl = nr_gpu_blocked_for(m, 2, shape, spt, ord, nw);
+                    char what[120];
+                    snprintf(what, sizeof what, "stmatrix v%d %s %dx%d w%d %s", ver, dn(dt), M, N, nw,
+                             col ? "column-major" : "row-major");
+                    Lay C, D;
+                    if (!lay_make(m, &a, cl, dt, 2, shape, nw, &C) || !lay_make(m, &a, bl, dt, 2, shape, nw, &D)) {
+                        nr_arena_free(&a);
+                        continue;
+                    }
+                    NrSmemMap S;
+                    CHECK(nr_ptx_conv_scratch_map(m, &C.P, &D.P, 2, &S), "%s: scratch", what);
+                    uint32_t *x = malloc(sizeof(uint32_t) * (size_t)(M * N));
+                    for (int i = 0; i < M * N; i++) x[i] = rand_elem(dt, false) ^ (uint32_t)(rnd() & 0x3ff);
+                    uint8_t *mem = calloc((size_t)(M * N), 2);
+                    LoadStats st;
+                    bool planned = model_store_stsm(&a, &C, &S, x, mem, &st);
+                    /* replicas (more warps than the tile has rows of 16 and columns of 8) keep st.shared */
+                    bool fits = !C.P.rep_warp && !C.P.rep_lane;
+                    CHECK(planned == fits, "%s: stmatrix planned %d, expected %d", what, planned, fits);
+                    if (planned) {
+                        CHECK(st.trans == (col == 1), "%s: .trans %d", what, st.trans);
+                        CHECK(st.conflicts == 0, "%s: %d bank conflicts", what, st.conflicts);
+                        int R = 1 << C.P.nreg;
+                        CHECK(st.instrs == (R / 2 >= 4 ? R / 8 : 1) << C.P.nwarp, "%s: %d instructions for %d registers",
+                              what, st.instrs, R);
+                        Regs g;
+                        LoadStats ls;
+                        model_load(&a, &D, &S, mem, false, &g, &ls);
+                        check_regs(&D, &g, x, what);
+                        free(g.v);
+                    }
+                    free(x);
+                    free(mem);
+                    nr_arena_free(&a);
+                    runs++;
+                }
+    /* Operands of 16-bit dots hold the same fragments: A (k contiguous) and
+     * B (n contiguous: .trans) stored into staging buffers and read back by
+     * ldmatrix. */
+    for (int op = 0; op < 2; op++) {
+        NrArena a;
+        nr_arena_init(&a);
+        NrModule *m = nr_module_new(&a);
+        m->num_warps = 4;
+        /* warps along the operand's own side: no replicas */
+        int32_t wpc[2] = {op ? 1 : 4, op ? 4 : 1};
+        int32_t cl = nr_layout_mma(m, 2, 2, wpc, (int32_t[]){16, 8, 16});
+        int32_t ol = nr_layout_dot_op(m, cl, op, 2);
+        int32_t shape[2] = {op ? 32 : 64, op ? 64 : 32};
+        Lay O;
+        if (lay_make(m, &a, ol, NR_DT_F16, 2, shape, 4, &O)) {
+            NrSmemMap S;
+            CHECK(nr_smem_map(m, smem_layout(m, 2, shape, 1, 2, 1), 2, shape, 2, &S), "operand buffer");
+            uint32_t *x = malloc(sizeof(uint32_t) * 64 * 32);
+            for (int i = 0; i < 64 * 32; i++) x[i] = (uint32_t)(rnd() & 0xffff);
+            uint8_t *mem = calloc(64 * 32, 2);
+            LoadStats st;
+            bool planned = model_store_stsm(&a, &O, &S, x, mem, &st);
+            CHECK(planned && st.trans == (op == 1) && st.conflicts == 0,
+                  "operand %d: stmatrix planned %d, .trans %d, %d conflicts", op, planned, st.trans, st.conflicts);
+            Regs g;
+            LoadStats ls;
+            model_load(&a, &O, &S, mem, true, &g, &ls);
+            check_regs(&O, &g, x, op ? "operand B by stmatrix" : "operand A by stmatrix");
+            free(g.v);
+            free(mem);
+            free(x);
+        }
+        nr_arena_free(&a);
+    }
+    /* Not for stmatrix: 32- and 8-bit elements, a blocked source, and a
+     * buffer whose rows of a matrix share a bank group (unswizzled 256-byte
+     * rows); an nvmma buffer is fine. */
+    NrArena a;
+    nr_arena_init(&a);
+    NrModule *m = nr_module_new(&a);
+    m->num_warps = 4;
+    int32_t shape[2] = {64, 128};
+    int32_t cl = nr_layout_mma(m, 2, 2, (int32_t[]){2, 2}, (int32_t[]){16, 8, 16});
+    int32_t bl = nr_gpu_blocked_for(m, 2, shape, (int32_t[]){1, 8}, (int32_t[]){1, 0}, 4);
+    Lay C, C32, C8, B;
+    if (lay_make(m, &a, cl, NR_DT_F16, 2, shape, 4, &C) && lay_make(m, &a, cl, NR_DT_F32, 2, shape, 4, &C32) &&
+        lay_make(m, &a, cl, NR_DT_I8, 2, shape, 4, &C8) && lay_make(m, &a, bl, NR_DT_F16, 2, shape, 4, &B)) {
+        NrSmemMap S, S4, S1;
+        NrLdsmPlan pl;
+        CHECK(nr_ptx_conv_scratch_map(m, &C.P, &B.P, 2, &S) && nr_ptx_conv_scratch_map(m, &C32.P, &B.P, 4, &S4) &&
+                  nr_ptx_conv_scratch_map(m, &C8.P, &B.P, 1, &S1), "scratch maps");
+        CHECK(nr_stsm_plan(&C.P, &S, &a, &pl) && pl.ninstr == 64 * 128 / 4 / 32 / 8, "f16: %d x4 stmatrix", pl.ninstr);
+        CHECK(!nr_stsm_plan(&C32.P, &S4, &a, &pl), "f32 keeps st.shared");
+        CHECK(!nr_stsm_plan(&C8.P, &S1, &a, &pl), "8-bit elements keep st.shared");
+        CHECK(!nr_stsm_plan(&B.P, &S, &a, &pl), "a blocked source keeps st.shared");
+        int32_t plain = nr_layout_shared(m, 2, 8, 1, 1, (int32_t[]){1, 0});
+        CHECK(nr_smem_map(m, plain, 2, shape, 2, &S), "plain map");
+        CHECK(nr_ldsm_plan(&C.P, &S, &a, &pl) && !nr_stsm_plan(&C.P, &S, &a, &pl),
+              "rows 256 bytes apart fit the fragments but share a bank group: st.shared");
+        int32_t nv = nr_layout_nvmma(m, 2, 128, (int32_t[]){1, 0});
+        CHECK(nr_smem_map(m, nv, 2, shape, 2, &S), "nvmma map");
+        CHECK(nr_stsm_plan(&C.P, &S, &a, &pl) && !pl.trans, "the accumulator into a 128-byte swizzled buffer");
+    }
+    nr_arena_free(&a);
+    printf("test_mma: %d epilogues by stmatrix on the warp model\n", runs);
 }
 
 /* --- words ----------------------------------------------------------------------------------------------- */
@@ -1097,6 +1315,11 @@ static void test_kernels(void) {
                               "%s: A plain, B transposed", what);
                     if (strcmp(mms[i].c, "fp32") == 0)
                         CHECK(count_of(ptx, "st.global.v2.b32") > 0, "%s: f32 results stored as pairs", what);
+                    /* 16-bit results leave the accumulator by stmatrix on sm_90, by st.shared on sm_80 */
+                    bool b16 = strcmp(mms[i].c, "fp16") == 0 || strcmp(mms[i].c, "bf16") == 0;
+                    CHECK(count_of(ptx, "stmatrix.sync.aligned.m8n8.x4.shared.b16") == (b16 && ai == 1 ? 128 * 128 / 256 / nw : 0),
+                          "%s %s: %d stmatrix.x4 in the epilogue", what, archs[ai],
+                          count_of(ptx, "stmatrix.sync.aligned.m8n8.x4.shared.b16"));
                     if (!fp8_80 && strncmp(mms[i].a, "fp8", 3) == 0)
                         CHECK(strstr(ptx, ".version 8.4") != NULL, "%s: fp8 mma needs PTX 8.4", what);
                     free(ptx);
@@ -1137,6 +1360,7 @@ int main(void) {
     test_words();
     test_warp_model();
     test_epilogue_and_errors();
+    test_stmatrix_epilogue();
     test_ir_kernels();
     test_kernels();
     printf("test_mma: %d checks, %d failures, %d ptxas runs\n", checks, failures, assembled);

@@ -6,6 +6,8 @@ shapes, warp counts and pipeline depths, and compares with a float64
 reference (integers exactly).  On the interpreter this checks the
 semantics; under NEREID_TEST_DEVICE=cuda every launch also runs on the GPU
 (tensor cores through mma.sync) and is compared with the interpreter."""
+import math
+
 import numpy as np
 import pytest
 
@@ -128,3 +130,68 @@ def test_dot_edges(rng, name, shape, block):
 @pytest.mark.parametrize("name", ["bf16", "i8", "f8e4m3"])
 def test_dot_blocks(rng, name, block):
     run_dot(rng, name, 97, 131, 70, True, False, *block)
+
+
+@triton.jit
+def dot_out_kernel(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, s_cm, s_cn,
+                   BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, EPILOGUE: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        kk = k0 + rk
+        a = tl.load(a_ptr + rm[:, None] * K + kk[None, :], mask=(rm[:, None] < M) & (kk[None, :] < K), other=0)
+        b = tl.load(b_ptr + kk[:, None] * N + rn[None, :], mask=(kk[:, None] < K) & (rn[None, :] < N), other=0)
+        acc = tl.dot(a, b, acc)
+    if EPILOGUE:
+        acc += tl.load(bias_ptr + rn, mask=rn < N, other=0).to(tl.float32)[None, :]
+        acc = 0.5 * acc * (1.0 + tl.erf(acc * 0.7071067811865476))
+    tl.store(c_ptr + rm[:, None] * s_cm + rn[None, :] * s_cn, acc.to(c_ptr.dtype.element_ty),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def run_dot_out(rng, out, c_col, M, N, K, BM, BN, BK, warps, stages, epilogue=False):
+    """f16 operands, the result cast to `out` and stored row- or column-major (on sm_90 16-bit results
+    leave the accumulator by stmatrix, .trans for column-major; fp8 and f32 ones by st.shared)."""
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    bias = rng.standard_normal(N).astype(np.float16)
+    dt = _dtype(out)
+    c = np.full((N, M) if c_col else (M, N), np.nan, np.float32).astype(dt)
+    cv = c.T if c_col else c
+    s_cm, s_cn = (1, M) if c_col else (N, 1)
+    grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))
+    dot_out_kernel[grid](a, b, bias, c, M, N, K, s_cm, s_cn, BM=BM, BN=BN, BK=BK, EPILOGUE=epilogue,
+                         num_warps=warps, num_stages=stages)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    if epilogue:
+        ref += bias.astype(np.float64)[None, :]
+        ref = 0.5 * ref * (1.0 + np.vectorize(math.erf)(ref / math.sqrt(2.0)))
+    tol = {"f16": 2e-3, "bf16": 1e-2, "f8e4m3": 8e-2, "f32": 1e-5}[out]
+    assert rel_err(cv.astype(np.float64), ref) < tol
+
+
+@pytest.mark.parametrize("out", ["f16", "bf16", "f8e4m3", "f32"])
+@pytest.mark.parametrize("c_col", [False, True], ids=["c_row", "c_col"])
+def test_dot_result_dtypes_and_orders(rng, out, c_col):
+    run_dot_out(rng, out, c_col, 70, 90, 40, 64, 64, 32, 4, 2)
+
+
+OUT_BLOCKS = [(16, 16, 16, 1, 1), (16, 64, 16, 2, 1), (32, 64, 32, 4, 3), (128, 64, 32, 8, 3), (64, 128, 32, 8, 2),
+              (128, 128, 32, 4, 1)]
+
+
+@pytest.mark.parametrize("block", OUT_BLOCKS, ids=lambda b: "x".join(map(str, b[:3])) + f"_w{b[3]}_s{b[4]}")
+@pytest.mark.parametrize("out,c_col", [("f16", False), ("bf16", True)])
+def test_dot_result_blocks(rng, out, c_col, block):
+    run_dot_out(rng, out, c_col, 130, 97, 48, *block)
+
+
+@pytest.mark.parametrize("block", [(64, 64, 32, 4, 2), (128, 64, 32, 8, 3)],
+                         ids=lambda b: "x".join(map(str, b[:3])) + f"_w{b[3]}_s{b[4]}")
+@pytest.mark.parametrize("out,c_col", [("f16", False), ("bf16", False), ("f16", True)])
+def test_dot_bias_gelu_epilogue(rng, out, c_col, block):
+    run_dot_out(rng, out, c_col, 100, 140, 64, *block, epilogue=True)

@@ -1,5 +1,5 @@
 """The PTX simulator (tools/ptxsim) on hand-written PTX with known results:
-mma.sync fragments, ldmatrix, shfl.sync, conversions and their rounding,
+mma.sync fragments, ldmatrix, stmatrix, shfl.sync, conversions and their rounding,
 fp8, min/max NaN rules, integer corner cases, divergence, atomics,
 cp.async, and the checks (bounds, alignment, races, barriers, warp
 uniformity)."""
@@ -301,6 +301,91 @@ def test_ldmatrix(nmat, trans):
             else:
                 lo, hi = m[lane // 4, 2 * (lane % 4)], m[lane // 4, 2 * (lane % 4) + 1]
             assert out[lane, j] == int(lo) | (int(hi) << 16), (lane, j)
+
+
+def stmatrix_body(nmat, trans, rows_at="mul.lo.u32 %r23, %tid, 32;", pre=""):
+    """Lane l's registers %r30.. are x[l, :nmat]; stmatrix with lane l giving the address of buffer row l
+    (32 bytes apart: rows need not be contiguous); then every thread copies its row's 16 bytes out."""
+    regs = ", ".join(f"%r{30 + j}" for j in range(nmat))
+    loads = "".join(f"""
+  ld.global.b32 %r{30 + j}, [%rd11+{4 * j}];""" for j in range(nmat))
+    return f"""
+  mov.u32 %r20, nr_smem;
+  mul.lo.u64 %rd10, %off, 16;
+  add.u64 %rd11, %rd0, %rd10;{loads}
+  {rows_at}
+  add.u32 %r24, %r20, %r23;
+{pre}  stmatrix.sync.aligned.m8n8.x{nmat}{".trans" if trans else ""}.shared.b16 [%r24], {{{regs}}};
+  bar.sync 0;
+  mul.lo.u32 %r25, %tid, 32;
+  add.u32 %r26, %r20, %r25;
+  ld.shared.v4.b32 {{%r1, %r2, %r3, %r4}}, [%r26];
+  add.u64 %rd12, %rd1, %rd10;
+  st.global.v4.b32 [%rd12], {{%r1, %r2, %r3, %r4}};
+"""
+
+
+@pytest.mark.parametrize("nmat,trans", [(1, False), (2, False), (4, False), (1, True), (2, True), (4, True)])
+def test_stmatrix(nmat, trans):
+    """stmatrix (sm_90) as the ISA's fragment table says: lane l's register j holds row l / 4, columns
+    2 (l % 4) and 2 (l % 4) + 1 of matrix j (.trans: rows 2 (l % 4) and 2 (l % 4) + 1 at column l / 4), low
+    half first; lanes 8j..8j+7 give the row addresses of matrix j."""
+    rng = np.random.default_rng(7 + nmat + 10 * trans)
+    x = rng.integers(0, 2**32, size=(32, 4), dtype=np.uint32)
+    out = np.zeros((32, 8), np.uint16)
+    _, out = run(stmatrix_body(nmat, trans), [x, out], smem=1024)
+    halves = np.stack([x & 0xFFFF, x >> 16], axis=2).astype(np.uint16)  # [lane, register, half]
+    for j in range(nmat):
+        want = np.zeros((8, 8), np.uint16)
+        for lane in range(32):
+            for h in range(2):
+                if trans:
+                    want[2 * (lane % 4) + h, lane // 4] = halves[lane, j, h]
+                else:
+                    want[lane // 4, 2 * (lane % 4) + h] = halves[lane, j, h]
+        assert np.array_equal(out[8 * j:8 * j + 8], want), j
+
+
+def test_stmatrix_is_ldmatrix_inverse():
+    """ldmatrix of what stmatrix stored gives the registers back, plain and transposed."""
+    x = np.random.default_rng(3).integers(0, 2**32, size=(32, 4), dtype=np.uint32)
+    for trans in (False, True):
+        t = ".trans" if trans else ""
+        body = f"""
+  mov.u32 %r20, nr_smem;
+  mul.lo.u64 %rd10, %off, 16;
+  add.u64 %rd11, %rd0, %rd10;
+  ld.global.v4.b32 {{%r30, %r31, %r32, %r33}}, [%rd11];
+  mul.lo.u32 %r23, %tid, 48;
+  add.u32 %r24, %r20, %r23;
+  stmatrix.sync.aligned.m8n8.x4{t}.shared.b16 [%r24], {{%r30, %r31, %r32, %r33}};
+  bar.sync 0;
+  ldmatrix.sync.aligned.m8n8.x4{t}.shared.b16 {{%r1, %r2, %r3, %r4}}, [%r24];
+  add.u64 %rd12, %rd1, %rd10;
+  st.global.v4.b32 [%rd12], {{%r1, %r2, %r3, %r4}};
+"""
+        _, out = run(body, [x, np.zeros((32, 4), np.uint32)], smem=2048)
+        assert np.array_equal(out, x), trans
+
+
+def test_stmatrix_checks():
+    x = np.zeros((32, 4), np.uint32)
+    out = np.zeros((32, 8), np.uint16)
+    # a row address that is not 16-byte aligned
+    with pytest.raises(ptxsim.MemoryFault, match="misaligned"):
+        run(stmatrix_body(4, False, rows_at="mul.lo.u32 %r23, %tid, 40;"), [x, out], smem=2048)
+    # rows past the end of shared memory
+    with pytest.raises(ptxsim.MemoryFault, match="out-of-bounds"):
+        run(stmatrix_body(4, False), [x, out], smem=512)
+    # two matrices' rows on the same bytes with different values: a race within the instruction
+    xs = np.arange(128, dtype=np.uint32).reshape(32, 4)
+    with pytest.raises(ptxsim.RaceError, match="one instruction"):
+        run(stmatrix_body(2, False, rows_at="and.b32 %r27, %tid, 7;\n  mul.lo.u32 %r23, %r27, 32;"), [xs, out],
+            smem=1024)
+    # part of a warp
+    with pytest.raises(ptxsim.WarpSyncError, match="stmatrix"):
+        run(stmatrix_body(1, False, pre="  setp.lt.u32 %p1, %tid, 7;\n  @%p1 bra $L1;\n").replace(
+            "  bar.sync 0;", "$L1:\n  bar.sync 0;", 1), [x, out], smem=1024)
 
 
 # The PTX ISA's fragment tables, written out here for the tests (lane = 4 * groupID + threadID_in_group).

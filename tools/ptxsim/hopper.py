@@ -675,7 +675,7 @@ def _regs_of(op, out):
 
 
 # instructions whose first operand is not a destination
-_NO_DEST = ("st", "red", "cp", "bar", "barrier", "prefetch", "fence", "membar", "mbarrier", "call")
+_NO_DEST = ("st", "stmatrix", "red", "cp", "bar", "barrier", "prefetch", "fence", "membar", "mbarrier", "call")
 
 
 def track_registers(fr, ins, core):

@@ -9,8 +9,8 @@ a CTA), blocks run with all threads.  A divergent branch gives every thread
 its own block index; the scheduler then runs the lowest block index first,
 for the threads that wait there, until all live threads meet again (a
 thread that ran ahead waits at a later block, so structured code
-reconverges at its join points).  bar.sync, shfl.sync, ldmatrix and
-mma.sync check that the threads they need are all there.
+reconverges at its join points).  bar.sync, shfl.sync, ldmatrix,
+stmatrix and mma.sync check that the threads they need are all there.
 
 Shared memory is one zero-based array per CTA at window address SMEM_BASE.
 Its race detector keeps, per byte, the last writer and reader thread and

@@ -1,5 +1,5 @@
 """Memory and warp-level instructions: ld, st, atom, red, cp.async,
-ldmatrix, shfl.sync, bar.sync, mma.sync, and calls to vprintf and
+ldmatrix, stmatrix, shfl.sync, bar.sync, mma.sync, and calls to vprintf and
 __assertfail.
 
 Only the active threads touch memory (inactive ones may hold garbage
@@ -777,6 +777,46 @@ def c_ldmatrix(fr, ins):
     return f
 
 
+# --- stmatrix ------------------------------------------------------------------------------------------------
+def c_stmatrix(fr, ins):
+    """stmatrix (sm_90), the mirror of ldmatrix: lanes 8j..8j+7 give the row addresses of matrix j; without
+    .trans lane l's register j holds row l/4, b16 columns 2(l%4) and 2(l%4)+1 of matrix j (low half first); with
+    .trans its halves go to rows 2(l%4) and 2(l%4)+1 at column l/4.  The thread that gave a row's address is
+    recorded as the writer of its 16 bytes."""
+    if "m8n8" not in ins.mods or "b16" not in ins.mods:
+        raise CompileError(f"'{ins.text}' is not modelled")
+    nmat = int(next(m for m in ins.mods if m in ("x1", "x2", "x4"))[1])
+    trans = "trans" in ins.mods
+    srcs = _items(ins.operands[1])
+    if len(srcs) != nmat:
+        raise CompileError("stmatrix source count")
+    gets = [_value_bits(fr, x, "b32") for x in srcs]
+    af = addr_fn(fr, ins.operands[0])
+    i, c = np.arange(8)[:, None], np.arange(8)[None, :]
+    # (row i, column c) of a matrix comes from this lane's register, this half
+    src_lane, half = (4 * c + i // 2, i % 2 + 0 * c) if trans else (4 * i + c // 2, c % 2 + 0 * i)
+
+    def f(m):
+        fr.check_full_warps(ins, m, "stmatrix")
+        warps = np.arange(fr.nwarp) if m is None else np.flatnonzero(m.reshape(-1, 32).all(1))
+        if warps.size == 0:
+            return
+        rows = 8 * nmat
+        threads = (warps[:, None] * 32 + np.arange(rows)).ravel()
+        flat = shared_flat(fr, ins, _take(af(), threads), threads, 16, "stmatrix row write")
+        every = (warps[:, None] * 32 + np.arange(32)).ravel()
+        regs = np.stack([np.asarray(g(every), dtype=np.uint32) for g in gets], axis=1).reshape(len(warps), 32, nmat)
+        halves = np.stack([regs & 0xFFFF, regs >> 16], axis=3).astype(np.uint16)  # [warp, lane, matrix, half]
+        data = np.zeros((len(warps), rows, 8), np.uint16)
+        for jm in range(nmat):
+            data[:, 8 * jm:8 * jm + 8, :] = halves[:, src_lane, jm, half]
+        vals = data.reshape(-1, 8)
+        check_write(fr, ins, threads, flat, 16, _bytes_of(vals))
+        fr.smem_views[2][(flat // 2)[:, None] + np.arange(8)] = vals
+
+    return f
+
+
 # --- mma.sync ----------------------------------------------------------------------------------------------------
 def _frag_a(k, i, g, t):
     if k == 16:
@@ -1005,4 +1045,5 @@ def c_vote(fr, ins):
 
 
 HANDLERS = {"ld": c_ld, "ldu": c_ld, "st": c_st, "atom": c_atom, "red": c_atom, "cp": c_cp, "bar": c_bar,
-            "barrier": c_bar, "shfl": c_shfl, "ldmatrix": c_ldmatrix, "mma": c_mma, "call": c_call, "vote": c_vote}
+            "barrier": c_bar, "shfl": c_shfl, "ldmatrix": c_ldmatrix, "stmatrix": c_stmatrix,
+            "mma": c_mma, "call": c_call, "vote": c_vote}
