@@ -756,7 +756,7 @@ static void kern_misc(void) {
             char what[64];
             snprintf(what, sizeof what, "layout2d_o%d_w%d", o, nw);
             char *ptx = kern_go(what, t.s, nw, ls, 3);
-            if (ptx) CHECK(strstr(ptx, "mul.rn.f16x2") != NULL, "%s: packed f16x2", what);
+            if (ptx) CHECK(strstr(ptx, "mul.f16x2") != NULL, "%s: packed f16x2", what);
             free(ptx);
             free(t.s);
         }
