@@ -837,16 +837,13 @@ static uint32_t const_bits(NrPtx *p, NrValId v, int rl) {
     uint32_t bits = 0;
     for (int b = 0; b < L->nreg; b++) {
         uint32_t f = L->regb[b];
-        if (!f || (f & (f - 1))) continue;
-        int pos = 0;
-        while ((UINT32_C(1) << pos) != f) pos++;
+        if (!nr_is_pow2(f)) continue;
+        int pos = nr_log2_floor(f);
         for (int d = 0; d < L->rank; d++) {
-            int w = 0;
-            while ((1 << w) < L->shape[d]) w++;
-            if (pos < L->off[d] || pos >= L->off[d] + w) continue;
-            int64_t run = 1; /* the largest power of two <= constancy */
-            while (run * 2 <= ai->constancy[d]) run *= 2;
-            if ((INT64_C(2) << (pos - L->off[d])) <= run) bits |= UINT32_C(1) << b;
+            /* shape[d] is a power of two: dimension d has bits off[d] .. off[d] + log2(shape[d]) - 1 */
+            if (pos < L->off[d] || pos >= L->off[d] + nr_log2_floor(L->shape[d])) continue;
+            /* (the run is that of the largest power of two <= constancy) */
+            if (pos - L->off[d] < nr_log2_floor(ai->constancy[d])) bits |= UINT32_C(1) << b;
         }
     }
     return bits;

@@ -561,14 +561,6 @@ static NrPtxBuf *to_prologue(NrPtx *p) {
     return saved;
 }
 
-static bool pow2_u32(uint32_t v) { return v && !(v & (v - 1)); }
-
-static int log2_u32(uint32_t v) {
-    int k = 0;
-    while (v > 1) v >>= 1, k++;
-    return k;
-}
-
 /* XOR over the set bits i of `x` (a .b32 register) of basis[i].  A run of
  * bits i..j-1 whose images are consecutive single bits (basis[k] =
  * basis[i] << (k - i): blocked layouts, where the thread's flat index is
@@ -581,7 +573,7 @@ static NrPv xor_bits(NrPtx *p, NrPv x, const uint32_t *basis, int n) {
             i++;
             continue;
         }
-        if (!pow2_u32(basis[i])) {
+        if (!nr_is_pow2(basis[i])) {
             NrPv bit = nr_pb_bin(p, NR_PO_AND, NR_PT_B32, nr_pb_bin(p, NR_PO_SHR, NR_PT_U32, x, nr_pv_i32(i)),
                                  nr_pv_i32(1));
             NrPv t = nr_pb_bin(p, NR_PO_MUL, NR_PT_U32, bit, nr_pv_i32((int32_t)basis[i]));
@@ -593,7 +585,7 @@ static NrPv xor_bits(NrPtx *p, NrPv x, const uint32_t *basis, int n) {
         while (j < n && basis[j - 1] < UINT32_C(0x80000000) && basis[j] == basis[j - 1] << 1) j++;
         uint32_t mask = (j - i >= 32 ? UINT32_MAX : (UINT32_C(1) << (j - i)) - 1) << i;
         NrPv t = nr_pb_bin(p, NR_PO_AND, NR_PT_B32, x, nr_pv_i32((int32_t)mask));
-        int sh = log2_u32(basis[i]) - i;
+        int sh = nr_log2_floor(basis[i]) - i;
         if (sh > 0) t = nr_pb_bin(p, NR_PO_SHL, NR_PT_B32, t, nr_pv_i32(sh));
         if (sh < 0) t = nr_pb_bin(p, NR_PO_SHR, NR_PT_U32, t, nr_pv_i32(-sh));
         acc = nr_pb_bin(p, NR_PO_XOR, NR_PT_B32, acc, t);

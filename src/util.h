@@ -17,5 +17,11 @@ _Noreturn void nr_fatal_oom(void);
 #define NR_COUNTOF(a) (sizeof(a) / sizeof((a)[0]))
 
 static inline int nr_is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+/* floor(log2(x)) for x >= 1; 0 for x <= 1. */
+static inline int nr_log2_floor(int64_t x) {
+    int k = 0;
+    while (x > 1) x >>= 1, k++;
+    return k;
+}
 
 #endif

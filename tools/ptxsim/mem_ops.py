@@ -738,11 +738,15 @@ def c_shfl(fr, ins):
 
 
 # --- ldmatrix ---------------------------------------------------------------------------------------------------
-def c_ldmatrix(fr, ins):
+def _matrices(ins):
+    """(number of 8x8 b16 matrices, .trans) of an ldmatrix or stmatrix."""
     if "m8n8" not in ins.mods or "b16" not in ins.mods:
         raise CompileError(f"'{ins.text}' is not modelled")
-    nmat = int(next(m for m in ins.mods if m in ("x1", "x2", "x4"))[1])
-    trans = "trans" in ins.mods
+    return int(next(m for m in ins.mods if m in ("x1", "x2", "x4"))[1]), "trans" in ins.mods
+
+
+def c_ldmatrix(fr, ins):
+    nmat, trans = _matrices(ins)
     from .ops import wr
     dsts = _items(ins.operands[0])
     if len(dsts) != nmat:
@@ -783,10 +787,7 @@ def c_stmatrix(fr, ins):
     .trans lane l's register j holds row l/4, b16 columns 2(l%4) and 2(l%4)+1 of matrix j (low half first); with
     .trans its halves go to rows 2(l%4) and 2(l%4)+1 at column l/4.  The thread that gave a row's address is
     recorded as the writer of its 16 bytes."""
-    if "m8n8" not in ins.mods or "b16" not in ins.mods:
-        raise CompileError(f"'{ins.text}' is not modelled")
-    nmat = int(next(m for m in ins.mods if m in ("x1", "x2", "x4"))[1])
-    trans = "trans" in ins.mods
+    nmat, trans = _matrices(ins)
     srcs = _items(ins.operands[1])
     if len(srcs) != nmat:
         raise CompileError("stmatrix source count")
