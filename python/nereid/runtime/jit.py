@@ -694,13 +694,9 @@ class JITFunction(_C.Dispatcher):
                 values, copies = _host_copies(bound, values)
             device = None
         arch = _arch_for(device) if device is not None else None
-        if maxnreg and arch:
-            kernel = self.compile(signature, num_warps, num_stages, arch=arch, maxnreg=maxnreg,
-                                  enable_fp_fusion=fp_fusion)
-        elif arch:
-            kernel = self.compile(signature, num_warps, num_stages, arch=arch, enable_fp_fusion=fp_fusion)
-        else:  # (the interpreter has no registers to limit and rounds every step)
-            kernel = self.compile(signature, num_warps, num_stages, arch=arch)
+        # (the interpreter has no registers to limit and rounds every step)
+        kernel = self.compile(signature, num_warps, num_stages, arch=arch, maxnreg=maxnreg if arch else None,
+                              enable_fp_fusion=fp_fusion or not arch)
         options = {"num_warps": num_warps, "num_stages": num_stages}
         if maxnreg:  # (0 is no limit, as None: one key, one CompiledKernel)
             options["maxnreg"] = maxnreg
