@@ -67,6 +67,9 @@ typedef struct NrOptions {
     int fp_fusion;            /* GPU kernels: 1 (default), a float multiply and the add or subtract
                                  that uses it may become one fma, as with Triton's enable_fp_fusion;
                                  0: each rounds on its own, as on the interpreter */
+    int no_tma;               /* sm_90a: 1 loads host tensor descriptors through pointers (cp.async)
+                                 instead of TMA; 0 (default): TMA where a pipelined loop feeds them
+                                 to wgmma */
 } NrOptions;
 
 void nr_options_default(NrOptions *o);
@@ -111,6 +114,27 @@ typedef struct NrArgInfo {
 
 int nr_kernel_num_args(const NrKernel *k);
 int nr_kernel_arg_info(const NrKernel *k, int i, NrArgInfo *out);  /* 0 on success */
+
+/* TMA tensor maps (sm_90a).  A host tensor descriptor argument, passed as
+ * its runtime arguments base, sizes[rank] (i32) and strides[rank] (i64, in
+ * elements), whose loads the kernel makes with TMA also reaches the kernel
+ * as a CUtensorMap: a 128-byte parameter after the runtime arguments, which
+ * nr_launch_gpu and nr_gpu_entry_launch encode from those arguments
+ * (cuTensorMapEncodeTiled) at each launch.  Callers pass the runtime
+ * arguments alone; these calls describe the maps for other launchers. */
+typedef struct NrTensorMapInfo {
+    int base_arg;         /* runtime-argument index of the descriptor's base; sizes are the next
+                             `rank` runtime arguments, strides the `rank` after them */
+    int rank;             /* 1..5 */
+    const char *dtype;    /* element dtype: "fp16", "bf16", "fp32", "fp8e4nv", ... */
+    int elem_bytes;
+    int box[5];           /* box size per dimension, in the descriptor's order (outermost first) */
+    int swizzle;          /* bytes: 0 (none), 32, 64 or 128 */
+    int nan_fill;         /* out-of-bounds elements read as NaN, else zero */
+} NrTensorMapInfo;
+
+int nr_kernel_num_tensor_maps(const NrKernel *k);
+int nr_kernel_tensor_map_info(const NrKernel *k, int i, NrTensorMapInfo *out);  /* 0 on success */
 
 typedef struct NrArg {
     NrArgKind kind;

@@ -248,7 +248,8 @@ NrStatus nr_compile(NrContext *ctx, const char *src, size_t len, const char *fil
         if (!nr_run_block_pipeline(k->mod, &po, &d) || nr_has_errors(&d)) goto fail;
     }
     if (sm && !stop_in_block) {
-        NrGpuOptions go = {o.num_warps, o.num_stages, sm, sm_a, o.stop_after, o.verify_each != 0, NULL, !o.fp_fusion};
+        NrGpuOptions go = {o.num_warps, o.num_stages, sm, sm_a, o.stop_after, o.verify_each != 0, NULL, !o.fp_fusion,
+                            o.no_tma != 0};
         if (!nr_run_gpu_pipeline(k->mod, &go, &d) || nr_has_errors(&d)) goto fail;
         k->gpu = true;
         k->maxnreg = o.maxnreg > 0 ? o.maxnreg : 0;
@@ -304,6 +305,22 @@ int nr_kernel_num_args(const NrKernel *k) { return k ? k->nargs : 0; }
 int nr_kernel_arg_info(const NrKernel *k, int i, NrArgInfo *out) {
     if (!k || !out || i < 0 || i >= k->nargs) return -1;
     *out = k->args[i];
+    return 0;
+}
+
+int nr_kernel_num_tensor_maps(const NrKernel *k) { return k && k->gpu && k->ptx ? k->pinfo.ntmaps : 0; }
+
+int nr_kernel_tensor_map_info(const NrKernel *k, int i, NrTensorMapInfo *out) {
+    if (!out || i < 0 || i >= nr_kernel_num_tensor_maps(k)) return -1;
+    const NrTmapUse *u = &k->pinfo.tmaps[i];
+    memset(out, 0, sizeof *out);
+    out->base_arg = u->arg;
+    out->rank = u->rank;
+    out->dtype = nr_dtype_info[u->dtype].sig;
+    out->elem_bytes = nr_dtype_info[u->dtype].bytes;
+    for (int d = 0; d < u->rank && d < 5; d++) out->box[d] = u->box[d];
+    out->swizzle = u->swizzle;
+    out->nan_fill = u->nan_fill;
     return 0;
 }
 

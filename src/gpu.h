@@ -155,6 +155,7 @@ typedef struct NrGpuOptions {
     bool verify_each;
     FILE *dump;
     bool no_fp_fusion;   /* float a*b + c stays a rounded multiply and add (no fma) */
+    bool no_tma;         /* host tensor descriptors load through pointers, not TMA */
 } NrGpuOptions;
 
 /* The GPU passes, each runnable alone (`nereid opt --pass NAME`); the target
@@ -191,11 +192,29 @@ bool nr_run_gpu_pipeline(NrModule *m, const NrGpuOptions *opt, NrDiags *d);
  * if an op cannot be emitted for the target. */
 char *nr_emit_ptx(NrFunc *f, const NrGpuOptions *opt, NrDiags *d);
 
+/* A tensor map the launch encodes (see NrTensorMapInfo in nereid.h): the
+ * host tensor descriptor whose base is runtime argument `arg`, loaded by
+ * TMA boxes of box[] elements (descriptor order, outermost first) with a
+ * `swizzle`-byte swizzle.  The kernel takes it as parameter
+ * `.param .align 64 .b8 <kernel>_tmap_<j>[128]`, j its position in the
+ * list, after the runtime arguments. */
+enum { NR_MAX_TMAPS = 16 };
+typedef struct NrTmapUse {
+    int arg;
+    int rank;
+    int dtype;             /* NrDtype of the elements */
+    int box[5];
+    int swizzle;           /* 0, 32, 64 or 128 */
+    bool nan_fill;         /* out-of-bounds elements read as NaN (padding "nan") */
+} NrTmapUse;
+
 /* What a launch of the emitted kernel needs. */
 typedef struct NrPtxInfo {
     int64_t shared_bytes;  /* dynamic shared memory (the .extern .shared buffer) */
     int num_warps;
     int threads;           /* the block size: 32 * num_warps (.reqntid) */
+    int ntmaps;            /* tensor-map parameters, in parameter order */
+    NrTmapUse tmaps[NR_MAX_TMAPS];
 } NrPtxInfo;
 /* nr_emit_ptx, also filling *info (if not NULL). */
 char *nr_emit_ptx_info(NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrPtxInfo *info);

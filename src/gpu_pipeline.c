@@ -862,7 +862,7 @@ static void run(Run *r, const char *name, NrPassFn fn) {
 }
 
 bool nr_run_gpu_pipeline(NrModule *m, const NrGpuOptions *opt, NrDiags *d) {
-    NrGpuOptions dflt = {4, 1, 80, false, NULL, false, NULL, false};
+    NrGpuOptions dflt = {4, 1, 80, false, NULL, false, NULL, false, false};
     if (!opt) opt = &dflt;
     NrLoc none = {0, 0, 0};
     if (opt->num_warps < 1 || opt->num_warps > 16 || !nr_is_pow2(opt->num_warps)) {
@@ -876,6 +876,7 @@ bool nr_run_gpu_pipeline(NrModule *m, const NrGpuOptions *opt, NrDiags *d) {
     m->num_warps = opt->num_warps;
     m->sm = opt->sm;
     m->sm_a = opt->sm_a && opt->sm == 90;
+    m->no_tma = opt->no_tma;
     Run r = {m, opt, d, false, true};
     run(&r, "gpu-convert", nr_gpu_convert);
     run(&r, "gpu-coalesce", nr_gpu_coalesce);

@@ -205,6 +205,7 @@ typedef struct NrModule {
     int32_t num_warps;      /* 0 while the module is target-independent */
     int32_t sm;             /* target compute capability x10 (80, 90); 0 = none */
     bool sm_a;              /* sm_90a: the architecture-specific features (wgmma, setmaxnreg) may be used */
+    bool no_tma;            /* gpu-pipeline keeps host tensor descriptors' loads on cp.async (no TMA) */
     /* Facts derived from the (append-only) type and layout tables, kept by
      * the PTX emitter for reuse across passes (ptx_emit.c); NULL until used. */
     struct NrGpuCache *gpu_cache;
