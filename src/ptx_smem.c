@@ -806,6 +806,50 @@ bool nr_tma_plan(const NrLayout *l, int rank, const int32_t *shape, int es, NrTm
     return true;
 }
 
+/* The generic address of the kernel's tensor-map parameter (a
+ * __grid_constant__ CUtensorMap, which TMA reads in place). */
+bool nr_ptx_op_tensormap(NrPtx *p, NrOpId op) {
+    if (!need_sm90(p, "tensormap")) return false;
+    const NrOp *o = &p->f->ops[op];
+    int arg = p->f->vals[o->opnds[0]].index, j = 0;
+    while (j < p->ntmaps && p->tmaps[j].arg != arg) j++;
+    if (p->is_func || j == p->ntmaps) {
+        nr_ptx_error(p, "tensormap: only a kernel's own arguments have tensor maps");
+        return false;
+    }
+    int32_t pa = nr_ptx_newreg(p, NR_PK_I64);
+    NrPtxVal *x = nr_ptx_def(p, o->results[0]);
+    nr_ptx_emit(p, "mov.b64 %s, %s_tmap_%d;", nr_ptx_reg(p, pa), p->f->name, j);
+    nr_ptx_emit(p, "cvta.param.u64 %s, %s;", nr_ptx_reg(p, x->e[0].r), nr_ptx_reg(p, pa));
+    if (p->ptx_version < 83) p->ptx_version = 83;
+    return true;
+}
+
+/* The boxes tma_load copies from a kernel's tensor map: every copy of one
+ * map must agree (one CUtensorMap per descriptor). */
+static bool record_tmap(NrPtx *p, NrOpId op, const NrTmaPlan *pl, const NrType *bt) {
+    NrValId d = p->f->ops[op].opnds[0];
+    NrOpId def = p->f->vals[d].def;
+    if (!def || p->f->ops[def].opc != NR_OP_TENSORMAP) return true;
+    int arg = p->f->vals[p->f->ops[def].opnds[0]].index, j = 0;
+    while (j < p->ntmaps && p->tmaps[j].arg != arg) j++;
+    if (j == p->ntmaps) return true; /* reported by its tensormap op */
+    NrTmapUse u = p->tmaps[j];
+    if (u.rank != bt->rank) {
+        nr_ptx_error(p, "tma_load: a %d-dimensional buffer from a %d-dimensional tensor descriptor", bt->rank, u.rank);
+        return false;
+    }
+    for (int k = 0; k < pl->rank; k++) u.box[pl->dim[k]] = (int)pl->box[k];
+    u.swizzle = pl->swizzle;
+    if (p->tmap_seen[j] && memcmp(&u, &p->tmaps[j], sizeof u) != 0) {
+        nr_ptx_error(p, "tma_load: the copies of one tensor descriptor fill buffers of different layouts");
+        return false;
+    }
+    p->tmaps[j] = u;
+    p->tmap_seen[j] = true;
+    return true;
+}
+
 bool nr_ptx_op_tma_load(NrPtx *p, NrOpId op) {
     if (!need_sm90(p, "tma_load")) return false;
     const NrOp *o = &p->f->ops[op];
@@ -817,6 +861,7 @@ bool nr_ptx_op_tma_load(NrPtx *p, NrOpId op) {
                         "most 256 elements per box dimension)", nr_type_str(p->m, nr_val_type(p->f, o->opnds[1])));
         return false;
     }
+    if (!record_tmap(p, op, &pl, bt)) return false;
     NrPv g = issuer(p, op, 3);
     NrPv map = nr_ptx_inreg(p, nr_ptx_val(p, o->opnds[0])->e[0]);
     NrPv dst = nr_ptx_inreg(p, buffer_addr(p, o->opnds[1])), mbar = nr_ptx_inreg(p, buffer_addr(p, o->opnds[2]));

@@ -106,12 +106,44 @@ static void check_value_shape(Sema *s, NrLoc loc, Val desc, Val v, const char *f
     }
 }
 
+/* A host descriptor's block load also names the descriptor's base and the
+ * block's coordinates (load operands 3...), so that the GPU may load it
+ * with TMA from the tensor map the launch encodes; the masked load is its
+ * meaning everywhere.  The coordinates are made before the load (coords),
+ * then added to it (tma_operands). */
+static bool tma_coords(Sema *s, NrLoc loc, Val desc, Val offsets, NrValId *coords) {
+    const SmDesc *d = desc_of(desc);
+    if (!d->host || desc.tup.v[0].k != V_IR || offsets.k != V_TUPLE || offsets.tup.desc || offsets.tup.n != d->rank)
+        return false;
+    for (int i = 0; i < d->rank; i++) {
+        Val off = as_i32(s, loc, offsets.tup.v[i], "a descriptor offset");
+        coords[i] = off.k == V_IR ? off.ir : nr_sm_const(s, loc, nr_type_scalar(s->m, NR_DT_I32), &off.c);
+    }
+    return true;
+}
+
+static void tma_operands(Sema *s, Val desc, const NrValId *coords, Val r) {
+    const SmDesc *d = desc_of(desc);
+    NrFunc *f = s->fn->f;
+    NrOpId op = r.k == V_IR ? f->vals[r.ir].def : NR_NONE;
+    if (!op || f->ops[op].opc != NR_OP_LOAD || f->ops[op].nopnds != 3) return;
+    NrValId ops[4 + NR_MAX_RANK];
+    for (int i = 0; i < 3; i++) ops[i] = f->ops[op].opnds[i];
+    ops[3] = desc.tup.v[0].ir;
+    for (int i = 0; i < d->rank; i++) ops[4 + i] = coords[i];
+    nr_op_set_operands(f, op, 4 + d->rank, ops);
+}
+
 static Val desc_load(Sema *s, NrLoc loc, Val desc, Val offsets, const char *fn) {
     const SmDesc *d = desc_of(desc);
     Val p, m;
     block_access(s, loc, desc, offsets, fn, &p, &m);
+    NrValId coords[NR_MAX_RANK];
+    bool tma = tma_coords(s, loc, desc, offsets, coords);
     Val other = d->nan_pad ? v_const(nr_cv_float(NAN)) : cint(0);
-    return call_tl(s, loc, "load", 1, &p, 2, (const char *[]){"mask", "other"}, (Val[]){m, other});
+    Val r = call_tl(s, loc, "load", 1, &p, 2, (const char *[]){"mask", "other"}, (Val[]){m, other});
+    if (tma) tma_operands(s, desc, coords, r);
+    return r;
 }
 
 static Val desc_store(Sema *s, NrLoc loc, Val desc, Val offsets, Val value, const char *fn) {

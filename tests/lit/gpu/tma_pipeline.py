@@ -1,0 +1,113 @@
+# gpu-pipeline on sm_90a with host tensor descriptors: the blocks a
+# pipelined loop loads from them for wgmma are copied by TMA from the
+# tensor map the launch encodes (tensormap), into an NB-stage ring with one
+# mbarrier per stage: each iteration issues the copies D stages ahead (one
+# expect of their bytes, one tma_load per operand), then waits for its own
+# stage on the mbarrier's phase parity, which flips when the ring wraps.
+# Pointer loads stay on cp.async; sm_90 (no wgmma) keeps cp.async for all.
+# RUN: nereid ir %s -k desc_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=TMA
+# RUN: nereid ir %s -k desc_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90 --after gpu-barriers | filecheck %s --check-prefix=SM90
+# RUN: nereid ir %s -k mixed -s 'tensordesc<bf16[64, 64], nan>, *bf16:16, *fp32:16, i32:16, i32:16, 64, 64, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=MIXED
+# RUN: nereid ir %s -k in_kernel -s '*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, 128, 128, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=DEVICE
+# RUN: nereid ptx %s -k desc_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90a | filecheck %s --check-prefix=PTX
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def desc_mm(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([pid_m * BM, k * BK])
+        b = b_desc.load([k * BK, pid_n * BN])
+        acc = tl.dot(a, b, acc)
+    offs_m = pid_m * BM + tl.arange(0, BM)
+    offs_n = pid_n * BN + tl.arange(0, BN)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc.to(tl.float16), mask=mask)
+
+# TMA:       local_alloc {{.*}} : !smem<4x1xi64, [[BAR:#L[0-9]+]]>
+# TMA:       mbarrier_init
+# TMA:       mbarrier_init
+# TMA:       mbarrier_init
+# TMA:       mbarrier_init
+# TMA:       [[MA:%[0-9]+]] = tensormap %arg0 : i64
+# TMA:       [[MB:%[0-9]+]] = tensormap %arg5 : i64
+# TMA-NOT:   async_copy
+# prologue: stages 0 and 1, after the barrier that publishes the inits
+# TMA:       barrier
+# TMA-NEXT:  mbarrier_expect {{%[0-9]+}}, {{%[0-9]+}} {bytes = 32768}
+# TMA:       tma_load [[MA]], {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}
+# TMA:       tma_load [[MB]]
+# TMA:       mbarrier_expect {{%[0-9]+}}, {{%[0-9]+}} {bytes = 32768}
+# TMA:       tma_load [[MA]]
+# TMA:       tma_load [[MB]]
+# the loop carries the read stage, the write stage and the phase parity
+# TMA:       for {{.*}} : tensor<128x128xf32, #L{{[0-9]+}}>, i32, i32, i32 {
+# TMA-NEXT:  ^({{%[0-9]+}}: i32, {{%[0-9]+}}: tensor<128x128xf32, #L{{[0-9]+}}>, [[R:%[0-9]+]]: i32, [[W:%[0-9]+]]: i32, [[PH:%[0-9]+]]: i32):
+# TMA:       mbarrier_expect
+# TMA:       barrier
+# TMA-NEXT:  tma_load [[MA]]
+# TMA:       tma_load [[MB]]
+# TMA:       [[RB:%[0-9]+]] = memdesc_index {{%[0-9]+}}, [[R]] : !smem<1xi64, [[BAR]]>
+# TMA-NEXT:  mbarrier_wait [[RB]], [[PH]]
+# TMA:       warp_group_dot {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}} {is_async = true}
+# TMA-NOT:   barrier
+# TMA:       xor [[PH]]
+# TMA:       yield
+# TMA-NOT:   async_wait
+# TMA:       warp_group_dot_wait
+
+# SM90-NOT:  tma_load
+# SM90:      async_copy
+# SM90-NOT:  tma_load
+
+
+@triton.jit
+def mixed(a_desc, b_ptr, c_ptr, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    offs_n = tl.arange(0, BN)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, K, BK):
+        a = a_desc.load([tl.program_id(0) * BM, k])
+        offs_k = k + tl.arange(0, BK)
+        b = tl.load(b_ptr + offs_k[:, None] * N + offs_n[None, :], mask=offs_k[:, None] < K, other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + tl.arange(0, BM)[:, None] * BN + offs_n[None, :], acc)
+
+# padding "nan": the tensor map fills out-of-bounds elements with NaN
+# MIXED:     tensormap %arg0 {nan = "fill"} : i64
+# MIXED:     for
+# MIXED:     async_wait {num = 1}
+# MIXED:     async_copy
+# MIXED:     async_commit_group
+# MIXED:     mbarrier_expect {{%[0-9]+}}, {{%[0-9]+}} {bytes = 8192}
+# MIXED:     tma_load
+# MIXED:     mbarrier_wait
+# MIXED:     yield
+# MIXED:     async_wait {num = 0}
+
+
+@triton.jit
+def in_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BK, BN])
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK)):
+        acc = tl.dot(a_desc.load([0, k * BK]), b_desc.load([k * BK, 0]), acc)
+    offs_m = tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc.to(tl.float16))
+
+# descriptors made in the kernel have no tensor map: their blocks load through pointers
+# DEVICE-NOT: tensormap
+# DEVICE:     async_copy
+# DEVICE-NOT: tma_load
+
+# PTX:       .param .align 64 .b8 desc_mm_tmap_0[128],
+# PTX-NEXT:  .param .align 64 .b8 desc_mm_tmap_1[128]
+# PTX:       mov.b64 [[P:%rd[0-9]+]], desc_mm_tmap_0;
+# PTX-NEXT:  cvta.param.u64 {{%rd[0-9]+}}, [[P]];
+# PTX:       cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+# PTX:       mbarrier.try_wait.parity.shared::cta.b64
