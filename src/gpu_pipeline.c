@@ -990,6 +990,77 @@ bool nr_gpu_pipeline_loops(NrModule *m, NrDiags *d) {
     return true;
 }
 
+/* --- TMA stores (sm_90a) ------------------------------------------------------------------------------- */
+/* The layout of the tensor map kernel argument `arg` has in the tma_loads
+ * of f (0: none reads it). */
+static int32_t tma_load_layout(const NrModule *m, const NrFunc *f, NrValId arg, bool *conflict) {
+    int32_t lay = 0;
+    for (NrOpId o = 1; o < f->nops; o++) {
+        const NrOp *op = &f->ops[o];
+        if (op->dead || !op->block || op->opc != NR_OP_TMA_LOAD) continue;
+        NrOpId tm = f->vals[op->opnds[0]].def;
+        if (!tm || f->ops[tm].opc != NR_OP_TENSORMAP || f->ops[tm].opnds[0] != arg) continue;
+        int32_t l = m->types[f->vals[op->opnds[1]].type].layout;
+        if (lay && l != lay) *conflict = true;
+        lay = l;
+    }
+    return lay;
+}
+
+/* A host descriptor's block store (store operands 3...: its base, a kernel
+ * argument marked tensordesc, and the block's coordinates) becomes a TMA
+ * store: the block goes to an nvmma buffer (stmatrix for 16-bit
+ * tensor-core fragments), one thread copies the buffer to the tensor map's
+ * tile, and TMA writes only its in-bounds elements, which is the store's
+ * mask.  Where the descriptor is also loaded by TMA, the buffer takes the
+ * layout of those loads (one tensor map). */
+static void tma_store(NrModule *m, NrFunc *f, NrOpId op) {
+    const NrOp *o = &f->ops[op];
+    if (o->nopnds < 5) return;
+    const NrType *vt = &m->types[f->vals[o->opnds[1]].type];
+    int rank = vt->rank, es = nr_dtype_info[vt->dtype].bytes;
+    NrValId d = o->opnds[3];
+    if (o->nopnds != 4 + rank || rank > 5 || vt->dtype == NR_DT_I1 || !nr_gpu_layout_of(f, o->opnds[1]) || !d ||
+        f->vals[d].def || f->vals[d].block != f->body || f->params[f->vals[d].index].tensordesc != rank)
+        return;
+    int32_t order[5];
+    for (int i = 0; i < rank; i++) order[i] = rank - 1 - i;
+    int64_t inner = (int64_t)vt->shape[rank - 1] * es;
+    int32_t lay = nr_layout_nvmma(m, rank, inner >= 128 ? 128 : inner >= 64 ? 64 : inner >= 32 ? 32 : 0, order);
+    bool conflict = false;
+    int32_t loaded = tma_load_layout(m, f, d, &conflict);
+    if (conflict) return;
+    if (loaded) lay = loaded;
+    NrTmaPlan plan;
+    if (!nr_tma_plan(&m->layouts[lay], rank, vt->shape, es, &plan) || m->layouts[lay].order[0] != rank - 1) return;
+    NrType bt = *vt;
+    bt.kind = NR_TK_MEMDESC;
+    bt.layout = lay;
+    NrBuilder b = nr_builder_before(f, op);
+    b.loc = o->loc;
+    NrValId v = o->opnds[1];
+    NrValId buf = nr_build1(&b, NR_OP_LOCAL_ALLOC, nr_type_intern(m, &bt), 1, &v);
+    NrTypeId i64 = nr_type_scalar(m, NR_DT_I64);
+    NrOpId tm = nr_build(&b, NR_OP_TENSORMAP, 1, &d, 1, &i64, 0);
+    NrValId ops[2 + 5] = {f->ops[tm].results[0], buf};
+    for (int i = 0; i < rank; i++) ops[2 + i] = f->ops[op].opnds[4 + i];
+    nr_build(&b, NR_OP_TMA_STORE, 2 + rank, ops, 0, NULL, 0);
+    nr_op_erase(f, op);
+}
+
+bool nr_gpu_tma_stores(NrModule *m, NrDiags *d) {
+    (void)d;
+    if (!m->sm_a || m->no_tma || m->sm < 90) return true;
+    for (int i = 0; i < m->nfuncs; i++) {
+        NrFunc *f = m->funcs[i];
+        if (!f->is_kernel) continue;
+        int32_t n = f->nops; /* (the ops it adds are no stores) */
+        for (NrOpId op = 1; op < n; op++)
+            if (!f->ops[op].dead && f->ops[op].block && f->ops[op].opc == NR_OP_STORE) tma_store(m, f, op);
+    }
+    return true;
+}
+
 /* Loops with dots that tl.range gave no depth take the pipeline's. */
 static void default_stages(NrFunc *f, NrOpId op, void *ctx) {
     int stages = *(int *)ctx;
@@ -1054,6 +1125,7 @@ bool nr_run_gpu_pipeline(NrModule *m, const NrGpuOptions *opt, NrDiags *d) {
         run(&r, "gpu-pipeline", nr_gpu_pipeline_loops);
         run(&r, "gpu-remove-converts", nr_gpu_remove_converts);
     }
+    run(&r, "gpu-tma-stores", nr_gpu_tma_stores);
     run(&r, "gpu-smem", nr_gpu_alloc_smem);
     run(&r, "gpu-barriers", nr_gpu_barriers);
     return r.ok;

@@ -566,9 +566,26 @@ static void rule_load(V *v, NrOpId op) {
 
 static void rule_store(V *v, NrOpId op) {
     NrType pt;
+    const NrOp *o = &v->f->ops[op];
+    if (o->nopnds < 3) {
+        op_error(v, op, "expected the pointers, the value and a mask");
+        return;
+    }
     if (pointer_operand(v, op, &pt)) {
         expect_type(v, op, "operand 1 (value)", otype(v, op, 1), &pt);
         check_mask(v, op, 2);
+    }
+    if (o->nopnds > 3) { /* a host tensor descriptor's block: its base and coordinates (see rule_load) */
+        int rank = oty(v, op, 0)->rank;
+        if (o->nopnds != 4 + rank) {
+            op_error(v, op, "a tensor descriptor's block takes its base and %d coordinates, got %d operands", rank,
+                     o->nopnds - 3);
+            return;
+        }
+        const NrType *d = oty(v, op, 3);
+        if (d->rank != 0 || !d->ptr) op_error(v, op, "operand 3 (the tensor descriptor's base) must be a scalar pointer");
+        NrType i32 = scalar_of(NR_DT_I32);
+        for (int i = 4; i < o->nopnds; i++) expect_type(v, op, "coordinate", otype(v, op, i), &i32);
     }
     get_choice(v, op, NR_A_CACHE, k_cache, false);
     get_choice(v, op, NR_A_EVICT, k_evict, false);
@@ -1190,6 +1207,25 @@ static bool tensordesc_base(V *v, NrOpId op, int i, int rank) {
     return true;
 }
 
+static void rule_tma_store(V *v, NrOpId op) {
+    const NrOp *o = &v->f->ops[op];
+    if (o->nopnds < 3) {
+        op_error(v, op, "expected the tensor map, the buffer and coordinates");
+        return;
+    }
+    const NrType *d = oty(v, op, 0), *b = oty(v, op, 1);
+    if (d->rank != 0 || (!d->ptr && d->dtype != NR_DT_I64 && d->dtype != NR_DT_U64))
+        op_error(v, op, "operand 0 (tensor map) must be a pointer or a 64-bit integer scalar, got %s",
+                 tstr(v, otype(v, op, 0)));
+    if (!single_buffer(v, op, "operand 1", b, otype(v, op, 1))) return;
+    if (o->nopnds != 2 + b->rank) {
+        op_error(v, op, "expected %d coordinates (one per dimension of the buffer), got %d", b->rank, o->nopnds - 2);
+        return;
+    }
+    NrType i32 = scalar_of(NR_DT_I32);
+    for (int i = 2; i < o->nopnds; i++) expect_type(v, op, "coordinate", otype(v, op, i), &i32);
+}
+
 static void rule_tensormap(V *v, NrOpId op) {
     if (!tensordesc_base(v, op, 0, -1)) return;
     NrType i64 = scalar_of(NR_DT_I64);
@@ -1359,6 +1395,7 @@ static void rule_gpu_op(V *v, NrOpId op) {
     case NR_OP_MBARRIER_WAIT: rule_mbarrier(v, op); break;
     case NR_OP_TMA_LOAD: rule_tma_load(v, op); break;
     case NR_OP_TENSORMAP: rule_tensormap(v, op); break;
+    case NR_OP_TMA_STORE: rule_tma_store(v, op); break;
     default: break;
     }
 }
@@ -1421,6 +1458,7 @@ static void rule_custom(V *v, NrOpId op) {
     case NR_OP_MBARRIER_EXPECT:
     case NR_OP_MBARRIER_WAIT:
     case NR_OP_TMA_LOAD:
+    case NR_OP_TMA_STORE:
     case NR_OP_TENSORMAP: rule_gpu_op(v, op); break;
     default: NR_ICE("op %s has no verifier rule", nr_op_info[v->f->ops[op].opc].name);
     }
@@ -1429,7 +1467,7 @@ static void rule_custom(V *v, NrOpId op) {
 /* --- structure --------------------------------------------------------------------------------- */
 static bool optional_slot(NrOpcode opc, int i) {
     switch (opc) {
-    case NR_OP_LOAD: return i == 1 || i == 2 || i == 3;
+    case NR_OP_LOAD: return i == 1 || i == 2;
     case NR_OP_ASYNC_COPY: return i == 2 || i == 3;
     case NR_OP_MBARRIER_EXPECT: return i == 1;
     case NR_OP_TMA_LOAD: return i == 3;

@@ -122,11 +122,10 @@ static bool tma_coords(Sema *s, NrLoc loc, Val desc, Val offsets, NrValId *coord
     return true;
 }
 
-static void tma_operands(Sema *s, Val desc, const NrValId *coords, Val r) {
+static void tma_operands(Sema *s, Val desc, const NrValId *coords, NrOpId op) {
     const SmDesc *d = desc_of(desc);
     NrFunc *f = s->fn->f;
-    NrOpId op = r.k == V_IR ? f->vals[r.ir].def : NR_NONE;
-    if (!op || f->ops[op].opc != NR_OP_LOAD || f->ops[op].nopnds != 3) return;
+    if (!op || (f->ops[op].opc != NR_OP_LOAD && f->ops[op].opc != NR_OP_STORE) || f->ops[op].nopnds != 3) return;
     NrValId ops[4 + NR_MAX_RANK];
     for (int i = 0; i < 3; i++) ops[i] = f->ops[op].opnds[i];
     ops[3] = desc.tup.v[0].ir;
@@ -142,7 +141,7 @@ static Val desc_load(Sema *s, NrLoc loc, Val desc, Val offsets, const char *fn) 
     bool tma = tma_coords(s, loc, desc, offsets, coords);
     Val other = d->nan_pad ? v_const(nr_cv_float(NAN)) : cint(0);
     Val r = call_tl(s, loc, "load", 1, &p, 2, (const char *[]){"mask", "other"}, (Val[]){m, other});
-    if (tma) tma_operands(s, desc, coords, r);
+    if (tma) tma_operands(s, desc, coords, r.k == V_IR ? s->fn->f->vals[r.ir].def : NR_NONE);
     return r;
 }
 
@@ -150,7 +149,17 @@ static Val desc_store(Sema *s, NrLoc loc, Val desc, Val offsets, Val value, cons
     Val p, m;
     check_value_shape(s, loc, desc, value, fn);
     block_access(s, loc, desc, offsets, fn, &p, &m);
+    NrValId coords[NR_MAX_RANK];
+    bool tma = tma_coords(s, loc, desc, offsets, coords);
+    NrFunc *f = s->fn->f;
+    NrOpId first = f->nops; /* ops are numbered as they are made: tl.store's is among the next */
     call_tl(s, loc, "store", 2, (Val[]){p, value}, 1, (const char *[]){"mask"}, &m);
+    if (tma)
+        for (NrOpId op = f->nops - 1; op >= first && op > 0; op--)
+            if (f->ops[op].opc == NR_OP_STORE) {
+                tma_operands(s, desc, coords, op);
+                break;
+            }
     return nr_sm_none();
 }
 
