@@ -9,6 +9,9 @@
 # RUN: nereid ir %s -k desc_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90 --after gpu-barriers | filecheck %s --check-prefix=SM90
 # RUN: nereid ir %s -k mixed -s 'tensordesc<bf16[64, 64], nan>, *bf16:16, *fp32:16, i32:16, i32:16, 64, 64, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=MIXED
 # RUN: nereid ir %s -k in_kernel -s '*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, 128, 128, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=DEVICE
+# RUN: nereid ir %s -k desc_out -s 'tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=STORE
+# RUN: nereid ptx %s -k desc_out -s 'tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, 64' --arch sm_90a | filecheck %s --check-prefix=STOREPTX
+# RUN: nereid ir %s -k desc_out -s 'tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, 64' --arch sm_90 --after gpu-barriers | filecheck %s --check-prefix=PLAINST
 # RUN: nereid ptx %s -k desc_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90a | filecheck %s --check-prefix=PTX
 import triton
 import triton.language as tl
@@ -111,3 +114,27 @@ def in_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, 
 # PTX-NEXT:  cvta.param.u64 {{%rd[0-9]+}}, [[P]];
 # PTX:       cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 # PTX:       mbarrier.try_wait.parity.shared::cta.b64
+
+
+@triton.jit
+def desc_out(a_desc, c_desc, K, BK: tl.constexpr):
+    # a descriptor's block store: stored from registers to an nvmma buffer, then by TMA
+    x = a_desc.load([0, 0]).to(tl.float32)
+    c_desc.store([tl.program_id(0) * 128, 0], tl.dot(tl.zeros((128, 64), tl.float16), a_desc.load([K, 0])) + x.sum())
+
+# STORE:       [[B:%[0-9]+]] = local_alloc {{%[0-9]+}} {smem_offset = {{[0-9]+}}} : !smem<128x128xf16, [[L:#L[0-9]+]]>
+# STORE-NEXT:  [[T:%[0-9]+]] = tensormap %arg5 : i64
+# STORE-NEXT:  tma_store [[T]], [[B]], {{%[0-9]+}}, {{%[0-9]+}}
+# STORE-NOT:   store
+# STORE:       return
+
+# STOREPTX:    .param .align 64 .b8 desc_out_tmap_0[128]
+# STOREPTX:    fence.proxy.async.shared::cta;
+# STOREPTX-NEXT: bar.sync 0;
+# STOREPTX:    cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], [{{%r[0-9]+}}];
+# STOREPTX:    cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], [{{%r[0-9]+}}+16384];
+# STOREPTX:    cp.async.bulk.commit_group;
+# STOREPTX-NEXT: cp.async.bulk.wait_group.read 0;
+
+# PLAINST-NOT: tma_store
+# PLAINST:     store
