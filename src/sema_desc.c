@@ -3,16 +3,17 @@
  * desc.load / desc.store / desc.atomic_*, tl.load_tensor_descriptor and
  * tl.store_tensor_descriptor.
  *
- * Nereid has no TMA path: a descriptor is its base pointer, sizes and
- * strides (a tuple tagged with the dtype, block shape and padding, so that
- * it passes through calls, ifs and loops like any tuple), and each access
- * is an ordinary masked load or store of the block
+ * A descriptor is its base pointer, sizes and strides (a tuple tagged with
+ * the dtype, block shape and padding, so that it passes through calls, ifs
+ * and loops like any tuple), and each access is an ordinary masked load or
+ * store of the block
  *     base + sum_d (offset_d + arange(block_d)) * stride_d
  * whose mask keeps 0 <= offset_d + i < size_d in every dimension, so that
  * out-of-bounds elements read as zero (or NaN with padding "nan") and are
  * not written, as TMA does.  The rules Triton checks for a descriptor hold
  * here too: 1 to 5 dimensions, a last stride of 1, blocks of at least 16
- * bytes along it. */
+ * bytes along it.  A host descriptor's loads and stores also name its base
+ * and the block's coordinates, for TMA on sm_90a (docs/gpu.md). */
 #include "sema_impl.h"
 
 #include <math.h>
