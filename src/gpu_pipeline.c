@@ -86,6 +86,10 @@ enum { MAX_CLONE = 128, MAX_CANDS = 8 };
 
 typedef struct Cand {
     NrOpId load, conv;
+    NrOpId trans;            /* a 2-D trans between the load and its staging (K^T of attention): the
+                              * tile is staged as loaded and read through a memdesc_trans view */
+    NrOpId mid;              /* a convert_layout between the load and that trans */
+    int32_t layout;          /* of the staged tile, when conv is a local_alloc */
     bool tma;                /* copied by TMA from the tensor map of the host descriptor it loads */
     NrValId tmap;            /* the tensormap value (TMA) */
     int arg;                 /* index of the carried pointer among the body's arguments; -1 when
@@ -239,7 +243,7 @@ static bool tma_ok(Pipe *p, const Cand *c, bool *nan) {
         if (!from_iv(p, o->opnds[i], f->blocks[f->ops[p->loop].regions[0]].args[0], 0)) return false;
     *nan = o->opnds[2] && is_nan_const(f, o->opnds[2]);
     if (o->opnds[2] && !*nan && !is_zero_const(f, o->opnds[2])) return false;
-    int32_t lay = m->types[f->vals[f->ops[c->conv].results[0]].type].layout;
+    int32_t lay = c->layout;
     const NrLayout *l = &m->layouts[lay];
     NrTmaPlan plan;
     if (l->kind != NR_LK_SHARED || !l->nvmma || l->order[0] != rt->rank - 1 ||
@@ -256,6 +260,23 @@ static void tma_record(Pipe *p, NrValId arg, int32_t layout, bool nan) {
     p->tma[(*p->ntma)++] = (TmaUse){arg, layout, nan};
 }
 
+static bool same_bytes_transposed(NrModule *m, NrTypeId a, NrTypeId t);
+
+/* The only user of value v, or NR_NONE. */
+static NrOpId sole_user(const NrFunc *f, NrValId v) {
+    NrOpId user = NR_NONE;
+    for (NrOpId u = 1; u < f->nops; u++) {
+        const NrOp *uo = &f->ops[u];
+        if (uo->dead || !uo->block) continue;
+        for (int i = 0; i < uo->nopnds; i++)
+            if (uo->opnds[i] == v) {
+                if (user) return NR_NONE;
+                user = u;
+            }
+    }
+    return user;
+}
+
 /* Load `op` of the loop body qualifies (see above); fills c. */
 static bool candidate(Pipe *p, NrOpId op, Cand *c) {
     NrFunc *f = p->f;
@@ -268,17 +289,24 @@ static bool candidate(Pipe *p, NrOpId op, Cand *c) {
     if (rt->rank < 2 || rt->ptr) return false;
     /* its only user converts it to a dot operand, or stages it in a buffer
      * (for warp_group_dot) that only ops of the body read */
-    NrOpId conv = NR_NONE;
-    for (NrOpId u = 1; u < f->nops; u++) {
-        const NrOp *uo = &f->ops[u];
-        if (uo->dead || !uo->block) continue;
-        for (int i = 0; i < uo->nopnds; i++) {
-            if (uo->opnds[i] != o->results[0]) continue;
-            if (conv || (uo->opc != NR_OP_CONVERT_LAYOUT && uo->opc != NR_OP_LOCAL_ALLOC)) return false;
-            conv = u;
-        }
+    NrOpId conv = sole_user(f, o->results[0]), trans = NR_NONE, mid = NR_NONE;
+    if (conv && f->ops[conv].opc == NR_OP_CONVERT_LAYOUT && rt->rank == 2 && m->sm_a) {
+        NrOpId t = sole_user(f, f->ops[conv].results[0]);
+        if (t && f->ops[t].opc == NR_OP_TRANS) mid = conv, conv = t;
     }
-    if (!conv || f->ops[conv].block != body) return false;
+    /* or a 2-D trans of it is staged for wgmma (k.T of a descriptor's block):
+     * the tile is staged as loaded, in the layout whose bytes the staging's
+     * layout reads transposed */
+    if (conv && f->ops[conv].opc == NR_OP_TRANS && f->ops[conv].block == body && rt->rank == 2 && m->sm_a) {
+        trans = conv;
+        conv = sole_user(f, f->ops[trans].results[0]);
+        if (!conv || f->ops[conv].opc != NR_OP_LOCAL_ALLOC) return false;
+    } else if (mid) {
+        return false;
+    }
+    if (!conv || f->ops[conv].block != body ||
+        (f->ops[conv].opc != NR_OP_CONVERT_LAYOUT && f->ops[conv].opc != NR_OP_LOCAL_ALLOC))
+        return false;
     if (f->ops[conv].opc == NR_OP_LOCAL_ALLOC) {
         if (!staged_in_body(p, f->ops[conv].results[0])) return false;
     } else {
@@ -306,13 +334,31 @@ static bool candidate(Pipe *p, NrOpId op, Cand *c) {
     if (o->opnds[1] && !from_iv(p, o->opnds[1], blk->args[0], 0)) return false;
     c->load = op;
     c->conv = conv;
+    c->trans = trans;
+    c->mid = mid;
+    c->layout = 0;
+    if (f->ops[conv].opc == NR_OP_LOCAL_ALLOC) {
+        NrTypeId at = f->vals[f->ops[conv].results[0]].type;
+        c->layout = m->types[at].layout;
+        if (trans) {
+            const NrLayout *la = &m->layouts[c->layout];
+            if (!la->nvmma || la->rank != 2) return false;
+            int32_t rev[2] = {la->order[1], la->order[0]};
+            NrType st = m->types[at];
+            st.shape[0] = rt->shape[0];
+            st.shape[1] = rt->shape[1];
+            st.layout = nr_layout_nvmma(m, 2, la->swizzle_bytes, rev);
+            if (!same_bytes_transposed(m, nr_type_intern(m, &st), at)) return false;
+            c->layout = st.layout;
+        }
+    }
     c->arg = arg;
     c->tma = false;
     c->tmap = NR_NONE;
     bool nan = false;
     if (tma_ok(p, c, &nan)) {
         c->tma = true;
-        tma_record(p, o->opnds[3], m->types[f->vals[f->ops[conv].results[0]].type].layout, nan);
+        tma_record(p, o->opnds[3], c->layout, nan);
         return true;
     }
     if (o->opnds[2] && !is_zero_const(f, o->opnds[2])) return false;
@@ -778,7 +824,7 @@ static void pipeline_loop(Pipe *p) {
         const NrType *t = &m->types[f->vals[f->ops[c->load].results[0]].type];
         NrType bt = *t;
         bt.kind = NR_TK_MEMDESC;
-        if (f->ops[c->conv].opc == NR_OP_LOCAL_ALLOC) bt.layout = m->types[f->vals[f->ops[c->conv].results[0]].type].layout;
+        if (f->ops[c->conv].opc == NR_OP_LOCAL_ALLOC) bt.layout = c->layout;
         else bt.layout = staging_layout(m, t, nr_gpu_layout_of(f, f->ops[c->load].opnds[0]));
         c->view = nr_type_intern(m, &bt);
         bt.rank = (uint8_t)(t->rank + 1);
@@ -879,14 +925,17 @@ static void pipeline_loop(Pipe *p) {
         at.loc = f->ops[c->conv].loc;
         NrValId ops[2] = {c->buf, r};
         NrValId view = nr_build1(&at, NR_OP_MEMDESC_INDEX, c->view, 2, ops);
-        NrValId x = view; /* a staged buffer is the view itself */
-        if (f->ops[c->conv].opc != NR_OP_LOCAL_ALLOC)
+        NrValId x = view; /* a staged buffer is the view itself (seen transposed after a trans) */
+        if (c->trans) x = nr_build1(&at, NR_OP_MEMDESC_TRANS, f->vals[f->ops[c->conv].results[0]].type, 1, &view);
+        else if (f->ops[c->conv].opc != NR_OP_LOCAL_ALLOC)
             x = nr_build1(&at, NR_OP_LOCAL_LOAD, f->vals[f->ops[c->conv].results[0]].type, 1, &view);
         nr_replace_all_uses(f, f->ops[c->conv].results[0], x);
     }
     /* (only now: `top` inserts before the body's first op, which may be one of these) */
     for (int j = 0; j < nc; j++) {
         nr_op_erase(f, cands[j].conv);
+        if (cands[j].trans) nr_op_erase(f, cands[j].trans);
+        if (cands[j].mid) nr_op_erase(f, cands[j].mid);
         nr_op_erase(f, cands[j].load);
     }
     /* the yield passes the new carried values on */
