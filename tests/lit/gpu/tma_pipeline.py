@@ -12,6 +12,7 @@
 # RUN: nereid ir %s -k desc_out -s 'tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=STORE
 # RUN: nereid ptx %s -k desc_out -s 'tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, 64' --arch sm_90a | filecheck %s --check-prefix=STOREPTX
 # RUN: nereid ir %s -k desc_out -s 'tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, 64' --arch sm_90 --after gpu-barriers | filecheck %s --check-prefix=PLAINST
+# RUN: nereid ir %s -k attn -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 64]>, tensordesc<fp16[64, 64]>, i32:16, 128, 64, 64' --arch sm_90a --num-warps 8 --after gpu-barriers | filecheck %s --check-prefix=ATTN
 # RUN: nereid ptx %s -k desc_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90a | filecheck %s --check-prefix=PTX
 import triton
 import triton.language as tl
@@ -138,3 +139,30 @@ def desc_out(a_desc, c_desc, K, BK: tl.constexpr):
 
 # PLAINST-NOT: tma_store
 # PLAINST:     store
+
+
+@triton.jit
+def attn(q_desc, k_desc, v_desc, L, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
+    # attention's shape: K is read transposed (k.T of its block), V as it is
+    q = q_desc.load([tl.program_id(0) * BM, 0])
+    acc = tl.zeros([BM, D], dtype=tl.float32)
+    for n in tl.range(0, L, BN):
+        p = tl.dot(q, k_desc.load([n, 0]).T)
+        acc = tl.dot(p.to(tl.float16), v_desc.load([n, 0]), acc)
+    q_desc.store([tl.program_id(0) * BM, 0], acc.to(tl.float16))
+
+# the K tile is staged as loaded (its descriptor's last dimension fastest) and read transposed
+# ATTN:      [[TK:%[0-9]+]] = tensormap %arg5 : i64
+# ATTN:      [[TV:%[0-9]+]] = tensormap %arg10 : i64
+# ATTN:      [[KB:%[0-9]+]] = local_alloc {smem_offset = {{[0-9]+}}} : !smem<3x64x64xf16, [[KL:#L[0-9]+]]>
+# ATTN:      for
+# ATTN-NOT:  async_copy
+# ATTN:      mbarrier_expect {{%[0-9]+}}, {{%[0-9]+}} {bytes = 16384}
+# ATTN:      tma_load [[TK]]
+# ATTN:      tma_load [[TV]]
+# ATTN:      mbarrier_wait
+# ATTN:      [[K:%[0-9]+]] = memdesc_index [[KB]], {{%[0-9]+}} : !smem<64x64xf16, [[KL]]>
+# ATTN-NEXT: [[KT:%[0-9]+]] = memdesc_trans [[K]] : !smem<64x64xf16, #L{{[0-9]+}}>
+# ATTN-NEXT: warp_group_dot {{%[0-9]+}}, [[KT]]
+# ATTN-NOT:  trans
+# ATTN:      yield
