@@ -62,6 +62,12 @@ def desc_mm(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, 
 # TMA:       xor [[PH]]
 # TMA:       yield
 # TMA-NOT:   async_wait
+# after the loop, once every thread is done with them, the mbarriers are invalidated
+# TMA:       barrier
+# TMA-NEXT:  mbarrier_inval
+# TMA:       mbarrier_inval
+# TMA:       mbarrier_inval
+# TMA:       mbarrier_inval
 # TMA:       warp_group_dot_wait
 
 # SM90-NOT:  tma_load
