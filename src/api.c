@@ -543,25 +543,29 @@ static const char *tmap_desc_name(const NrKernel *k, const NrTensorMapInfo *info
 }
 
 /* Encode k's tensor maps into maps[] from the packed runtime arguments
- * params[0..k->nargs), through cu; on failure the context says why. */
+ * params[0..k->nargs), through cu: all are checked before any is encoded;
+ * on failure the context says why. */
 static NrStatus encode_tmaps(NrContext *ctx, const NrKernel *k, NrCuda *cu, void **params, NrCuTensorMap *maps) {
-    NR_ASSERT(k->pinfo.ntmaps <= NR_MAX_TMAPS);
-    for (int j = 0; j < k->pinfo.ntmaps; j++) {
+    int n = k->pinfo.ntmaps;
+    NR_ASSERT(n <= NR_MAX_TMAPS);
+    NrTensorMapArgs ta[NR_MAX_TMAPS];
+    char names[NR_MAX_TMAPS][128];
+    for (int j = 0; j < n; j++) {
         NrTensorMapInfo info;
-        char name[256], why[512];
-        NrTensorMapArgs ta;
+        char why[512];
         if (nr_kernel_tensor_map_info(k, j, &info) != 0) NR_ICE("tensor map %d of kernel '%s'", j, k->name);
-        tmap_desc_name(k, &info, name, sizeof name);
-        if (!nr_tensor_map_from_params(&info, name, params, k->nargs, &ta, why, sizeof why)) {
+        tmap_desc_name(k, &info, names[j], sizeof names[j]);
+        if (!nr_tensor_map_from_params(&info, names[j], params, k->nargs, &ta[j], why, sizeof why)) {
             ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s': %s", k->name, why));
             return NR_ERR_INVALID;
         }
-        if (nr_cuda_tensor_map_tiled(cu, &ta, &maps[j]) != NR_CUDA_OK) {
-            ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s': tensor descriptor '%s': %s", k->name, name,
+    }
+    for (int j = 0; j < n; j++)
+        if (nr_cuda_tensor_map_tiled(cu, &ta[j], &maps[j]) != NR_CUDA_OK) {
+            ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s': tensor descriptor '%s': %s", k->name, names[j],
                                       nr_cuda_error(cu)));
             return NR_ERR_LAUNCH;
         }
-    }
     return NR_OK;
 }
 
@@ -729,12 +733,13 @@ static NrCuResult entry_launch_tmaps(const NrGpuEntry *e, const unsigned grid[3]
             }
         pthread_mutex_unlock(&c->lock);
     }
+    NrTensorMapArgs ta[NR_MAX_TMAPS];
+    for (int j = 0; j < n; j++)
+        if (!hit[j] && !nr_tensor_map_from_params(&c->info[j], NULL, params, c->nargs, &ta[j], NULL, 0))
+            return NR_CU_ERROR_INVALID_VALUE;
     for (int j = 0; j < n; j++) {
         if (hit[j]) continue;
-        NrTensorMapArgs ta;
-        if (!nr_tensor_map_from_params(&c->info[j], NULL, params, c->nargs, &ta, NULL, 0))
-            return NR_CU_ERROR_INVALID_VALUE;
-        NrCuResult r = nr_tensor_map_encode_with(c->encode, &ta, &maps[j]);
+        NrCuResult r = nr_tensor_map_encode_with(c->encode, &ta[j], &maps[j]);
         if (r != NR_CU_SUCCESS) return r;
         missed = true;
     }
