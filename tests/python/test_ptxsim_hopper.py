@@ -7,9 +7,8 @@ mbarrier phases and transaction counts; TMA loads (out-of-bounds fill,
 swizzled placement, element strides, ranks 1 to 5, tensor maps in global
 memory or kernel parameters, as Nereid's launch passes them and the
 simulator mode of the suite encodes them) and stores; a TMA -> wgmma
-pipeline; and the
-checks (warpgroup convergence, registers in flight, missing fences, races
-with the async proxy, hangs)."""
+pipeline; and the checks (warpgroup convergence, registers in flight,
+missing fences, races with the async proxy, hangs)."""
 import os
 import sys
 
