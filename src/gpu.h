@@ -168,7 +168,10 @@ typedef struct NrGpuOptions {
  *   gpu-remove-converts  re-solves every layout from the memory ops and dots,
  *                        keeping only the conversions that must stay
  *   gpu-pipeline         software pipelining: loads feeding dots become cp.async
- *                        copies into num_stages-buffered shared memory
+ *                        copies (TMA copies for host tensor descriptors on
+ *                        sm_90a) into num_stages-buffered shared memory
+ *   gpu-tma-stores       sm_90a: host tensor descriptors' block stores go
+ *                        through shared memory and a TMA store
  *   gpu-smem             shared-memory offsets (smem_offset) and the total
  *   gpu-barriers         barriers between shared-memory writes and later accesses
  * They are registered with the block passes (passes.h's nr_pass_find). */
@@ -176,6 +179,7 @@ bool nr_gpu_convert(NrModule *m, NrDiags *d);
 bool nr_gpu_coalesce(NrModule *m, NrDiags *d);
 bool nr_gpu_remove_converts(NrModule *m, NrDiags *d);
 bool nr_gpu_pipeline_loops(NrModule *m, NrDiags *d);
+bool nr_gpu_tma_stores(NrModule *m, NrDiags *d);
 bool nr_gpu_alloc_smem(NrModule *m, NrDiags *d);
 bool nr_gpu_barriers(NrModule *m, NrDiags *d);
 

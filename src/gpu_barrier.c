@@ -207,6 +207,10 @@ static void walk_op(Bar *b, NrOpId op, State *st, int depth) {
         on_read(b, op, st, range_of(b, o->opnds[2], 0));
         on_bulk_write(b, op, st, range_of(b, o->opnds[1], 0));
         return;
+    case NR_OP_TMA_STORE: /* the emitter's fence and barrier before it; its read ends before the next barrier */
+        st->reads.n = st->writes.n = 0;
+        set_add(&st->reads, range_of(b, o->opnds[1], 0));
+        return;
     case NR_OP_FOR:
     case NR_OP_WHILE: walk_loop(b, op, st, depth); return;
     case NR_OP_IF: {

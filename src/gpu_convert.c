@@ -243,6 +243,15 @@ static int wgmma_k_width(NrDtype dt, const char *precision) {
 static int natural_fast_dim(Conv *c, NrValId v) {
     NrFunc *f = c->f;
     NrOpId def = f->vals[v].def;
+    /* a transposed load (k.T of a descriptor's block) has the other one */
+    if (def && f->ops[def].opc == NR_OP_TRANS && f->ops[def].nopnds == 1 &&
+        c->m->types[f->vals[v].type].rank == 2) {
+        NrValId x = f->ops[def].opnds[0];
+        NrOpId xd = f->vals[x].def;
+        if (xd && f->ops[xd].opc == NR_OP_CONVERT_LAYOUT) x = f->ops[xd].opnds[0], xd = f->vals[x].def;
+        if (xd && f->ops[xd].opc == NR_OP_LOAD) return 1 - natural_fast_dim(c, x);
+        return 1;
+    }
     if (!def || f->ops[def].opc != NR_OP_LOAD) return 1;
     if (!c->ai) c->ai = nr_axis_analysis_in(f, &c->scratch);
     const NrAxisInfo *a = &c->ai[f->ops[def].opnds[0]];

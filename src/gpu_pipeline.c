@@ -15,6 +15,7 @@
  * options into it first, so every pass also runs alone on IR text. */
 #include "gpu_impl.h"
 #include "passes_impl.h"
+#include "ptx.h"
 #include "util.h"
 
 #include <math.h>
@@ -85,6 +86,12 @@ enum { MAX_CLONE = 128, MAX_CANDS = 8 };
 
 typedef struct Cand {
     NrOpId load, conv;
+    NrOpId trans;            /* a 2-D trans between the load and its staging (K^T of attention): the
+                              * tile is staged as loaded and read through a memdesc_trans view */
+    NrOpId mid;              /* a convert_layout between the load and that trans */
+    int32_t layout;          /* of the staged tile, when conv is a local_alloc */
+    bool tma;                /* copied by TMA from the tensor map of the host descriptor it loads */
+    NrValId tmap;            /* the tensormap value (TMA) */
     int arg;                 /* index of the carried pointer among the body's arguments; -1 when
                               * the pointers are computed from the induction variable */
     NrValId inc;             /* the loop-invariant step of carried pointers */
@@ -93,11 +100,21 @@ typedef struct Cand {
     NrTypeId view;           /* !smem type of one buffer */
 } Cand;
 
+/* The tensor maps a function's TMA copies use: one per host descriptor,
+ * so every copy of a descriptor must fill buffers of one layout. */
+typedef struct TmaUse {
+    NrValId arg;
+    int32_t layout;
+    bool nan;
+} TmaUse;
+
 typedef struct Pipe {
     NrModule *m;
     NrFunc *f;
     NrOpId loop;
     int stages;
+    TmaUse *tma;             /* per function, shared by its loops */
+    int *ntma;
     NrValId map_from[MAX_CLONE], map_to[MAX_CLONE];
     int nmap;
 } Pipe;
@@ -197,6 +214,69 @@ static bool staged_in_body(const Pipe *p, NrValId v) {
     return true;
 }
 
+static bool is_nan_const(const NrFunc *f, NrValId v) {
+    NrOpId d = f->vals[v].def;
+    if (!d || f->ops[d].opc != NR_OP_CONST) return false;
+    const NrAttr *a = nr_op_attr(f, d, NR_A_VALUE);
+    return a && a->kind == NR_AK_FLOAT && isnan(a->v.f);
+}
+
+/* Candidate c may be copied by TMA (sm_90a): the load is a block of a host
+ * tensor descriptor (operands 3...: the kernel argument that is its base,
+ * the block's coordinates, computed from the induction variable and loop
+ * invariants), staged for wgmma in an nvmma buffer TMA boxes can fill, the
+ * descriptor's contiguous last dimension fastest; out-of-bounds elements
+ * read as 0 (or NaN: padding "nan"), as TMA fills them; and the
+ * descriptor's other TMA copies fill buffers of the same layout (one
+ * tensor map each). */
+static bool tma_ok(Pipe *p, const Cand *c, bool *nan) {
+    NrFunc *f = p->f;
+    NrModule *m = p->m;
+    const NrOp *o = &f->ops[c->load];
+    if (!m->sm_a || m->no_tma || nr_gpu_sm(m) < 90 || !f->is_kernel) return false;
+    const NrType *rt = &m->types[f->vals[o->results[0]].type];
+    if (o->nopnds != 4 + rt->rank || rt->rank > 5 || f->ops[c->conv].opc != NR_OP_LOCAL_ALLOC) return false;
+    NrValId d = o->opnds[3];
+    if (!d || f->vals[d].def || f->vals[d].block != f->body || f->params[f->vals[d].index].tensordesc != rt->rank)
+        return false;
+    for (int i = 4; i < o->nopnds; i++)
+        if (!from_iv(p, o->opnds[i], f->blocks[f->ops[p->loop].regions[0]].args[0], 0)) return false;
+    *nan = o->opnds[2] && is_nan_const(f, o->opnds[2]);
+    if (o->opnds[2] && !*nan && !is_zero_const(f, o->opnds[2])) return false;
+    int32_t lay = c->layout;
+    const NrLayout *l = &m->layouts[lay];
+    NrTmaPlan plan;
+    if (l->kind != NR_LK_SHARED || !l->nvmma || l->order[0] != rt->rank - 1 ||
+        !nr_tma_plan(l, rt->rank, rt->shape, nr_dtype_info[rt->dtype].bytes, &plan))
+        return false;
+    for (int i = 0; i < *p->ntma; i++)
+        if (p->tma[i].arg == d) return p->tma[i].layout == lay && p->tma[i].nan == *nan;
+    return *p->ntma < NR_MAX_TMAPS;
+}
+
+static void tma_record(Pipe *p, NrValId arg, int32_t layout, bool nan) {
+    for (int i = 0; i < *p->ntma; i++)
+        if (p->tma[i].arg == arg) return;
+    p->tma[(*p->ntma)++] = (TmaUse){arg, layout, nan};
+}
+
+static bool same_bytes_transposed(NrModule *m, NrTypeId a, NrTypeId t);
+
+/* The only user of value v, or NR_NONE. */
+static NrOpId sole_user(const NrFunc *f, NrValId v) {
+    NrOpId user = NR_NONE;
+    for (NrOpId u = 1; u < f->nops; u++) {
+        const NrOp *uo = &f->ops[u];
+        if (uo->dead || !uo->block) continue;
+        for (int i = 0; i < uo->nopnds; i++)
+            if (uo->opnds[i] == v) {
+                if (user) return NR_NONE;
+                user = u;
+            }
+    }
+    return user;
+}
+
 /* Load `op` of the loop body qualifies (see above); fills c. */
 static bool candidate(Pipe *p, NrOpId op, Cand *c) {
     NrFunc *f = p->f;
@@ -209,17 +289,24 @@ static bool candidate(Pipe *p, NrOpId op, Cand *c) {
     if (rt->rank < 2 || rt->ptr) return false;
     /* its only user converts it to a dot operand, or stages it in a buffer
      * (for warp_group_dot) that only ops of the body read */
-    NrOpId conv = NR_NONE;
-    for (NrOpId u = 1; u < f->nops; u++) {
-        const NrOp *uo = &f->ops[u];
-        if (uo->dead || !uo->block) continue;
-        for (int i = 0; i < uo->nopnds; i++) {
-            if (uo->opnds[i] != o->results[0]) continue;
-            if (conv || (uo->opc != NR_OP_CONVERT_LAYOUT && uo->opc != NR_OP_LOCAL_ALLOC)) return false;
-            conv = u;
-        }
+    NrOpId conv = sole_user(f, o->results[0]), trans = NR_NONE, mid = NR_NONE;
+    if (conv && f->ops[conv].opc == NR_OP_CONVERT_LAYOUT && rt->rank == 2 && m->sm_a) {
+        NrOpId t = sole_user(f, f->ops[conv].results[0]);
+        if (t && f->ops[t].opc == NR_OP_TRANS) mid = conv, conv = t;
     }
-    if (!conv || f->ops[conv].block != body) return false;
+    /* or a 2-D trans of it is staged for wgmma (k.T of a descriptor's block):
+     * the tile is staged as loaded, in the layout whose bytes the staging's
+     * layout reads transposed */
+    if (conv && f->ops[conv].opc == NR_OP_TRANS && f->ops[conv].block == body && rt->rank == 2 && m->sm_a) {
+        trans = conv;
+        conv = sole_user(f, f->ops[trans].results[0]);
+        if (!conv || f->ops[conv].opc != NR_OP_LOCAL_ALLOC) return false;
+    } else if (mid) {
+        return false;
+    }
+    if (!conv || f->ops[conv].block != body ||
+        (f->ops[conv].opc != NR_OP_CONVERT_LAYOUT && f->ops[conv].opc != NR_OP_LOCAL_ALLOC))
+        return false;
     if (f->ops[conv].opc == NR_OP_LOCAL_ALLOC) {
         if (!staged_in_body(p, f->ops[conv].results[0])) return false;
     } else {
@@ -245,10 +332,36 @@ static bool candidate(Pipe *p, NrOpId op, Cand *c) {
         return false;
     }
     if (o->opnds[1] && !from_iv(p, o->opnds[1], blk->args[0], 0)) return false;
-    if (o->opnds[2] && !is_zero_const(f, o->opnds[2])) return false;
     c->load = op;
     c->conv = conv;
+    c->trans = trans;
+    c->mid = mid;
+    c->layout = 0;
+    if (f->ops[conv].opc == NR_OP_LOCAL_ALLOC) {
+        NrTypeId at = f->vals[f->ops[conv].results[0]].type;
+        c->layout = m->types[at].layout;
+        if (trans) {
+            const NrLayout *la = &m->layouts[c->layout];
+            if (!la->nvmma || la->rank != 2) return false;
+            int32_t rev[2] = {la->order[1], la->order[0]};
+            NrType st = m->types[at];
+            st.shape[0] = rt->shape[0];
+            st.shape[1] = rt->shape[1];
+            st.layout = nr_layout_nvmma(m, 2, la->swizzle_bytes, rev);
+            if (!same_bytes_transposed(m, nr_type_intern(m, &st), at)) return false;
+            c->layout = st.layout;
+        }
+    }
     c->arg = arg;
+    c->tma = false;
+    c->tmap = NR_NONE;
+    bool nan = false;
+    if (tma_ok(p, c, &nan)) {
+        c->tma = true;
+        tma_record(p, o->opnds[3], c->layout, nan);
+        return true;
+    }
+    if (o->opnds[2] && !is_zero_const(f, o->opnds[2])) return false;
     return true;
 }
 
@@ -290,6 +403,29 @@ static void copy_into(NrBuilder *b, const Cand *c, NrValId ptr, NrValId index, N
     NrValId view = nr_build1(b, NR_OP_MEMDESC_INDEX, c->view, 2, ops);
     NrValId cp[4] = {ptr, view, mask, NR_NONE};
     nr_build(b, NR_OP_ASYNC_COPY, 4, cp, 0, NULL, 0);
+}
+
+/* TMA copies of stage `index` (the TMA candidates), predicated by pred,
+ * completing on the stage's mbarrier, which expects their bytes. */
+static void tma_copies(Pipe *p, NrBuilder *b, Cand *cands, int nc, NrValId bars, NrTypeId bar_view, NrValId index,
+                       NrValId pred, int64_t bytes, NrValId iv, NrValId at_iv) {
+    NrFunc *f = p->f;
+    NrValId bi[2] = {bars, index};
+    NrValId bar = nr_build1(b, NR_OP_MEMDESC_INDEX, bar_view, 2, bi);
+    NrValId ex[2] = {bar, pred};
+    NrOpId e = nr_build(b, NR_OP_MBARRIER_EXPECT, 2, ex, 0, NULL, 0);
+    nr_op_set_int(f, e, NR_A_BYTES, bytes);
+    for (int k = 0; k < nc; k++) {
+        Cand *c = &cands[k];
+        if (!c->tma) continue;
+        const NrOp *o = &f->ops[c->load];
+        int rank = o->nopnds - 4;
+        NrValId vi[2] = {c->buf, index};
+        NrValId view = nr_build1(b, NR_OP_MEMDESC_INDEX, c->view, 2, vi);
+        NrValId ops[4 + 5] = {c->tmap, view, bar, pred};
+        for (int i = 0; i < rank; i++) ops[4 + i] = clone_at(p, b, f->ops[c->load].opnds[4 + i], iv, at_iv);
+        nr_build(b, NR_OP_TMA_LOAD, 4 + rank, ops, 0, NULL, 0);
+    }
 }
 
 /* (x + 1) % S for a buffer index x, with the constants one, S and zero. */
@@ -635,17 +771,61 @@ static void pipeline_loop(Pipe *p) {
     if (wg && (S + 1) * stage <= ASYNC_SMEM_BUDGET && (S + 1) * stage <= room) NB = S + 1;
     int D = wg ? NB - 2 : S - 1;
     NrValId lb = f->ops[p->loop].opnds[0], ub = f->ops[p->loop].opnds[1], step = f->ops[p->loop].opnds[2];
-    NrTypeId ivt = f->vals[lb].type, i1 = nr_type_scalar(m, NR_DT_I1);
+    NrTypeId ivt = f->vals[lb].type, i1 = nr_type_scalar(m, NR_DT_I1), i32 = nr_type_scalar(m, NR_DT_I32);
     NrValId iv = f->blocks[body].args[0];
+    /* TMA copies complete on one mbarrier per stage (bars[NB]); the others
+     * are cp.async groups */
+    bool any_tma = false, any_cp = false;
+    int64_t tma_bytes = 0;
+    for (int k = 0; k < nc; k++) {
+        any_tma |= cands[k].tma;
+        any_cp |= !cands[k].tma;
+        if (cands[k].tma) {
+            NrTypeId t = f->vals[f->ops[cands[k].load].results[0]].type;
+            tma_bytes += nr_type_numel(m, t) * nr_dtype_info[m->types[t].dtype].bytes;
+        }
+    }
     /* buffers and prologue */
     NrBuilder b = nr_builder_before(f, p->loop);
+    NrValId bars = NR_NONE;
+    NrTypeId bar_view = 0;
+    if (any_tma) {
+        int32_t order[1] = {0};
+        NrType bt;
+        memset(&bt, 0, sizeof bt);
+        bt.kind = NR_TK_MEMDESC;
+        bt.dtype = NR_DT_I64;
+        bt.rank = 1;
+        bt.shape[0] = 1;
+        bt.layout = nr_layout_shared(m, 1, 1, 1, 1, order);
+        bar_view = nr_type_intern(m, &bt);
+        bt.rank = 2;
+        bt.shape[0] = NB;
+        bt.shape[1] = 1;
+        bars = nr_build1(&b, NR_OP_LOCAL_ALLOC, nr_type_intern(m, &bt), 0, NULL);
+        for (int s = 0; s < NB; s++) {
+            NrValId bi[2] = {bars, const_i32(&b, m, s)};
+            NrValId bar = nr_build1(&b, NR_OP_MEMDESC_INDEX, bar_view, 2, bi);
+            NrOpId init = nr_build(&b, NR_OP_MBARRIER_INIT, 1, &bar, 0, NULL, 0);
+            nr_op_set_int(f, init, NR_A_ARRIVALS, 1); /* thread 0's arrive.expect_tx */
+        }
+        NrTypeId i64 = nr_type_scalar(m, NR_DT_I64);
+        for (int k = 0; k < nc; k++) {
+            if (!cands[k].tma) continue;
+            const NrOp *o = &f->ops[cands[k].load];
+            NrValId d = o->opnds[3];
+            NrOpId tm = nr_build(&b, NR_OP_TENSORMAP, 1, &d, 1, &i64, 0);
+            if (o->opnds[2] && is_nan_const(f, o->opnds[2])) nr_op_set_str(f, tm, NR_A_NAN, "fill");
+            cands[k].tmap = f->ops[tm].results[0];
+        }
+    }
     NrValId ptr[MAX_CANDS];
     for (int k = 0; k < nc; k++) {
         Cand *c = &cands[k];
         const NrType *t = &m->types[f->vals[f->ops[c->load].results[0]].type];
         NrType bt = *t;
         bt.kind = NR_TK_MEMDESC;
-        if (f->ops[c->conv].opc == NR_OP_LOCAL_ALLOC) bt.layout = m->types[f->vals[f->ops[c->conv].results[0]].type].layout;
+        if (f->ops[c->conv].opc == NR_OP_LOCAL_ALLOC) bt.layout = c->layout;
         else bt.layout = staging_layout(m, t, nr_gpu_layout_of(f, f->ops[c->load].opnds[0]));
         c->view = nr_type_intern(m, &bt);
         bt.rank = (uint8_t)(t->rank + 1);
@@ -671,6 +851,7 @@ static void pipeline_loop(Pipe *p) {
         NrValId in_range = f->ops[cmp].results[0];
         for (int k = 0; k < nc; k++) {
             Cand *c = &cands[k];
+            if (c->tma) continue;
             NrValId at = ptr[k];
             if (c->arg < 0) {
                 at = clone_at(p, &b, f->ops[c->load].opnds[0], iv, iv_s);
@@ -681,7 +862,8 @@ static void pipeline_loop(Pipe *p) {
             NrValId mask = f->ops[c->load].opnds[1] ? clone_at(p, &b, f->ops[c->load].opnds[1], iv, iv_s) : NR_NONE;
             copy_into(&b, c, at, const_i32(&b, m, s), full_mask(p, &b, at, mask, in_range));
         }
-        nr_build(&b, NR_OP_ASYNC_COMMIT_GROUP, 0, NULL, 0, NULL, 0);
+        if (any_tma) tma_copies(p, &b, cands, nc, bars, bar_view, const_i32(&b, m, s), in_range, tma_bytes, iv, iv_s);
+        if (any_cp) nr_build(&b, NR_OP_ASYNC_COMMIT_GROUP, 0, NULL, 0, NULL, 0);
     }
     /* the loop carries the carried pointers D iterations ahead and both
      * buffer indices */
@@ -694,22 +876,27 @@ static void pipeline_loop(Pipe *p) {
     }
     inits[nq] = const_i32(&b, m, 0);
     inits[nq + 1] = const_i32(&b, m, D);
+    int nextra = nq + 2 + (any_tma ? 1 : 0);
+    if (any_tma) inits[nq + 2] = inits[nq]; /* the parity of the mbarrier phase the loop waits for */
     NrValId consts[3] = {const_i32(&b, m, 1), const_i32(&b, m, NB), inits[nq]};
     NrValId k_ahead = nr_build_const_int(&b, ivt, D);
     NrValId mk[2] = {step, k_ahead};
     NrValId ahead = nr_build1(&b, NR_OP_MUL, ivt, 2, mk); /* D * step, loop-invariant */
-    NrOpId loop = widen_loop(p, nq + 2, inits);
+    NrOpId loop = widen_loop(p, nextra, inits);
     NrBlock *blk = &f->blocks[body];
-    int base = blk->nargs - (nq + 2);
+    int base = blk->nargs - nextra;
     for (int k = 0, j = 0; k < nc; k++) cands[k].q = cands[k].arg >= 0 ? blk->args[base + j++] : NR_NONE;
     NrValId r = blk->args[base + nq], w = blk->args[base + nq + 1];
+    NrValId phase = any_tma ? blk->args[base + nq + 2] : NR_NONE;
     /* the body: wait, issue the copies D iterations ahead; each tile is read
      * from this iteration's buffer where it was converted or staged, so that
      * it is live no longer than the load's value was */
     NrBuilder top = nr_builder_before(f, f->blocks[body].first);
     top.loc = f->ops[loop].loc;
-    NrOpId wait = nr_build(&top, NR_OP_ASYNC_WAIT, 0, NULL, 0, NULL, 0);
-    nr_op_set_int(f, wait, NR_A_NUM, D - 1);
+    if (any_cp) {
+        NrOpId wait = nr_build(&top, NR_OP_ASYNC_WAIT, 0, NULL, 0, NULL, 0);
+        nr_op_set_int(f, wait, NR_A_NUM, D - 1);
+    }
     p->nmap = 0;
     NrValId ad[2] = {iv, ahead};
     NrValId iv_ahead = nr_build1(&top, NR_OP_ADD, ivt, 2, ad);
@@ -718,32 +905,45 @@ static void pipeline_loop(Pipe *p) {
     nr_op_set_str(f, cmp, NR_A_PRED, "lt");
     for (int j = 0; j < nc; j++) {
         Cand *c = &cands[j];
+        if (c->tma) continue;
         NrValId at = c->arg >= 0 ? c->q : clone_at(p, &top, f->ops[c->load].opnds[0], iv, iv_ahead);
         NrValId mask = f->ops[c->load].opnds[1] ? clone_at(p, &top, f->ops[c->load].opnds[1], iv, iv_ahead) : NR_NONE;
         copy_into(&top, c, at, w, full_mask(p, &top, at, mask, f->ops[cmp].results[0]));
     }
-    nr_build(&top, NR_OP_ASYNC_COMMIT_GROUP, 0, NULL, 0, NULL, 0);
+    if (any_cp) nr_build(&top, NR_OP_ASYNC_COMMIT_GROUP, 0, NULL, 0, NULL, 0);
+    if (any_tma) {
+        /* this iteration's copies D ahead first, then the wait for this
+         * iteration's stage: the copies are in flight during the wait */
+        tma_copies(p, &top, cands, nc, bars, bar_view, w, f->ops[cmp].results[0], tma_bytes, iv, iv_ahead);
+        NrValId bi[2] = {bars, r};
+        NrValId bar = nr_build1(&top, NR_OP_MEMDESC_INDEX, bar_view, 2, bi);
+        NrValId wt[2] = {bar, phase};
+        nr_build(&top, NR_OP_MBARRIER_WAIT, 2, wt, 0, NULL, 0);
+    }
     for (int j = 0; j < nc; j++) {
         Cand *c = &cands[j];
         NrBuilder at = nr_builder_before(f, c->conv);
         at.loc = f->ops[c->conv].loc;
         NrValId ops[2] = {c->buf, r};
         NrValId view = nr_build1(&at, NR_OP_MEMDESC_INDEX, c->view, 2, ops);
-        NrValId x = view; /* a staged buffer is the view itself */
-        if (f->ops[c->conv].opc != NR_OP_LOCAL_ALLOC)
+        NrValId x = view; /* a staged buffer is the view itself (seen transposed after a trans) */
+        if (c->trans) x = nr_build1(&at, NR_OP_MEMDESC_TRANS, f->vals[f->ops[c->conv].results[0]].type, 1, &view);
+        else if (f->ops[c->conv].opc != NR_OP_LOCAL_ALLOC)
             x = nr_build1(&at, NR_OP_LOCAL_LOAD, f->vals[f->ops[c->conv].results[0]].type, 1, &view);
         nr_replace_all_uses(f, f->ops[c->conv].results[0], x);
     }
     /* (only now: `top` inserts before the body's first op, which may be one of these) */
     for (int j = 0; j < nc; j++) {
         nr_op_erase(f, cands[j].conv);
+        if (cands[j].trans) nr_op_erase(f, cands[j].trans);
+        if (cands[j].mid) nr_op_erase(f, cands[j].mid);
         nr_op_erase(f, cands[j].load);
     }
     /* the yield passes the new carried values on */
     NrOpId y = nr_block_terminator(f, body);
     NrBuilder end = nr_builder_before(f, y);
     int ny = f->ops[y].nopnds;
-    NrValId *yops = nr_alloc(m->arena, sizeof(NrValId) * (size_t)(ny + nq + 2));
+    NrValId *yops = nr_alloc(m->arena, sizeof(NrValId) * (size_t)(ny + nextra));
     memcpy(yops, f->ops[y].opnds, sizeof(NrValId) * (size_t)ny);
     for (int j = 0, k = 0; j < nc; j++) {
         if (cands[j].arg < 0) continue;
@@ -752,7 +952,18 @@ static void pipeline_loop(Pipe *p) {
     }
     yops[ny + nq] = next_index(p, &end, r, consts);
     yops[ny + nq + 1] = next_index(p, &end, w, consts);
-    nr_op_set_operands(f, y, ny + nq + 2, yops);
+    if (any_tma) { /* the parity flips when the read stage wraps around to 0 */
+        NrValId a1[2] = {r, consts[0]};
+        NrValId r1 = nr_build1(&end, NR_OP_ADD, i32, 2, a1);
+        NrValId c2[2] = {r1, consts[1]};
+        NrOpId lt = nr_build(&end, NR_OP_CMP, 2, c2, 1, &i1, 0);
+        nr_op_set_str(f, lt, NR_A_PRED, "lt");
+        NrValId x2[2] = {phase, consts[0]};
+        NrValId flipped = nr_build1(&end, NR_OP_XOR, i32, 2, x2);
+        NrValId sel[3] = {f->ops[lt].results[0], phase, flipped};
+        yops[ny + nq + 2] = nr_build1(&end, NR_OP_SELECT, i32, 3, sel);
+    }
+    nr_op_set_operands(f, y, ny + nextra, yops);
     /* highest argument first: removing one renumbers those after it */
     for (bool left = true; left;) {
         int hi = -1;
@@ -767,8 +978,10 @@ static void pipeline_loop(Pipe *p) {
     /* drain after the loop */
     NrOpId after = f->ops[loop].next;
     NrBuilder tail = after ? nr_builder_before(f, after) : nr_builder_at_end(f, f->ops[loop].block);
-    NrOpId drain = nr_build(&tail, NR_OP_ASYNC_WAIT, 0, NULL, 0, NULL, 0);
-    nr_op_set_int(f, drain, NR_A_NUM, 0);
+    if (any_cp) {
+        NrOpId drain = nr_build(&tail, NR_OP_ASYNC_WAIT, 0, NULL, 0, NULL, 0);
+        nr_op_set_int(f, drain, NR_A_NUM, 0);
+    }
     if (wg) make_async(p, wg, &tail);
 }
 
@@ -799,6 +1012,8 @@ bool nr_gpu_pipeline_loops(NrModule *m, NrDiags *d) {
         NrFunc *f = m->funcs[i];
         Loops loops;
         loops.n = 0;
+        TmaUse tma[NR_MAX_TMAPS];
+        int ntma = 0;
         nr_walk(f, collect_loops, &loops);
         NrBlockId outer[256];
         for (int k = 0; k < loops.n; k++) outer[k] = f->ops[loops.v[k]].block;
@@ -809,6 +1024,8 @@ bool nr_gpu_pipeline_loops(NrModule *m, NrDiags *d) {
             p.f = f;
             p.loop = loops.v[k];
             p.stages = (int)nr_op_int(f, p.loop, NR_A_NUM_STAGES, 0);
+            p.tma = tma;
+            p.ntma = &ntma;
             if (p.stages > 8) p.stages = 8;
             pipeline_loop(&p);
         }
@@ -819,6 +1036,77 @@ bool nr_gpu_pipeline_loops(NrModule *m, NrDiags *d) {
             if (outer[k] && !seen) merge_invariant_allocs(f, outer[k]);
         }
         nr_gpu_compact_layouts(m);
+    }
+    return true;
+}
+
+/* --- TMA stores (sm_90a) ------------------------------------------------------------------------------- */
+/* The layout of the tensor map kernel argument `arg` has in the tma_loads
+ * of f (0: none reads it). */
+static int32_t tma_load_layout(const NrModule *m, const NrFunc *f, NrValId arg, bool *conflict) {
+    int32_t lay = 0;
+    for (NrOpId o = 1; o < f->nops; o++) {
+        const NrOp *op = &f->ops[o];
+        if (op->dead || !op->block || op->opc != NR_OP_TMA_LOAD) continue;
+        NrOpId tm = f->vals[op->opnds[0]].def;
+        if (!tm || f->ops[tm].opc != NR_OP_TENSORMAP || f->ops[tm].opnds[0] != arg) continue;
+        int32_t l = m->types[f->vals[op->opnds[1]].type].layout;
+        if (lay && l != lay) *conflict = true;
+        lay = l;
+    }
+    return lay;
+}
+
+/* A host descriptor's block store (store operands 3...: its base, a kernel
+ * argument marked tensordesc, and the block's coordinates) becomes a TMA
+ * store: the block goes to an nvmma buffer (stmatrix for 16-bit
+ * tensor-core fragments), one thread copies the buffer to the tensor map's
+ * tile, and TMA writes only its in-bounds elements, which is the store's
+ * mask.  Where the descriptor is also loaded by TMA, the buffer takes the
+ * layout of those loads (one tensor map). */
+static void tma_store(NrModule *m, NrFunc *f, NrOpId op) {
+    const NrOp *o = &f->ops[op];
+    if (o->nopnds < 5) return;
+    const NrType *vt = &m->types[f->vals[o->opnds[1]].type];
+    int rank = vt->rank, es = nr_dtype_info[vt->dtype].bytes;
+    NrValId d = o->opnds[3];
+    if (o->nopnds != 4 + rank || rank > 5 || vt->dtype == NR_DT_I1 || !nr_gpu_layout_of(f, o->opnds[1]) || !d ||
+        f->vals[d].def || f->vals[d].block != f->body || f->params[f->vals[d].index].tensordesc != rank)
+        return;
+    int32_t order[5];
+    for (int i = 0; i < rank; i++) order[i] = rank - 1 - i;
+    int64_t inner = (int64_t)vt->shape[rank - 1] * es;
+    int32_t lay = nr_layout_nvmma(m, rank, inner >= 128 ? 128 : inner >= 64 ? 64 : inner >= 32 ? 32 : 0, order);
+    bool conflict = false;
+    int32_t loaded = tma_load_layout(m, f, d, &conflict);
+    if (conflict) return;
+    if (loaded) lay = loaded;
+    NrTmaPlan plan;
+    if (!nr_tma_plan(&m->layouts[lay], rank, vt->shape, es, &plan) || m->layouts[lay].order[0] != rank - 1) return;
+    NrType bt = *vt;
+    bt.kind = NR_TK_MEMDESC;
+    bt.layout = lay;
+    NrBuilder b = nr_builder_before(f, op);
+    b.loc = o->loc;
+    NrValId v = o->opnds[1];
+    NrValId buf = nr_build1(&b, NR_OP_LOCAL_ALLOC, nr_type_intern(m, &bt), 1, &v);
+    NrTypeId i64 = nr_type_scalar(m, NR_DT_I64);
+    NrOpId tm = nr_build(&b, NR_OP_TENSORMAP, 1, &d, 1, &i64, 0);
+    NrValId ops[2 + 5] = {f->ops[tm].results[0], buf};
+    for (int i = 0; i < rank; i++) ops[2 + i] = f->ops[op].opnds[4 + i];
+    nr_build(&b, NR_OP_TMA_STORE, 2 + rank, ops, 0, NULL, 0);
+    nr_op_erase(f, op);
+}
+
+bool nr_gpu_tma_stores(NrModule *m, NrDiags *d) {
+    (void)d;
+    if (!m->sm_a || m->no_tma || m->sm < 90) return true;
+    for (int i = 0; i < m->nfuncs; i++) {
+        NrFunc *f = m->funcs[i];
+        if (!f->is_kernel) continue;
+        int32_t n = f->nops; /* (the ops it adds are no stores) */
+        for (NrOpId op = 1; op < n; op++)
+            if (!f->ops[op].dead && f->ops[op].block && f->ops[op].opc == NR_OP_STORE) tma_store(m, f, op);
     }
     return true;
 }
@@ -887,6 +1175,7 @@ bool nr_run_gpu_pipeline(NrModule *m, const NrGpuOptions *opt, NrDiags *d) {
         run(&r, "gpu-pipeline", nr_gpu_pipeline_loops);
         run(&r, "gpu-remove-converts", nr_gpu_remove_converts);
     }
+    run(&r, "gpu-tma-stores", nr_gpu_tma_stores);
     run(&r, "gpu-smem", nr_gpu_alloc_smem);
     run(&r, "gpu-barriers", nr_gpu_barriers);
     return r.ok;

@@ -37,3 +37,5 @@ NrIStatus nr_iexec_MBARRIER_INIT(NrInterp *in, NrIFrame *fr, const NrOp *op) { (
 NrIStatus nr_iexec_MBARRIER_EXPECT(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
 NrIStatus nr_iexec_MBARRIER_WAIT(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
 NrIStatus nr_iexec_TMA_LOAD(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
+NrIStatus nr_iexec_TMA_STORE(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
+NrIStatus nr_iexec_TENSORMAP(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }

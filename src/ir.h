@@ -176,6 +176,8 @@ typedef struct NrParam {
     bool equal_to_1;        /* specialized to the constant 1 */
     bool is_constexpr;      /* constexpr params are not function arguments */
     int32_t index;          /* position among all the declared parameters, constexpr ones included */
+    int32_t tensordesc;     /* > 0: the base of a host tensor descriptor of this rank, whose sizes (i32)
+                             * and strides (i64) are the next 2 * rank arguments */
 } NrParam;
 
 typedef struct NrFunc {

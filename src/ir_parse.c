@@ -907,7 +907,7 @@ typedef struct PParam {
     NrParam facts;
 } PParam;
 
-/* fact := 'divisibility' '=' INT | 'equal_to_1' | 'constexpr' */
+/* fact := 'divisibility' '=' INT | 'equal_to_1' | 'constexpr' | 'tensordesc' '=' INT */
 static bool parse_facts(Parser *p, NrParam *pa) {
     do {
         if (accept(p, T_RBRACE)) return true; /* allows `{}` */
@@ -921,8 +921,15 @@ static bool parse_facts(Parser *p, NrParam *pa) {
         } else if (tok_is(p, &t, "constexpr")) {
             advance(p);
             pa->is_constexpr = true;
+        } else if (tok_is(p, &t, "tensordesc")) {
+            advance(p);
+            if (!expect(p, T_EQ, "'='") || !parse_int32(p, 1, &pa->tensordesc)) return false;
+            if (pa->tensordesc > 5) {
+                error_tok(p, "a tensor descriptor rank of 1 to 5");
+                return false;
+            }
         } else {
-            error_tok(p, "'divisibility', 'equal_to_1' or 'constexpr'");
+            error_tok(p, "'divisibility', 'equal_to_1', 'constexpr' or 'tensordesc'");
             return false;
         }
     } while (accept(p, T_COMMA));

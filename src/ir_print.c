@@ -272,6 +272,7 @@ static void print_params(Printer *p) {
         if (pa->divisibility != 1) fprintf(out, "%sdivisibility = %d", nfacts++ ? ", " : " {", pa->divisibility);
         if (pa->equal_to_1) fprintf(out, "%sequal_to_1", nfacts++ ? ", " : " {");
         if (pa->is_constexpr) fprintf(out, "%sconstexpr", nfacts++ ? ", " : " {");
+        if (pa->tensordesc) fprintf(out, "%stensordesc = %d", nfacts++ ? ", " : " {", pa->tensordesc);
         if (nfacts) fputc('}', out);
     }
     fputc(')', out);

@@ -535,10 +535,29 @@ static void check_mask(V *v, NrOpId op, int i) {
 
 static void rule_load(V *v, NrOpId op) {
     NrType pt;
+    const NrOp *o = &v->f->ops[op];
+    if (o->nopnds < 3) {
+        op_error(v, op, "expected the pointers, a mask and an other value");
+        return;
+    }
     if (pointer_operand(v, op, &pt)) {
         check_mask(v, op, 1);
         if (v->f->ops[op].opnds[2]) expect_type(v, op, "operand 2 (other)", otype(v, op, 2), &pt);
         expect_type(v, op, "result", rtype(v, op, 0), &pt);
+    }
+    if (o->nopnds > 3) { /* a host tensor descriptor's block: its base and coordinates */
+        int rank = oty(v, op, 0)->rank;
+        if (!o->opnds[3] || o->nopnds != 4 + rank) {
+            op_error(v, op, "a tensor descriptor's block takes its base and %d coordinates, got %d operands", rank,
+                     o->nopnds - 3);
+            return;
+        }
+        /* (inside a helper awaiting inlining the base is the helper's argument;
+         * gpu-pipeline uses TMA only where it is the kernel's, marked tensordesc) */
+        const NrType *d = oty(v, op, 3);
+        if (d->rank != 0 || !d->ptr) op_error(v, op, "operand 3 (the tensor descriptor's base) must be a scalar pointer");
+        NrType i32 = scalar_of(NR_DT_I32);
+        for (int i = 4; i < o->nopnds; i++) expect_type(v, op, "coordinate", otype(v, op, i), &i32);
     }
     get_choice(v, op, NR_A_CACHE, k_cache, false);
     get_choice(v, op, NR_A_EVICT, k_evict, false);
@@ -547,9 +566,26 @@ static void rule_load(V *v, NrOpId op) {
 
 static void rule_store(V *v, NrOpId op) {
     NrType pt;
+    const NrOp *o = &v->f->ops[op];
+    if (o->nopnds < 3) {
+        op_error(v, op, "expected the pointers, the value and a mask");
+        return;
+    }
     if (pointer_operand(v, op, &pt)) {
         expect_type(v, op, "operand 1 (value)", otype(v, op, 1), &pt);
         check_mask(v, op, 2);
+    }
+    if (o->nopnds > 3) { /* a host tensor descriptor's block: its base and coordinates (see rule_load) */
+        int rank = oty(v, op, 0)->rank;
+        if (o->nopnds != 4 + rank) {
+            op_error(v, op, "a tensor descriptor's block takes its base and %d coordinates, got %d operands", rank,
+                     o->nopnds - 3);
+            return;
+        }
+        const NrType *d = oty(v, op, 3);
+        if (d->rank != 0 || !d->ptr) op_error(v, op, "operand 3 (the tensor descriptor's base) must be a scalar pointer");
+        NrType i32 = scalar_of(NR_DT_I32);
+        for (int i = 4; i < o->nopnds; i++) expect_type(v, op, "coordinate", otype(v, op, i), &i32);
     }
     get_choice(v, op, NR_A_CACHE, k_cache, false);
     get_choice(v, op, NR_A_EVICT, k_evict, false);
@@ -1153,6 +1189,49 @@ static void rule_tma_load(V *v, NrOpId op) {
     for (int i = 4; i < o->nopnds; i++) expect_type(v, op, "coordinate", otype(v, op, i), &i32);
 }
 
+/* d: a kernel argument that is the base of a host tensor descriptor of
+ * rank r (its tensordesc fact); the `r` coordinates follow it. */
+static bool tensordesc_base(V *v, NrOpId op, int i, int rank) {
+    NrValId d = v->f->ops[op].opnds[i];
+    const NrValue *dv = &v->f->vals[d];
+    if (dv->def || dv->block != v->f->body || !v->f->is_kernel || dv->index >= v->f->blocks[v->f->body].nargs ||
+        v->f->params[dv->index].tensordesc == 0) {
+        op_error(v, op, "operand %d must be a kernel argument marked tensordesc (a host tensor descriptor's base)", i);
+        return false;
+    }
+    if (rank >= 0 && v->f->params[dv->index].tensordesc != rank) {
+        op_error(v, op, "the tensor descriptor has %d dimensions, the block %d", v->f->params[dv->index].tensordesc,
+                 rank);
+        return false;
+    }
+    return true;
+}
+
+static void rule_tma_store(V *v, NrOpId op) {
+    const NrOp *o = &v->f->ops[op];
+    if (o->nopnds < 3) {
+        op_error(v, op, "expected the tensor map, the buffer and coordinates");
+        return;
+    }
+    const NrType *d = oty(v, op, 0), *b = oty(v, op, 1);
+    if (d->rank != 0 || (!d->ptr && d->dtype != NR_DT_I64 && d->dtype != NR_DT_U64))
+        op_error(v, op, "operand 0 (tensor map) must be a pointer or a 64-bit integer scalar, got %s",
+                 tstr(v, otype(v, op, 0)));
+    if (!single_buffer(v, op, "operand 1", b, otype(v, op, 1))) return;
+    if (o->nopnds != 2 + b->rank) {
+        op_error(v, op, "expected %d coordinates (one per dimension of the buffer), got %d", b->rank, o->nopnds - 2);
+        return;
+    }
+    NrType i32 = scalar_of(NR_DT_I32);
+    for (int i = 2; i < o->nopnds; i++) expect_type(v, op, "coordinate", otype(v, op, i), &i32);
+}
+
+static void rule_tensormap(V *v, NrOpId op) {
+    if (!tensordesc_base(v, op, 0, -1)) return;
+    NrType i64 = scalar_of(NR_DT_I64);
+    expect_type(v, op, "result", rtype(v, op, 0), &i64);
+}
+
 static void rule_async_wait(V *v, NrOpId op) {
     int64_t num;
     get_int_in(v, op, NR_A_NUM, 0, 1 << 16, &num);
@@ -1315,6 +1394,8 @@ static void rule_gpu_op(V *v, NrOpId op) {
     case NR_OP_MBARRIER_EXPECT:
     case NR_OP_MBARRIER_WAIT: rule_mbarrier(v, op); break;
     case NR_OP_TMA_LOAD: rule_tma_load(v, op); break;
+    case NR_OP_TENSORMAP: rule_tensormap(v, op); break;
+    case NR_OP_TMA_STORE: rule_tma_store(v, op); break;
     default: break;
     }
 }
@@ -1376,7 +1457,9 @@ static void rule_custom(V *v, NrOpId op) {
     case NR_OP_MBARRIER_INIT:
     case NR_OP_MBARRIER_EXPECT:
     case NR_OP_MBARRIER_WAIT:
-    case NR_OP_TMA_LOAD: rule_gpu_op(v, op); break;
+    case NR_OP_TMA_LOAD:
+    case NR_OP_TMA_STORE:
+    case NR_OP_TENSORMAP: rule_gpu_op(v, op); break;
     default: NR_ICE("op %s has no verifier rule", nr_op_info[v->f->ops[op].opc].name);
     }
 }

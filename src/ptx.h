@@ -179,6 +179,12 @@ typedef struct NrPtx {
     bool planned;              /* smem_bytes and scratch_base are set (plan_smem ran) */
     int64_t local_bytes;       /* .local buffer for vprintf arguments */
     bool uses_vprintf, uses_assert, failed;
+    /* tensor maps (tensormap ops): kernel parameter <name>_tmap_<j> of the
+     * descriptor whose base is argument tmaps[j].arg; box and swizzle come
+     * from the tma_loads that read it */
+    int ntmaps;
+    NrTmapUse tmaps[NR_MAX_TMAPS];
+    bool tmap_seen[NR_MAX_TMAPS];
     const char **tables;       /* names of the .const tables emitted */
     int ntables, captables;
     NrOpId op;                 /* the op being emitted, for diagnostics */
@@ -524,6 +530,8 @@ bool nr_ptx_op_mbarrier_init(NrPtx *p, NrOpId op);
 bool nr_ptx_op_mbarrier_expect(NrPtx *p, NrOpId op);
 bool nr_ptx_op_mbarrier_wait(NrPtx *p, NrOpId op);
 bool nr_ptx_op_tma_load(NrPtx *p, NrOpId op);
+bool nr_ptx_op_tensormap(NrPtx *p, NrOpId op);
+bool nr_ptx_op_tma_store(NrPtx *p, NrOpId op);
 /* How tma_load fills a buffer of `shape` with shared layout l (nvmma):
  * the tensor map's dimension k (fastest first) is the buffer's dim[k]; a
  * box holds box[k] elements along it; `nbox` copies, copy j at byte

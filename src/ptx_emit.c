@@ -1193,6 +1193,8 @@ static const OpFn op_table[NR_OP_COUNT] = {
     [NR_OP_MBARRIER_EXPECT] = nr_ptx_op_mbarrier_expect,
     [NR_OP_MBARRIER_WAIT] = nr_ptx_op_mbarrier_wait,
     [NR_OP_TMA_LOAD] = nr_ptx_op_tma_load,
+    [NR_OP_TENSORMAP] = nr_ptx_op_tensormap,
+    [NR_OP_TMA_STORE] = nr_ptx_op_tma_store,
 };
 
 /* --- demanded elements ------------------------------------------------------------------------------ */
@@ -1352,8 +1354,34 @@ static void func_params(NrPtx *p, NrPtxBuf *decl, NrPtxBuf *rets) {
     if (size) buf_add(p->a, rets, ".param .align 8 .b8 nr_ret[%d]", size);
 }
 
+/* The tensor maps the kernel's tensormap ops name, one parameter each after
+ * the arguments (NrPtxInfo.tmaps), in the order of their arguments. */
+static void collect_tmaps(NrFunc *f, NrOpId op, void *ctx) {
+    NrPtx *p = ctx;
+    if (f->ops[op].opc != NR_OP_TENSORMAP) return;
+    NrValId d = f->ops[op].opnds[0];
+    int arg = f->vals[d].index;
+    for (int j = 0; j < p->ntmaps; j++)
+        if (p->tmaps[j].arg == arg) return;
+    if (p->ntmaps == NR_MAX_TMAPS) {
+        nr_ptx_error(p, "a kernel takes at most %d tensor maps", NR_MAX_TMAPS);
+        return;
+    }
+    int j = p->ntmaps++;
+    while (j > 0 && p->tmaps[j - 1].arg > arg) {
+        p->tmaps[j] = p->tmaps[j - 1];
+        j--;
+    }
+    memset(&p->tmaps[j], 0, sizeof p->tmaps[j]);
+    p->tmaps[j].arg = arg;
+    p->tmaps[j].rank = f->params[arg].tensordesc;
+    p->tmaps[j].dtype = nr_type(p->m, f->vals[d].type)->dtype;
+    p->tmaps[j].nan_fill = strcmp(nr_op_str(f, op, NR_A_NAN, ""), "fill") == 0;
+}
+
 static void load_params(NrPtx *p, NrPtxBuf *decl) {
     NrBlock *body = nr_block(p->f, p->f->body);
+    nr_walk(p->f, collect_tmaps, p);
     for (int i = 0; i < body->nargs; i++) {
         NrValId v = body->args[i];
         const NrType *t = nr_type(p->m, nr_val_type(p->f, v));
@@ -1377,6 +1405,8 @@ static void load_params(NrPtx *p, NrPtxBuf *decl) {
             nr_ptx_emit(p, "ld.param%s %s, [%s_param_%d];", pt, nr_ptx_reg(p, r.r), p->f->name, i);
         }
     }
+    for (int j = 0; j < p->ntmaps; j++)
+        buf_add(p->a, decl, "%s  .param .align 64 .b8 %s_tmap_%d[128]", body->nargs || j ? ",\n" : "", p->f->name, j);
 }
 
 static const char *target_name(int sm, bool sm_a) {
@@ -1624,10 +1654,18 @@ static char *emit_ptx(NrFunc *f, const NrGpuOptions *opt, NrDiags *d, NrPtxInfo 
     emit_function(p, &params, NULL);
     if (p->failed || nr_has_errors(d)) return NULL;
     p->smem_bytes = total;
+    for (int j = 0; j < p->ntmaps; j++)
+        if (!p->tmap_seen[j]) {
+            nr_ptx_error(p, "the tensor map of argument %d is read by no tma_load", p->tmaps[j].arg);
+            return NULL;
+        }
     if (info) {
+        memset(info, 0, sizeof *info);
         info->shared_bytes = p->smem_bytes;
         info->num_warps = p->num_warps;
         info->threads = 32 * p->num_warps;
+        info->ntmaps = p->ntmaps;
+        memcpy(info->tmaps, p->tmaps, sizeof p->tmaps);
     }
     return assemble(p, &params, &funcs);
 }

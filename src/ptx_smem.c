@@ -806,6 +806,90 @@ bool nr_tma_plan(const NrLayout *l, int rank, const int32_t *shape, int es, NrTm
     return true;
 }
 
+/* The generic address of the kernel's tensor-map parameter (a
+ * __grid_constant__ CUtensorMap, which TMA reads in place). */
+bool nr_ptx_op_tensormap(NrPtx *p, NrOpId op) {
+    if (!need_sm90(p, "tensormap")) return false;
+    const NrOp *o = &p->f->ops[op];
+    int arg = p->f->vals[o->opnds[0]].index, j = 0;
+    while (j < p->ntmaps && p->tmaps[j].arg != arg) j++;
+    if (p->is_func || j == p->ntmaps) {
+        nr_ptx_error(p, "tensormap: only a kernel's own arguments have tensor maps");
+        return false;
+    }
+    int32_t pa = nr_ptx_newreg(p, NR_PK_I64);
+    NrPtxVal *x = nr_ptx_def(p, o->results[0]);
+    nr_ptx_emit(p, "mov.b64 %s, %s_tmap_%d;", nr_ptx_reg(p, pa), p->f->name, j);
+    nr_ptx_emit(p, "cvta.param.u64 %s, %s;", nr_ptx_reg(p, x->e[0].r), nr_ptx_reg(p, pa));
+    if (p->ptx_version < 83) p->ptx_version = 83;
+    return true;
+}
+
+/* The boxes tma_load copies from a kernel's tensor map: every copy of one
+ * map must agree (one CUtensorMap per descriptor). */
+static bool record_tmap(NrPtx *p, NrOpId op, const NrTmaPlan *pl, const NrType *bt) {
+    NrValId d = p->f->ops[op].opnds[0];
+    NrOpId def = p->f->vals[d].def;
+    if (!def || p->f->ops[def].opc != NR_OP_TENSORMAP) return true;
+    int arg = p->f->vals[p->f->ops[def].opnds[0]].index, j = 0;
+    while (j < p->ntmaps && p->tmaps[j].arg != arg) j++;
+    if (j == p->ntmaps) return true; /* reported by its tensormap op */
+    NrTmapUse u = p->tmaps[j];
+    if (u.rank != bt->rank) {
+        nr_ptx_error(p, "tma_load: a %d-dimensional buffer from a %d-dimensional tensor descriptor", bt->rank, u.rank);
+        return false;
+    }
+    for (int k = 0; k < pl->rank; k++) u.box[pl->dim[k]] = (int)pl->box[k];
+    u.swizzle = pl->swizzle;
+    if (p->tmap_seen[j] && memcmp(&u, &p->tmaps[j], sizeof u) != 0) {
+        nr_ptx_error(p, "tma_load: the copies of one tensor descriptor fill buffers of different layouts");
+        return false;
+    }
+    p->tmaps[j] = u;
+    p->tmap_seen[j] = true;
+    return true;
+}
+
+/* Every thread's generic-proxy writes of the buffer are made visible to
+ * the async proxy (fence.proxy.async) and the program synchronizes; thread
+ * 0 then copies it box by box and waits until TMA has read it, so that the
+ * buffer may be reused after the next barrier. */
+bool nr_ptx_op_tma_store(NrPtx *p, NrOpId op) {
+    if (!need_sm90(p, "tma_store")) return false;
+    const NrOp *o = &p->f->ops[op];
+    const NrType *bt = nr_type(p->m, nr_val_type(p->f, o->opnds[1]));
+    const NrLayout *l = bt->layout > 0 && bt->layout < p->m->nlayouts ? &p->m->layouts[bt->layout] : NULL;
+    NrTmaPlan pl;
+    if (o->nopnds != 2 + bt->rank || !nr_tma_plan(l, bt->rank, bt->shape, nr_ptx_smem_es(dt_of(bt)), &pl)) {
+        nr_ptx_error(p, "tma_store: buffer %s cannot be copied by TMA boxes", nr_type_str(p->m, nr_val_type(p->f, o->opnds[1])));
+        return false;
+    }
+    if (!record_tmap(p, op, &pl, bt)) return false;
+    NrPv map = nr_ptx_inreg(p, nr_ptx_val(p, o->opnds[0])->e[0]);
+    NrPv src = nr_ptx_inreg(p, buffer_addr(p, o->opnds[1]));
+    NrPv t0 = {NR_PK_P, nr_ptx_thread0(p), 0};
+    need_align(p, p->m, bt->layout);
+    nr_ptx_emit(p, "fence.proxy.async.shared::cta;");
+    nr_ptx_bar(p);
+    for (int64_t j = 0; j < pl.nbox; j++) {
+        char coords[160];
+        size_t len = 0;
+        for (int k = 0; k < pl.rank; k++) {
+            NrPv c = nr_ptx_val(p, o->opnds[2 + pl.dim[k]])->e[0];
+            if (k == 0 && j) c = nr_pb_bin(p, NR_PO_ADD, NR_PT_S32, c, nr_pv_i32(j * pl.box[0]));
+            c = nr_ptx_inreg(p, c);
+            len += (size_t)snprintf(coords + len, sizeof coords - len, "%s%s", k ? ", " : "", nr_ptx_reg(p, c.r));
+        }
+        char srcs[48];
+        snprintf(srcs, sizeof srcs, "%s", nr_ptx_addr(p, src, j * pl.stride));
+        nr_ptx_emit(p, "@%s cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [%s, {%s}], %s;",
+                    nr_ptx_reg(p, t0.r), pl.rank, nr_ptx_reg(p, map.r), coords, srcs);
+    }
+    nr_ptx_emit(p, "@%s cp.async.bulk.commit_group;", nr_ptx_reg(p, t0.r));
+    nr_ptx_emit(p, "@%s cp.async.bulk.wait_group.read 0;", nr_ptx_reg(p, t0.r));
+    return true;
+}
+
 bool nr_ptx_op_tma_load(NrPtx *p, NrOpId op) {
     if (!need_sm90(p, "tma_load")) return false;
     const NrOp *o = &p->f->ops[op];
@@ -817,6 +901,7 @@ bool nr_ptx_op_tma_load(NrPtx *p, NrOpId op) {
                         "most 256 elements per box dimension)", nr_type_str(p->m, nr_val_type(p->f, o->opnds[1])));
         return false;
     }
+    if (!record_tmap(p, op, &pl, bt)) return false;
     NrPv g = issuer(p, op, 3);
     NrPv map = nr_ptx_inreg(p, nr_ptx_val(p, o->opnds[0])->e[0]);
     NrPv dst = nr_ptx_inreg(p, buffer_addr(p, o->opnds[1])), mbar = nr_ptx_inreg(p, buffer_addr(p, o->opnds[2]));

@@ -1641,8 +1641,10 @@ static Val sig_value(Sema *s, NrFunc *f, const NrSigArg *g, const char *name, in
         d->dt = g->dtype;
         d->rank = g->rank;
         d->nan_pad = g->nan_pad;
+        d->host = true;
         for (int i = 0; i < g->rank; i++) d->block[i] = g->block[i];
         /* as Triton's host descriptors: a 16-byte aligned base, contiguous rows */
+        f->params[*k].tensordesc = g->rank;
         Val base = sig_arg(f, k, nr_sprintf(s->a, "%s.base", name), 16, false);
         Val sh[NR_MAX_RANK], st[NR_MAX_RANK];
         for (int i = 0; i < g->rank; i++) sh[i] = sig_arg(f, k, nr_sprintf(s->a, "%s.shape.%d", name, i), 1, false);

@@ -3,16 +3,17 @@
  * desc.load / desc.store / desc.atomic_*, tl.load_tensor_descriptor and
  * tl.store_tensor_descriptor.
  *
- * Nereid has no TMA path: a descriptor is its base pointer, sizes and
- * strides (a tuple tagged with the dtype, block shape and padding, so that
- * it passes through calls, ifs and loops like any tuple), and each access
- * is an ordinary masked load or store of the block
+ * A descriptor is its base pointer, sizes and strides (a tuple tagged with
+ * the dtype, block shape and padding, so that it passes through calls, ifs
+ * and loops like any tuple), and each access is an ordinary masked load or
+ * store of the block
  *     base + sum_d (offset_d + arange(block_d)) * stride_d
  * whose mask keeps 0 <= offset_d + i < size_d in every dimension, so that
  * out-of-bounds elements read as zero (or NaN with padding "nan") and are
  * not written, as TMA does.  The rules Triton checks for a descriptor hold
  * here too: 1 to 5 dimensions, a last stride of 1, blocks of at least 16
- * bytes along it. */
+ * bytes along it.  A host descriptor's loads and stores also name its base
+ * and the block's coordinates, for TMA on sm_90a (docs/gpu.md). */
 #include "sema_impl.h"
 
 #include <math.h>
@@ -106,19 +107,60 @@ static void check_value_shape(Sema *s, NrLoc loc, Val desc, Val v, const char *f
     }
 }
 
+/* A host descriptor's block load also names the descriptor's base and the
+ * block's coordinates (load operands 3...), so that the GPU may load it
+ * with TMA from the tensor map the launch encodes; the masked load is its
+ * meaning everywhere.  The coordinates are made before the load (coords),
+ * then added to it (tma_operands). */
+static bool tma_coords(Sema *s, NrLoc loc, Val desc, Val offsets, NrValId *coords) {
+    const SmDesc *d = desc_of(desc);
+    if (!d->host || desc.tup.v[0].k != V_IR || offsets.k != V_TUPLE || offsets.tup.desc || offsets.tup.n != d->rank)
+        return false;
+    for (int i = 0; i < d->rank; i++) {
+        Val off = as_i32(s, loc, offsets.tup.v[i], "a descriptor offset");
+        coords[i] = off.k == V_IR ? off.ir : nr_sm_const(s, loc, nr_type_scalar(s->m, NR_DT_I32), &off.c);
+    }
+    return true;
+}
+
+static void tma_operands(Sema *s, Val desc, const NrValId *coords, NrOpId op) {
+    const SmDesc *d = desc_of(desc);
+    NrFunc *f = s->fn->f;
+    if (!op || (f->ops[op].opc != NR_OP_LOAD && f->ops[op].opc != NR_OP_STORE) || f->ops[op].nopnds != 3) return;
+    NrValId ops[4 + NR_MAX_RANK];
+    for (int i = 0; i < 3; i++) ops[i] = f->ops[op].opnds[i];
+    ops[3] = desc.tup.v[0].ir;
+    for (int i = 0; i < d->rank; i++) ops[4 + i] = coords[i];
+    nr_op_set_operands(f, op, 4 + d->rank, ops);
+}
+
 static Val desc_load(Sema *s, NrLoc loc, Val desc, Val offsets, const char *fn) {
     const SmDesc *d = desc_of(desc);
     Val p, m;
     block_access(s, loc, desc, offsets, fn, &p, &m);
+    NrValId coords[NR_MAX_RANK];
+    bool tma = tma_coords(s, loc, desc, offsets, coords);
     Val other = d->nan_pad ? v_const(nr_cv_float(NAN)) : cint(0);
-    return call_tl(s, loc, "load", 1, &p, 2, (const char *[]){"mask", "other"}, (Val[]){m, other});
+    Val r = call_tl(s, loc, "load", 1, &p, 2, (const char *[]){"mask", "other"}, (Val[]){m, other});
+    if (tma) tma_operands(s, desc, coords, r.k == V_IR ? s->fn->f->vals[r.ir].def : NR_NONE);
+    return r;
 }
 
 static Val desc_store(Sema *s, NrLoc loc, Val desc, Val offsets, Val value, const char *fn) {
     Val p, m;
     check_value_shape(s, loc, desc, value, fn);
     block_access(s, loc, desc, offsets, fn, &p, &m);
+    NrValId coords[NR_MAX_RANK];
+    bool tma = tma_coords(s, loc, desc, offsets, coords);
+    NrFunc *f = s->fn->f;
+    NrOpId first = f->nops; /* ops are numbered as they are made: tl.store's is among the next */
     call_tl(s, loc, "store", 2, (Val[]){p, value}, 1, (const char *[]){"mask"}, &m);
+    if (tma)
+        for (NrOpId op = f->nops - 1; op >= first && op > 0; op--)
+            if (f->ops[op].opc == NR_OP_STORE) {
+                tma_operands(s, desc, coords, op);
+                break;
+            }
     return nr_sm_none();
 }
 

@@ -68,6 +68,7 @@ typedef struct SmDesc {
     int rank;
     int64_t block[NR_MAX_RANK];   /* the block a load or store moves */
     bool nan_pad;                 /* out-of-bounds reads give NaN (else 0) */
+    bool host;                    /* a kernel argument: the GPU may load its blocks by TMA */
 } SmDesc;
 
 struct Val {

@@ -7,6 +7,7 @@ Written in the Triton dialect; bench/harness.py executes this file once with
 `triton` bound to Triton and once to Nereid."""
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 
 @triton.jit
@@ -83,12 +84,59 @@ def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
                      stride_bn, stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, HAS_BIAS, ACTIVATION)
 
 
+@triton.jit
+def matmul_tma_kernel(a_desc, b_desc, c_desc, M, N, K,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                      GROUP_M: tl.constexpr, NUM_PROGRAMS: tl.constexpr):
+    # A, B and C through host tensor descriptors (on Hopper, TMA copies the
+    # tiles; out-of-bounds elements read as zero and are not written).  With
+    # NUM_PROGRAMS programs, each walks the tiles tile, tile + NUM_PROGRAMS,
+    # ... in the grouped order (one tile each when there are as many
+    # programs as tiles).
+    for tile in range(tl.program_id(0), tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N), NUM_PROGRAMS):
+        pid_m, pid_n = _tile_of(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BLOCK_K)):
+            a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+            b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
+            acc = tl.dot(a, b, acc)
+        c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))
+
+
+def _elem_strides(x):
+    if hasattr(x, "stride") and callable(x.stride):  # torch
+        return tuple(x.stride()), x.element_size()
+    return tuple(st // x.itemsize for st in x.strides), x.itemsize
+
+
+def tma_applies(a, b, c, bias, activation):
+    """Whether matmul's "tma" configurations apply: no epilogue, and A, B and C
+    as host tensor descriptors take them: row-major, rows 16-byte aligned."""
+    if bias is not None or activation:
+        return False
+    for x in (a, b, c):
+        strides, item = _elem_strides(x)
+        if strides[1] != 1 or strides[0] * item % 16:
+            return False
+    return True
+
+
 def matmul(c, a, b, bias, M, N, K, a_strides, b_strides, c_strides, config, activation="", num_sms=1):
-    """config: (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages[, "persistent"]);
-    bias: None or a vector of N.  A persistent config launches num_sms programs
-    (at most one per tile) running matmul_persistent_kernel."""
+    """config: (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages[, kind]);
+    bias: None or a vector of N.  Kind "persistent" launches num_sms programs
+    (at most one per tile) running matmul_persistent_kernel; "tma" runs
+    matmul_tma_kernel on host tensor descriptors, one program per tile, and
+    "tma-persistent" the same with num_sms programs (see tma_applies)."""
     bm, bn, bk, gm, warps, stages = config[:6]
     tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
+    if len(config) > 6 and config[6].startswith("tma"):
+        programs = max(1, min(num_sms, tiles)) if config[6] == "tma-persistent" else tiles
+        a_desc = TensorDescriptor(a, [M, K], [a_strides[0], 1], [bm, bk])
+        b_desc = TensorDescriptor(b, [K, N], [b_strides[0], 1], [bk, bn])
+        c_desc = TensorDescriptor(c, [M, N], [c_strides[0], 1], [bm, bn])
+        matmul_tma_kernel[(programs,)](a_desc, b_desc, c_desc, M, N, K, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+                                       GROUP_M=gm, NUM_PROGRAMS=programs, num_warps=warps, num_stages=stages)
+        return c
     if len(config) > 6 and config[6] == "persistent":
         programs = max(1, min(num_sms, tiles))
         matmul_persistent_kernel[(programs,)](

@@ -29,6 +29,10 @@ LARGE = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (128, 256, 64, 8, 8, 
 # Persistent programs (bench/kernels/matmul.py: one per SM, walking the tiles),
 # tried beside LARGE on the big squares and LLM shapes.
 PERSISTENT = [(128, 256, 64, 8, 8, 3, "persistent"), (128, 128, 64, 8, 4, 4, "persistent")]
+# The same tiles loaded through host tensor descriptors (TMA on Hopper), for
+# row-major operands without an epilogue (kernels.matmul.tma_applies).
+TMA = [(128, 256, 64, 8, 8, 3, "tma"), (128, 256, 64, 8, 8, 4, "tma"), (128, 128, 64, 8, 4, 4, "tma"),
+       (128, 256, 64, 8, 8, 3, "tma-persistent")]
 
 
 def configs(M, N, dtype):
@@ -38,14 +42,14 @@ def configs(M, N, dtype):
     elif M * N <= 2048 * 2048:
         base = MEDIUM + LARGE[:2]
     else:
-        base = LARGE + PERSISTENT
+        base = LARGE + PERSISTENT + TMA
     scale = 2 / ITEMSIZE[dtype]
     return [(bm, bn, int(bk * scale), *rest) for bm, bn, bk, *rest in base]
 
 
 def config_label(cfg):
     bm, bn, bk, gm, w, s = cfg[:6]
-    return f"{bm}x{bn}x{bk} g{gm} w{w} s{s}" + (" persistent" if len(cfg) > 6 else "")
+    return f"{bm}x{bn}x{bk} g{gm} w{w} s{s}" + (f" {cfg[6]}" if len(cfg) > 6 else "")
 
 
 def _case(workload, M, N, K, dtype, shape=None, series=None, x=None):
@@ -96,7 +100,9 @@ def prepare(case, env, b_column_major=False, epilogue=False):
         def candidate(cfg):
             return lambda: mod.matmul(c, a, b, bias, M, N, K, a.stride(), b.stride(), c.stride(), cfg, activation,
                                       env.num_sms)
-        return [(config_label(cfg), candidate(cfg)) for cfg in configs(M, N, case.dtype)]
+        tma = mod.tma_applies(a, b, c, bias, activation)
+        return [(config_label(cfg), candidate(cfg)) for cfg in configs(M, N, case.dtype)
+                if tma or len(cfg) < 7 or not cfg[6].startswith("tma")]
 
     candidates, notes = kernel_candidates(env, "matmul", make)
 

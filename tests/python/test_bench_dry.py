@@ -232,9 +232,9 @@ def test_matmul_configs():
     for M, N, dtype in [(1, 4096, "bf16"), (16, 14336, "bf16"), (128, 4096, "bf16"), (256, 256, "fp16"),
                         (4096, 4096, "fp16"), (8192, 8192, "fp8e4m3"), (4096, 4096, "tf32")]:
         cfgs = MM.configs(M, N, dtype)
-        assert 1 <= len(cfgs) <= 6
+        assert 1 <= len(cfgs) <= 10
         for bm, bn, bk, gm, warps, stages, *kind in cfgs:
-            assert kind in ([], ["persistent"])
+            assert kind in ([], ["persistent"], ["tma"], ["tma-persistent"])
             for v in (bm, bn, bk, warps):
                 assert v & (v - 1) == 0, (M, N, dtype, bm, bn, bk)
             assert bm >= 16 and bn >= 16 and bk >= 16 and stages >= 2
@@ -243,7 +243,8 @@ def test_matmul_configs():
     assert MM.configs(1, 4096, "bf16")[0][0] == 16
     assert [c[2] for c in MM.configs(4096, 4096, "fp8e4m3")] == [2 * c[2] for c in MM.configs(4096, 4096, "fp16")]
     big = MM.configs(4096, 4096, "fp16")
-    assert any(len(c) == 7 for c in big) and MM.config_label(big[-1]).endswith(" persistent")
+    assert any(len(c) == 7 and c[6] == "persistent" for c in big)
+    assert MM.config_label(big[-1]).endswith(" tma-persistent")
 
 
 # --- loading one kernel file under a compiler --------------------------------------------------------
@@ -374,6 +375,21 @@ def test_matmul_kernel(rng, name, dtype, out_dtype, epilogue, M):
                    (b.strides[0] // item, b.strides[1] // item), (N, 1), config, "gelu" if epilogue else "",
                    num_sms=3)
         assert rel_err(c.astype(np.float64), ref) < tol, config
+    # row-major operands also through host tensor descriptors (rows of a multiple of 16 bytes;
+    # ragged edges: the descriptors' bounds mask them), one tile per program and persistent
+    N, K = 80, 112
+    a = rng.standard_normal((M, K)).astype(dtype)
+    b = rng.standard_normal((K, N)).astype(dtype)
+    c = poisoned((M, N), out_dtype)
+    assert mod.tma_applies(a, b, c, bias, "gelu" if epilogue else "") == (not epilogue)
+    assert not mod.tma_applies(a, np.asfortranarray(b), c, None, "")
+    if epilogue:
+        return
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    for kind in ("tma", "tma-persistent"):
+        c = poisoned((M, N), out_dtype)
+        mod.matmul(c, a, b, None, M, N, K, (K, 1), (N, 1), (N, 1), cfg + (kind,), "", num_sms=3)
+        assert rel_err(c.astype(np.float64), ref) < tol, kind
 
 
 @pytest.mark.parametrize("causal", [False, True])

@@ -3,8 +3,9 @@
 A TensorDescriptor passed to a kernel is specialized as "tensordesc<fp16[64, 64]>"
 (its element type and block shape) and reaches the kernel as its base pointer,
 its sizes (int32) and its strides (int64, in elements; the last one is 1).
-Nereid lowers desc.load / desc.store to masked loads and stores of the block, on
-every GPU and on the interpreter.
+desc.load / desc.store mean masked loads and stores of the block; on sm_90a the
+compiler may use TMA for them, and the launch then encodes a CUtensorMap from
+these same values.
 
 signature_entry() also specializes tuple arguments, element by element.
 """

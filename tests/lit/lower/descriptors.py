@@ -32,8 +32,10 @@ def host(d, out):
     tl.store(out + tl.arange(0, 8)[:, None] * 32 + tl.arange(0, 32)[None, :], x)
 
 # the host descriptor's arguments: base (16-byte aligned), sizes, strides (the last one 1)
-# HOST-LABEL: func @host(%arg0: ptr<f32> {divisibility = 16}, %arg1: i32, %arg2: i32, %arg3: i64, %arg4: i64 {equal_to_1}, %out: ptr<f32>)
+# HOST-LABEL: func @host(%arg0: ptr<f32> {divisibility = 16, tensordesc = 2}, %arg1: i32, %arg2: i32, %arg3: i64, %arg4: i64 {equal_to_1}, %out: ptr<f32>)
 # leading strides are multiples of 16 bytes
 # HOST:       hint %arg3 {kind = "multiple_of", values = [4]} : i64
 # padding "nan": out-of-bounds elements read NaN
 # HOST:       const {value = nan} : tensor<8x32xf32>
+# the block names its descriptor (the base argument) and coordinates, for TMA on sm_90a
+# HOST:       load {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, %arg0, {{%[0-9]+}}, {{%[0-9]+}} : tensor<8x32xf32>
