@@ -939,6 +939,54 @@ def test_compiled_kernels_list_their_tensor_maps():
         assert copy.compile("*fp32, *fp32, i32, 128", arch=arch, no_tma=True) is k2
 
 
+@nereid.jit
+def _desc_mm(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([pid_m * BM, k * BK])
+        b = b_desc.load([k * BK, pid_n * BN])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
+
+
+@pytest.mark.parametrize("pad", ["zero", "nan"])
+def test_host_descriptor_matmul_through_tma(rng, pad, monkeypatch):
+    """Nereid's own TMA kernel (host descriptors loaded and stored by TMA on sm_90a) in the simulator
+    mode: the maps its launch takes (kernel.tensor_maps), encoded by sim_mode from the descriptors,
+    blocks overhanging M, N (and K with zero padding); NEREID_DISABLE_TMA=1 runs it without maps."""
+    import sim_mode
+    from nereid.tools.tensor_descriptor import TensorDescriptor
+    M, N, K = 100, 72, 136 if pad == "zero" else 128
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    ran = []
+    real = sim_mode.ptxsim.launch
+
+    def launch_seen(ptx, name, grid, params=(), **kw):
+        ran.append(("cp.async.bulk.tensor" in ptx, [len(p) for p in params if isinstance(p, bytes)]))
+        return real(ptx, name, grid, params=params, **kw)
+
+    monkeypatch.setattr(sim_mode.ptxsim, "launch", launch_seen)
+    for no_tma in (False, True):
+        if no_tma:
+            monkeypatch.setenv("NEREID_DISABLE_TMA", "1")
+        c = np.full((M, N), np.nan, np.float16)
+        descs = (TensorDescriptor(a, [M, K], [K, 1], [64, 64], pad), TensorDescriptor(b, [K, N], [N, 1], [64, 64], pad),
+                 TensorDescriptor(c, [M, N], [N, 1], [64, 64]))
+        ran.clear()
+        sim_mode.check(_desc_mm, (2, 2), *descs, K, BM=64, BN=64, BK=64)
+        assert sim_mode.compare("c", c, (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16)) is None
+        if "sm_90a" in sim_mode.ARCHS:
+            assert ran[-1] == ((False, []) if no_tma else (True, [128, 128, 128]))
+    sig = _desc_mm.warmup(*descs, K, BM=64, BN=64, BK=64, grid=(1,)).signature
+    maps = _desc_mm.compile(sig, arch="sm_90a").tensor_maps
+    assert maps == [{"base_arg": 5 * i, "rank": 2, "dtype": "fp16", "elem_bytes": 2, "box": [64, 64], "swizzle": 128,
+                     "nan_fill": pad == "nan" and i < 2} for i in range(3)]
+    assert _desc_mm.compile(sig, arch="sm_90a", no_tma=True).tensor_maps == []
+
+
 def test_tma_to_wgmma_pipeline(rng):
     """Two CTAs: each loads its 64 x 64 f16 tile of A (K-major) and the 64 x 64 B (N-major)
     by TMA with 128-byte swizzles, waits on the mbarrier and runs four k16 wgmmas whose
