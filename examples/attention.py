@@ -26,6 +26,7 @@ attn_bwd_dq_kernel keeps a block of queries and loops over key blocks for
 dQ += dS K.  No program writes what another reads: no atomics."""
 import nereid as triton
 import nereid.language as tl
+from nereid.tools.tensor_descriptor import TensorDescriptor
 
 LOG2E = 1.4426950408889634
 
@@ -115,6 +116,55 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, m_ptr, H, L, qk_scale,
     tl.store(m_ptr + bh * L + rows, m_i + tl.log2(l_i), mask=rows < L)
     o_ptrs = o_base + rows[:, None] * stride_om + offs_d[None, :] * stride_od
     tl.store(o_ptrs, o.to(o_ptr.dtype.element_ty), mask=rows[:, None] < L)
+
+
+@triton.jit
+def _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, kv_row, lo, hi, rows, offs_n, qk_scale,
+                         BLOCK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr):
+    # _fwd_key_blocks with K and V read through tensor descriptors over the
+    # (B * H * L, HEAD_DIM) rows: this head's keys start at row kv_row.
+    for start in range(lo, hi, BLOCK_N):
+        kt = k_desc.load([kv_row + start, 0]).T
+        s = tl.dot(q, kt) * qk_scale
+        if CAUSAL_MASK:
+            s = tl.where(rows[:, None] >= (start + offs_n)[None, :], s, -float("inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = v_desc.load([kv_row + start, 0])
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_new
+    return acc, m_i, l_i
+
+
+@triton.jit
+def attn_fwd_desc_kernel(q_desc, k_desc, v_desc, o_desc, m_ptr, L, qk_scale,
+                         HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                         CAUSAL: tl.constexpr):
+    # attn_fwd_kernel for contiguous q, k, v, o, read and written through host
+    # tensor descriptors of their (B * H * L, HEAD_DIM) rows (TMA on Hopper),
+    # with L a multiple of BLOCK_M and of BLOCK_N: no block crosses a head.
+    start_m = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    q = q_desc.load([bh * L + start_m, 0])
+    m_i = tl.full((BLOCK_M,), -float("inf"), tl.float32)
+    l_i = tl.zeros((BLOCK_M,), tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    if CAUSAL:
+        acc, m_i, l_i = _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, bh * L, 0, start_m, rows, offs_n,
+                                             qk_scale, BLOCK_N, False)
+        acc, m_i, l_i = _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, bh * L, start_m, start_m + BLOCK_M,
+                                             rows, offs_n, qk_scale, BLOCK_N, True)
+    else:
+        acc, m_i, l_i = _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, bh * L, 0, L, rows, offs_n,
+                                             qk_scale, BLOCK_N, False)
+    o = acc / l_i[:, None]
+    tl.store(m_ptr + bh * L + rows, m_i + tl.log2(l_i))
+    o_desc.store([bh * L + start_m, 0], o.to(o_desc.dtype))
 
 
 # --- backward ---------------------------------------------------------------------------------------
@@ -343,11 +393,13 @@ def _check(q, k, v):
         raise ValueError(f"head dim must be a power of two from 16, got {d}")
 
 
-def attention_forward(q, k, v, causal=False, sm_scale=None, config=None):
+def attention_forward(q, k, v, causal=False, sm_scale=None, config=None, descriptors=False):
     """(O, M) for q, k, v of shape (B, H, L, D): torch CUDA tensors or numpy arrays
     (run on the interpreter).  M is the (B, H, L) fp32 log-sum-exp of each row's
     scores in base-2 units, which attention_backward takes.  fp8 e4m3 inputs give
-    an fp16 O.  config: (BLOCK_M, BLOCK_N, num_warps, num_stages)."""
+    an fp16 O.  config: (BLOCK_M, BLOCK_N, num_warps, num_stages).  descriptors:
+    read and write through host tensor descriptors (attn_fwd_desc_kernel: TMA on
+    Hopper), for contiguous fp16/bf16 inputs with L a multiple of both blocks."""
     from arrays import empty, float32, strides
     _check(q, k, v)
     B, H, L, D = q.shape
@@ -359,6 +411,17 @@ def attention_forward(q, k, v, causal=False, sm_scale=None, config=None):
     o = empty(q, q.shape, _fp16(q) if _is_fp8(q) else None)
     m = empty(q, (B, H, L), float32(q))
     sq, sk, sv, so = strides(q), strides(k), strides(v), strides(o)
+    if descriptors:
+        dense = (H * L * D, L * D, D, 1)
+        if _is_fp8(q) or any(s != dense for s in (sq, sk, sv)) or L % block_m or L % block_n:
+            raise ValueError("descriptors need contiguous fp16/bf16 q, k, v and L a multiple of both blocks")
+        rows = B * H * L
+        qd, od = (TensorDescriptor(x, [rows, D], [D, 1], [block_m, D]) for x in (q, o))
+        kd, vd = (TensorDescriptor(x, [rows, D], [D, 1], [block_n, D]) for x in (k, v))
+        attn_fwd_desc_kernel[(L // block_m, B * H)](qd, kd, vd, od, m, L, sm_scale * LOG2E, HEAD_DIM=D,
+                                                     BLOCK_M=block_m, BLOCK_N=block_n, CAUSAL=bool(causal),
+                                                     num_warps=warps, num_stages=stages)
+        return o, m
     grid = (triton.cdiv(L, block_m), B * H)
     attn_fwd_kernel[grid](q, k, v, o, m, H, L, sm_scale * LOG2E, *sq, *sk, *sv, *so,
                           HEAD_DIM=D, BLOCK_M=block_m, BLOCK_N=block_n, CAUSAL=bool(causal),

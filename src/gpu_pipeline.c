@@ -806,7 +806,8 @@ static void pipeline_loop(Pipe *p) {
         for (int s = 0; s < NB; s++) {
             NrValId bi[2] = {bars, const_i32(&b, m, s)};
             NrValId bar = nr_build1(&b, NR_OP_MEMDESC_INDEX, bar_view, 2, bi);
-            nr_build(&b, NR_OP_MBARRIER_INIT, 1, &bar, 0, NULL, 0);
+            NrOpId init = nr_build(&b, NR_OP_MBARRIER_INIT, 1, &bar, 0, NULL, 0);
+            nr_op_set_int(f, init, NR_A_ARRIVALS, 1); /* thread 0's arrive.expect_tx */
         }
         NrTypeId i64 = nr_type_scalar(m, NR_DT_I64);
         for (int k = 0; k < nc; k++) {
@@ -980,6 +981,13 @@ static void pipeline_loop(Pipe *p) {
     if (any_cp) {
         NrOpId drain = nr_build(&tail, NR_OP_ASYNC_WAIT, 0, NULL, 0, NULL, 0);
         nr_op_set_int(f, drain, NR_A_NUM, 0);
+    }
+    /* the mbarriers are invalidated once every thread is done with them, so
+     * that their bytes may hold other buffers (or another loop's mbarriers) */
+    for (int s = 0; any_tma && s < NB; s++) {
+        NrValId bi[2] = {bars, const_i32(&tail, m, s)};
+        NrValId bar = nr_build1(&tail, NR_OP_MEMDESC_INDEX, bar_view, 2, bi);
+        nr_build(&tail, NR_OP_MBARRIER_INVAL, 1, &bar, 0, NULL, 0);
     }
     if (wg) make_async(p, wg, &tail);
 }

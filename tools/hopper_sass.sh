@@ -56,6 +56,18 @@ build/nereid ptx tests/lit/ptx/wgmma_dtypes.py -k mmi -s '*i8:16, *i8:16, *i32:1
     >"$OUT/i8.ptx" && check i8 "$OUT/i8.ptx" sm_90a IGMMA
 matmul f16_sm90 sm_90 "*fp16:16, *fp16:16, *fp16:16, $ROW, 128, 128, 64, 8, \"\"" && check f16_sm90 "$OUT/f16_sm90.ptx" sm_90 HMMA GMMA
 
+# host tensor descriptors: the matmul's A/B tiles by TMA (UTMALDG), its C tile by a TMA store (UTMASTG)
+build/nereid ptx bench/kernels/matmul.py -k matmul_tma_kernel --arch sm_90a --num-warps 8 --num-stages 4 \
+    -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 256]>, tensordesc<fp16[128, 256]>, i32, i32, i32:16, 128, 256, 64, 8, 132' \
+    >"$OUT/desc_mm.ptx" && check desc_mm "$OUT/desc_mm.ptx" sm_90a UTMALDG && check desc_mm_store "$OUT/desc_mm.ptx" sm_90a UTMASTG \
+    && check desc_mm_gmma "$OUT/desc_mm.ptx" sm_90a HGMMA
+build/nereid ptx examples/attention.py -k attn_fwd_desc_kernel --arch sm_90a --num-warps 8 --num-stages 3 \
+    -s 'tensordesc<fp16[128, 128]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, *fp32:16, i32:16, fp32, 128, 128, 64, False' \
+    >"$OUT/desc_attn.ptx" && check desc_attn "$OUT/desc_attn.ptx" sm_90a UTMALDG
+build/nereid ptx bench/kernels/matmul.py -k matmul_tma_kernel --arch sm_90a --num-warps 8 --num-stages 4 --no-tma \
+    -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 256]>, tensordesc<fp16[128, 256]>, i32, i32, i32:16, 128, 256, 64, 8, 132' \
+    >"$OUT/desc_mm_notma.ptx" 2>/dev/null && check desc_mm_notma "$OUT/desc_mm_notma.ptx" sm_90a HGMMA UTMA
+
 rm -rf "$OUT/keep" && mkdir -p "$OUT/keep"
 if NR_TEST_KEEP="$OUT/keep" build/tests/test_wgmma >"$OUT/test_wgmma.log" 2>&1; then
     tma=$(ls "$OUT"/keep/*_tma_sm_90a.ptx 2>/dev/null | head -1)

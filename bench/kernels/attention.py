@@ -8,6 +8,7 @@ bench/harness.py executes this file once with `triton` bound to Triton and
 once to Nereid."""
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 LOG2E = 1.4426950408889634
 
@@ -97,6 +98,55 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, m_ptr, H, L, qk_scale,
     tl.store(m_ptr + bh * L + rows, m_i + tl.log2(l_i), mask=rows < L)
     o_ptrs = o_base + rows[:, None] * stride_om + offs_d[None, :] * stride_od
     tl.store(o_ptrs, o.to(o_ptr.dtype.element_ty), mask=rows[:, None] < L)
+
+
+@triton.jit
+def _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, kv_row, lo, hi, rows, offs_n, qk_scale,
+                         BLOCK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr):
+    # _fwd_key_blocks with K and V read through tensor descriptors over the
+    # (B * H * L, HEAD_DIM) rows: this head's keys start at row kv_row.
+    for start in range(lo, hi, BLOCK_N):
+        kt = k_desc.load([kv_row + start, 0]).T
+        s = tl.dot(q, kt) * qk_scale
+        if CAUSAL_MASK:
+            s = tl.where(rows[:, None] >= (start + offs_n)[None, :], s, -float("inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = v_desc.load([kv_row + start, 0])
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_new
+    return acc, m_i, l_i
+
+
+@triton.jit
+def attn_fwd_desc_kernel(q_desc, k_desc, v_desc, o_desc, m_ptr, L, qk_scale,
+                         HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                         CAUSAL: tl.constexpr):
+    # attn_fwd_kernel for contiguous q, k, v, o, read and written through host
+    # tensor descriptors of their (B * H * L, HEAD_DIM) rows (TMA on Hopper),
+    # with L a multiple of BLOCK_M and of BLOCK_N: no block crosses a head.
+    start_m = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    q = q_desc.load([bh * L + start_m, 0])
+    m_i = tl.full((BLOCK_M,), -float("inf"), tl.float32)
+    l_i = tl.zeros((BLOCK_M,), tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    if CAUSAL:
+        acc, m_i, l_i = _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, bh * L, 0, start_m, rows, offs_n,
+                                             qk_scale, BLOCK_N, False)
+        acc, m_i, l_i = _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, bh * L, start_m, start_m + BLOCK_M,
+                                             rows, offs_n, qk_scale, BLOCK_N, True)
+    else:
+        acc, m_i, l_i = _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, bh * L, 0, L, rows, offs_n,
+                                             qk_scale, BLOCK_N, False)
+    o = acc / l_i[:, None]
+    tl.store(m_ptr + bh * L + rows, m_i + tl.log2(l_i))
+    o_desc.store([bh * L + start_m, 0], o.to(o_desc.dtype))
 
 
 # --- backward ---------------------------------------------------------------------------------------
@@ -310,12 +360,33 @@ def bwd_config(head_dim):
     return (32, 128, 128, 32, 4, 3) if head_dim <= 64 else (32, 128, 128, 32, 8, 2)
 
 
+def desc_applies(q, k, v, out, config):
+    """Whether the forward's "desc" configuration (attn_fwd_desc_kernel) runs
+    these tensors: contiguous fp16 or bf16 q, k, v and out, L a multiple of
+    both blocks."""
+    B, H, L, D = q.shape
+    bm, bn = config[:2]
+    contiguous = all(strides(x) == (H * L * D, L * D, D, 1) for x in (q, k, v, out))
+    return contiguous and "float8" not in str(q.dtype) and L % bm == 0 and L % bn == 0 and bm % bn == 0
+
+
 def attention(q, k, v, out, m, sm_scale, causal, config=None):
     """out = attention(q, k, v); m, a (B, H, L) fp32 tensor, receives the
     base-2 log-sum-exp of each row (the backward's input).  Tensors or, on
-    Nereid's interpreter, numpy arrays (the strides are taken in elements)."""
+    Nereid's interpreter, numpy arrays (the strides are taken in elements).
+    A config (BLOCK_M, BLOCK_N, num_warps, num_stages, "desc") runs
+    attn_fwd_desc_kernel (see desc_applies)."""
     B, H, L, D = q.shape
-    bm, bn, warps, stages = config or fwd_config(D)
+    bm, bn, warps, stages = (config or fwd_config(D))[:4]
+    if config is not None and len(config) > 4 and config[4] == "desc":
+        if not desc_applies(q, k, v, out, config):
+            raise ValueError("the descriptor forward needs contiguous fp16/bf16 tensors and L a multiple of the blocks")
+        rows = B * H * L
+        qd, od = (TensorDescriptor(x, [rows, D], [D, 1], [bm, D]) for x in (q, out))
+        kd, vd = (TensorDescriptor(x, [rows, D], [D, 1], [bn, D]) for x in (k, v))
+        attn_fwd_desc_kernel[(L // bm, B * H)](qd, kd, vd, od, m, L, sm_scale * LOG2E, HEAD_DIM=D, BLOCK_M=bm,
+                                                BLOCK_N=bn, CAUSAL=causal, num_warps=warps, num_stages=stages)
+        return out
     attn_fwd_kernel[(triton.cdiv(L, bm), B * H)](
         q, k, v, out, m, H, L, sm_scale * LOG2E, *strides(q), *strides(k), *strides(v), *strides(out),
         HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, num_warps=warps, num_stages=stages)

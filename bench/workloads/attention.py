@@ -25,13 +25,17 @@ CHUNK = 1024    # query rows of the reference at a time
 # (BLOCK_M, BLOCK_N, num_warps, num_stages) of the forward, and
 # (BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2, num_warps, num_stages) of the
 # backward, tried for each head dim; the fastest correct one is reported.
-FWD_CONFIGS = {64: [(128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 4)],
-               128: [(128, 64, 8, 3), (128, 128, 8, 3), (64, 64, 4, 3)]}
+FWD_CONFIGS = {64: [(128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 4), (128, 64, 4, 3, "desc"),
+                    (128, 128, 8, 3, "desc")],
+               128: [(128, 64, 8, 3), (128, 128, 8, 3), (64, 64, 4, 3), (128, 64, 8, 3, "desc"),
+                     (128, 128, 8, 3, "desc")]}
 BWD_CONFIGS = {64: [(32, 128, 128, 32, 4, 3), (64, 128, 128, 64, 8, 2)],
                128: [(32, 128, 128, 32, 8, 2), (64, 64, 64, 64, 4, 2)]}
 
 
 def _label(cfg):
+    if len(cfg) == 5:
+        return f"{cfg[0]}x{cfg[1]} w{cfg[2]} s{cfg[3]} {cfg[4]}"
     if len(cfg) == 4:
         return f"{cfg[0]}x{cfg[1]} w{cfg[2]} s{cfg[3]}"
     return f"kv {cfg[1]}x{cfg[0]} q {cfg[2]}x{cfg[3]} w{cfg[4]} s{cfg[5]}"
@@ -104,7 +108,8 @@ def prepare_fwd(case, env):
 
         def candidate(cfg):
             return lambda: _heads(mod.attention(q, k, v, o, m, scale, causal, cfg))
-        return [(_label(cfg), candidate(cfg)) for cfg in FWD_CONFIGS[d]]
+        return [(_label(cfg), candidate(cfg)) for cfg in FWD_CONFIGS[d]
+                if len(cfg) == 4 or mod.desc_applies(q, k, v, o, cfg)]
 
     candidates, notes = kernel_candidates(env, "attention", make)
     candidates["torch"] = [("sdpa", lambda: _heads(F.scaled_dot_product_attention(q, k, v, is_causal=causal)))]

@@ -1,8 +1,10 @@
 /* _C.c - the CPython extension over Nereid's C API (include/nereid.h).
  *
- *   compile(source, filename, kernel, signature, num_warps, num_stages, stop_after) -> (Kernel, notes)
+ *   compile(source, filename, kernel, signature, num_warps, num_stages, stop_after, verify_each, arch,
+ *           maxnreg=0, fp_fusion=True, no_tma=False) -> (Kernel, notes)
  *   check(source, filename) -> None
  *   Kernel.name, Kernel.ir, Kernel.args  ((kind, name, dtype, param_index), ...)
+ *   Kernel.tensor_maps                   [{base_arg, rank, dtype, elem_bytes, box, swizzle, nan_fill}, ...]
  *   Kernel.launch_interp(grid, args)     args: (address, nbytes) for buffers, int, float
  *   Kernel.launch_gpu(grid, args, stream, device, sync)
  *   Dispatcher                           base class of nereid.JITFunction: the launch fast path, warmup()
@@ -297,6 +299,50 @@ static PyObject *Kernel_get_shared(KernelObject *self, void *closure) {
     return PyLong_FromLong(nr_kernel_shared_bytes(self->k));
 }
 
+/* The tensor maps a launch encodes (NrTensorMapInfo), one dict each in
+ * parameter order: base_arg (runtime-argument index of the descriptor's base;
+ * its sizes and strides follow), rank, dtype, elem_bytes, box (rank entries,
+ * outermost first), swizzle (bytes), nan_fill (bool).  Empty for kernels
+ * without TMA. */
+static PyObject *Kernel_get_tensor_maps(KernelObject *self, void *closure) {
+    (void)closure;
+    int n = nr_kernel_num_tensor_maps(self->k);
+    PyObject *list = PyList_New(n);
+    if (!list) return NULL;
+    for (int i = 0; i < n; i++) {
+        NrTensorMapInfo ti;
+        if (nr_kernel_tensor_map_info(self->k, i, &ti) != 0 || ti.rank < 1 || ti.rank > 5) {
+            Py_DECREF(list);
+            PyErr_Format(PyExc_RuntimeError, "kernel '%s': no description of tensor map %d", nr_kernel_name(self->k),
+                         i);
+            return NULL;
+        }
+        PyObject *box = PyList_New(ti.rank);
+        if (!box) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        for (int d = 0; d < ti.rank; d++) {
+            PyObject *v = PyLong_FromLong(ti.box[d]);
+            if (!v) {
+                Py_DECREF(box);
+                Py_DECREF(list);
+                return NULL;
+            }
+            PyList_SET_ITEM(box, d, v);
+        }
+        PyObject *e = Py_BuildValue("{s:i,s:i,s:s,s:i,s:N,s:i,s:O}", "base_arg", ti.base_arg, "rank", ti.rank, "dtype",
+                                    ti.dtype, "elem_bytes", ti.elem_bytes, "box", box, "swizzle", ti.swizzle,
+                                    "nan_fill", ti.nan_fill ? Py_True : Py_False);
+        if (!e) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, e);
+    }
+    return list;
+}
+
 static PyGetSetDef Kernel_getset[] = {
     {"ptx", (getter)Kernel_get_ptx, NULL, "PTX text (GPU kernels)", NULL},
     {"num_warps", (getter)Kernel_get_num_warps, NULL, "warps per program (GPU kernels)", NULL},
@@ -304,6 +350,8 @@ static PyGetSetDef Kernel_getset[] = {
     {"name", (getter)Kernel_get_name, NULL, "kernel name", NULL},
     {"ir", (getter)Kernel_get_ir, NULL, "block IR after the pipeline", NULL},
     {"args", (getter)Kernel_get_args, NULL, "runtime arguments: (kind, name, dtype, param_index)", NULL},
+    {"tensor_maps", (getter)Kernel_get_tensor_maps, NULL,
+     "tensor maps the launch passes after the runtime arguments (GPU kernels using TMA): list of dicts", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -346,13 +394,13 @@ static PyObject *build_args_tuple(NrKernel *k) {
 static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     (void)mod;
     static char *kwlist[] = {"source", "filename", "kernel", "signature", "num_warps", "num_stages", "stop_after",
-                             "verify_each", "arch", "maxnreg", "fp_fusion", NULL};
+                             "verify_each", "arch", "maxnreg", "fp_fusion", "no_tma", NULL};
     const char *src, *filename, *kernel, *sig, *stop_after = NULL, *arch = NULL;
     Py_ssize_t len;
-    int num_warps = 4, num_stages = 3, verify_each = 0, maxnreg = 0, fp_fusion = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#sss|iizpzip", kwlist, &src, &len, &filename, &kernel, &sig,
+    int num_warps = 4, num_stages = 3, verify_each = 0, maxnreg = 0, fp_fusion = 1, no_tma = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#sss|iizpzipp", kwlist, &src, &len, &filename, &kernel, &sig,
                                      &num_warps, &num_stages, &stop_after, &verify_each, &arch, &maxnreg,
-                                     &fp_fusion))
+                                     &fp_fusion, &no_tma))
         return NULL;
     NrOptions o;
     nr_options_default(&o);
@@ -363,6 +411,7 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     o.arch = arch;
     o.maxnreg = maxnreg;
     o.fp_fusion = fp_fusion;
+    o.no_tma = no_tma;
     NrContext *ctx = nr_context_create();
     NrKernel *k = NULL;
     NrStatus st;
@@ -1186,15 +1235,15 @@ static int bind_args(DispatcherObject *D, PyObject *const *args, Py_ssize_t narg
  * the fast path keeps outside its objects.
  *
  * A warmup's result also depends on the GPU target that run picks for CUDA
- * tensors: NEREID_ARCH and NEREID_DISABLE_HOPPER, and on
- * NEREID_DEFAULT_FP_FUSION, read at the same time into `target` (a hash of
- * their texts; unset and empty differ), which is part of the key of a
- * warmup. */
+ * tensors: NEREID_ARCH and NEREID_DISABLE_HOPPER, on NEREID_DISABLE_TMA
+ * (sm_90a code without TMA) and on NEREID_DEFAULT_FP_FUSION, read at the
+ * same time into `target` (a hash of their texts; unset and empty differ),
+ * which is part of the key of a warmup. */
 enum { SW_INTERPRET = 1, SW_NO_FAST = 2, SW_NO_FUSION = 4 };
 
 typedef struct Switches {
     int bits;          /* SW_* */
-    uint64_t target;   /* hash of NEREID_ARCH, NEREID_DISABLE_HOPPER and NEREID_DEFAULT_FP_FUSION */
+    uint64_t target;   /* hash of NEREID_ARCH, NEREID_DISABLE_HOPPER, NEREID_DISABLE_TMA, NEREID_DEFAULT_FP_FUSION */
 } Switches;
 
 extern char **environ;
@@ -1223,6 +1272,7 @@ static Switches read_switches(void) {
     if (e && (strcmp(e, "0") == 0 || strcmp(e, "false") == 0 || strcmp(e, "False") == 0)) sw.bits |= SW_NO_FUSION;
     sw.target = hash_env_text(1469598103934665603ull, getenv("NEREID_ARCH"));
     sw.target = hash_env_text(sw.target, getenv("NEREID_DISABLE_HOPPER"));
+    sw.target = hash_env_text(sw.target, getenv("NEREID_DISABLE_TMA"));
     sw.target = hash_env_text(sw.target, e);
     return sw;
 }
@@ -2141,8 +2191,8 @@ static int init_fast_path(PyObject *m) {
 
 static PyMethodDef module_methods[] = {
     {"compile", (PyCFunction)(void (*)(void))py_compile, METH_VARARGS | METH_KEYWORDS,
-     "compile(source, filename, kernel, signature, num_warps=4, num_stages=3, stop_after=None, verify_each=False)"
-     " -> (Kernel, notes)"},
+     "compile(source, filename, kernel, signature, num_warps=4, num_stages=3, stop_after=None, verify_each=False, "
+     "arch=None, maxnreg=0, fp_fusion=True, no_tma=False) -> (Kernel, notes)"},
     {"check", py_check, METH_VARARGS, "check(source, filename): parse and check a module"},
     {"set_api", (PyCFunction)(void (*)(void))py_set_api, METH_VARARGS | METH_KEYWORDS,
      "set_api(tensor_type, get_stream, constexpr_type, literal_type, plain_run, no_default, array_type, "

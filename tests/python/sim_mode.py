@@ -12,6 +12,10 @@ simulated.  Kernels whose sm_90a PTX uses Hopper's own instructions (wgmma,
 mbarriers, TMA: a dot on 4 warps or more) run a third time from that PTX;
 for the others it is the sm_90 PTX again and is not simulated twice.
 NEREID_SIM_ARCHS=sm_90 (a comma-separated list) narrows the targets.
+A kernel that loads host tensor descriptors by TMA gets, after its runtime
+arguments, the 128-byte tensor maps CUDA's launch would encode, written by
+the simulator's encoder (ptxsim.encode_tensor_map) from the descriptors'
+values; NEREID_DISABLE_TMA=1 compiles sm_90a without TMA, as a launch does.
 """
 import copy
 import importlib
@@ -173,12 +177,19 @@ def simulate(fn, arch, signature, num_warps, num_stages, bound, grid, originals)
     """Runs fn's kernel for arch on the simulator over copies of originals; returns
     {name: simulated array}, or None for sm_90a PTX without Hopper's own instructions
     (the sm_90 PTX, simulated already where both targets run)."""
-    k = fn.compile(signature, num_warps=num_warps, num_stages=num_stages, arch=arch)
+    no_tma = arch == "sm_90a" and _jit._disable_tma()
+    k = fn.compile(signature, num_warps=num_warps, num_stages=num_stages, arch=arch, no_tma=no_tma)
     if arch == "sm_90a" and "sm_90" in ARCHS and not any(x in k.ptx for x in _HOPPER_ONLY):
         return None
+    return run_compiled(k, bound, grid, originals)
+
+
+def run_compiled(k, bound, grid, originals):
+    """Runs compiled kernel k (its args, tensor_maps, ptx, name and shared) on the simulator over
+    copies of the arrays of the bound arguments; returns {name: simulated array}."""
     mem = ptxsim.GlobalMemory()
     allocs, by_id = {}, {}
-    params = []
+    params, values = [], {}
     for kind, name, _dt, _pi in sorted(k.args, key=lambda a: a[3]):
         v = _resolve(bound, name)
         if kind == "buffer":
@@ -190,9 +201,45 @@ def simulate(fn, arch, signature, num_warps, num_stages, bound, grid, originals)
             params.append(float(v))
         else:
             params.append(int(v))
+        values[name] = params[-1]
+    params += [tensor_map(k, m, values) for m in k.tensor_maps]
     ptxsim.launch(k.ptx, k.name, grid, params=params, memory=mem, shared_bytes=k.shared)
     return {name: a.ndarray(originals[name].dtype, originals[name].shape, originals[name].strides)
             for name, a in allocs.items()}
+
+
+# CUtensorMapDataType of an element dtype (signature name) as the launch encodes it: fp8 as bytes
+_TMAP_DTYPES = {"i8": "UINT8", "u8": "UINT8", "fp8e4nv": "UINT8", "fp8e5": "UINT8", "i16": "UINT16",
+                "u16": "UINT16", "fp16": "FLOAT16", "bf16": "BFLOAT16", "i32": "INT32", "u32": "UINT32",
+                "fp32": "FLOAT32", "i64": "INT64", "u64": "UINT64", "fp64": "FLOAT64"}
+_TMAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # bytes -> CUtensorMapSwizzle
+
+
+def tensor_map(k, info, values):
+    """The 128 bytes of tensor map `info` (an entry of k.tensor_maps) for this launch, as CUDA's
+    launch encodes it with cuTensorMapEncodeTiled, in the simulator's layout.  values: runtime
+    argument name -> the value the simulator passes (an Allocation for a buffer).  The descriptor's
+    base is runtime argument info["base_arg"], its sizes and strides (elements, outermost first)
+    the next 2 * rank; CUDA's dimensions run innermost first: sizes and box reversed, and the
+    byte strides of the outer dimensions."""
+    rank, es, b = info["rank"], info["elem_bytes"], info["base_arg"]
+    args = k.args[b:b + 1 + 2 * rank]
+    kinds = [a[0] for a in args]
+    if kinds != ["buffer"] + ["int"] * (2 * rank):
+        raise ValueError(f"kernel '{k.name}': tensor map of argument {b} ({info}) does not name a descriptor's "
+                         f"base, {rank} sizes and {rank} strides (arguments {[a[:2] for a in args]})")
+    base = values[args[0][1]]
+    sizes = [values[a[1]] for a in args[1:1 + rank]]
+    strides = [values[a[1]] for a in args[1 + rank:]]
+    if strides[-1] != 1:
+        raise ValueError(f"kernel '{k.name}': the descriptor at argument {b} has strides {strides}: TMA needs "
+                         f"the last dimension contiguous")
+    code = ptxsim.tensormap.TENSOR_MAP_DATA_TYPE.get(_TMAP_DTYPES.get(info["dtype"], ""))
+    if code is None or ptxsim.tensormap.DATA_TYPES[code][1] != es or info["swizzle"] not in _TMAP_SWIZZLE:
+        raise ValueError(f"kernel '{k.name}': tensor map {info}: no CUDA data type or swizzle for it")
+    return ptxsim.encode_tensor_map(code, rank, base, sizes[::-1], [s * es for s in reversed(strides[:-1])],
+                                    info["box"][::-1], [1] * rank, swizzle=_TMAP_SWIZZLE[info["swizzle"]],
+                                    oob_fill=1 if info["nan_fill"] else 0)
 
 
 def _recording(orig_compile):

@@ -656,7 +656,7 @@ def test_warmups_of_another_specialization_miss(warm_api, monkeypatch):
     assert len({id(c) for c in seen}) == len(seen)
     # the switches run reads: the interpreter, the GPU target, fma contraction
     for name, value in (("NEREID_INTERPRET", "1"), ("NEREID_ARCH", "sm_80"), ("NEREID_DISABLE_HOPPER", "1"),
-                        ("NEREID_DEFAULT_FP_FUSION", "0")):
+                        ("NEREID_DISABLE_TMA", "1"), ("NEREID_DEFAULT_FP_FUSION", "0")):
         monkeypatch.setenv(name, value)
         ck, hit = warm_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128)
         assert not hit and ck is not base and ck.signature == base.signature, name

@@ -99,6 +99,25 @@ def test_forward(rng, dtype, D, L, causal):
         assert np.abs(m - lse).max() < 1e-2 * max(1.0, np.abs(lse).max()), config
 
 
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("D", [64, 128])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_forward_descriptors(rng, dtype, D, causal):
+    # attn_fwd_desc_kernel: q, k, v and O through host tensor descriptors of
+    # their (B * H * L, D) rows (TMA on sm_90a); blocks never cross heads.
+    B, H, L = 2, 2, 64
+    q, k, v = (np.ascontiguousarray(x) for x in inputs(rng, (B, H, L, D), dtype))
+    scale = 1.0 / math.sqrt(D)
+    ref = A.reference(q, k, v, causal, scale)
+    lse = ref_lse2(q, k, causal, scale)
+    for config in ((32, 16, 4, 2), (64, 32, 4, 3)):
+        o, m = A.attention_forward(q, k, v, causal=causal, sm_scale=scale, config=config, descriptors=True)
+        assert rel_err(o, ref) < FWD_TOL[dtype], config
+        assert np.abs(m - lse).max() < 1e-2 * max(1.0, np.abs(lse).max()), config
+    with pytest.raises(ValueError, match="multiple of both blocks"):
+        A.attention_forward(q[:, :, :48], k[:, :, :48], v[:, :, :48], config=(32, 16, 4, 2), descriptors=True)
+
+
 def test_forward_strided_inputs(rng):
     # q is a (B, L, H, D) array seen as (B, H, L, D); k is every other head
     # of a wider array; v is D-major; O is written into a transposed view.
@@ -203,6 +222,6 @@ def test_bench_kernels_match_the_example():
     # bench/kernels/attention.py runs the same kernels under Triton and Nereid.
     example = jit_sources(os.path.join(ROOT, "examples", "attention.py"))
     bench = jit_sources(os.path.join(ROOT, "bench", "kernels", "attention.py"))
-    assert len(example) == 7 and example.keys() == bench.keys()
+    assert len(example) == 9 and example.keys() == bench.keys()
     for name in example:
         assert example[name] == bench[name], f"{name} differs between examples/ and bench/kernels/"

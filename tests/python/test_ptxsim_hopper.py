@@ -5,9 +5,10 @@ start offsets inside a swizzle row) and from registers, for every operand
 type and accumulator, with the ISA's fragment tables written out here;
 mbarrier phases and transaction counts; TMA loads (out-of-bounds fill,
 swizzled placement, element strides, ranks 1 to 5, tensor maps in global
-memory or kernel parameters) and stores; a TMA -> wgmma pipeline; and the
-checks (warpgroup convergence, registers in flight, missing fences, races
-with the async proxy, hangs)."""
+memory or kernel parameters, as Nereid's launch passes them and the
+simulator mode of the suite encodes them) and stores; a TMA -> wgmma
+pipeline; and the checks (warpgroup convergence, registers in flight,
+missing fences, races with the async proxy, hangs)."""
 import os
 import sys
 
@@ -16,6 +17,8 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                                 "tools"))
+import nereid  # noqa: E402
+import nereid.language as tl  # noqa: E402
 import ptxsim  # noqa: E402
 from ptxsim import hopper  # noqa: E402
 from test_ptxsim import isa_a  # noqa: E402  (mma.sync's A fragment: wgmma's, per warp)
@@ -769,6 +772,219 @@ def test_tma_store(rng):
         go(body(fence=False))
     with pytest.raises(ptxsim.RaceError, match="still reads"):
         go(body(reuse="  @%p1 st.shared.b32 [%r8], 0;"))
+
+
+# --- tensor maps as kernel parameters, as Nereid's launch passes them -------------------------------------------
+# The entry takes a host tensor descriptor (base, 2 sizes, 2 strides), the output and the box coordinates,
+# then the map (`<kernel>_tmap_<j>`, after every runtime argument), whose address it takes as Nereid's PTX does.
+_PARAM_MAP_PARAMS = [".param .u64 p0", ".param .u32 p1", ".param .u32 p2", ".param .u64 p3", ".param .u64 p4",
+                     ".param .u64 p5", ".param .u32 p6", ".param .u32 p7", ".param .align 64 .b8 k_tmap_0[128]"]
+
+
+def _param_map_kernel(nbytes, dump):
+    body = f"""
+  mov.b64 %rd20, k_tmap_0;
+  cvta.param.u64 %rd21, %rd20;
+  ld.param.u32 %r10, [p6];
+  ld.param.u32 %r11, [p7];
+  ld.param.u64 %rd22, [k_tmap_0+16];
+  ld.u64 %rd23, [%rd21+16];
+  mov.u32 %r1, nr_smem;
+  setp.eq.u32 %p1, %tx, 0;
+  @%p1 mbarrier.init.shared::cta.b64 [%r1], 1;
+  fence.mbarrier_init.release.cluster;
+  bar.sync 0;
+  add.u32 %r8, %r1, 1024;
+  @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 %rd30, [%r1], {nbytes};
+  @%p1 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r8], [%rd21, {{%r10, %r11}}], [%r1];
+$Lw:
+  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r1], 0;
+  @!%p2 bra $Lw;
+{copy_from_smem(dump, 128, dst="%rd5", at=1024)}
+  @%p1 st.global.u64 [%rd5+{dump}], %rd22;
+  @%p1 st.global.u64 [%rd5+{dump + 8}], %rd23;
+"""
+    return kernel(body, params=_PARAM_MAP_PARAMS)
+
+
+def _param_map_case(rng, nan):
+    """A 50 x 100 f16 tensor in rows of 104, the box of 16 x 64 at row -3, column 40 (128-byte swizzle):
+    (the tensor, the expected shared image, its bytes, the map's dims fastest first, box, coordinates)."""
+    t = rng.standard_normal((50, 104)).astype(np.float16)
+    dims, box, coords = [100, 50], [64, 16], [40, -3]
+    want, nbytes = expected_box(t[:, :100], dims, box, [1, 1], coords, 2, 128, 0x7FFF if nan else 0, 1024)
+    return t, want, nbytes, dims, box, coords
+
+
+@pytest.mark.parametrize("nan", [0, 1])
+def test_tma_load_from_a_parameter_map(rng, nan):
+    """A 2-D load through a map passed as a 128-byte parameter (mov.b64 of its name, cvta.param): the box
+    lands swizzled (128 bytes), out-of-bounds rows and columns filled with zeros or NaN; ld.param and a
+    generic ld read the map's bytes."""
+    t, want, nbytes, dims, box, coords = _param_map_case(rng, nan)
+    mem = ptxsim.GlobalMemory()
+    ta = mem.from_array(t, "t")
+    out = np.zeros(len(want) + 16, np.uint8)
+    oa = mem.from_array(out, "out")
+    raw = ptxsim.encode_tensor_map("FLOAT16", 2, ta, dims, [208], box, [1, 1], swizzle=3, oob_fill=nan)
+    params = [ta, 50, 100, 104, 1, oa] + [c & 0xFFFFFFFF for c in coords] + [raw]
+    launch(_param_map_kernel(nbytes, len(want)), (1,), params=params, memory=mem, shared_bytes=1024 + len(want))
+    got = oa.ndarray(np.uint8, out.shape)
+    assert np.array_equal(got[:len(want)], want), np.flatnonzero(got[:len(want)] != want)[:10]
+    assert list(got[len(want):].view(np.uint64)) == [ta.base, ta.base]
+    # the box read back through the swizzle is the tensor's block, NaN or zero outside it
+    img = np.zeros(1024 + len(want), np.uint8)
+    img[1024:] = got[:len(want)]
+    block = np.array([[img[swizzled(SMEM + 1024 + 2 * (64 * r + c), 128) - SMEM:][:2].view(np.float16)[0]
+                       for c in range(64)] for r in range(16)])
+    ref = np.full((16, 64), np.nan if nan else 0.0, np.float16)
+    ref[3:16, 0:60] = t[0:13, 40:100]
+    assert np.array_equal(block, ref, equal_nan=True)
+
+
+def test_parameter_map_misuse(rng):
+    t, want, nbytes, dims, box, coords = _param_map_case(rng, 0)
+    mem = ptxsim.GlobalMemory()
+    ta = mem.from_array(t, "t")
+    oa = mem.alloc(len(want) + 16, "out")
+    raw = ptxsim.encode_tensor_map("FLOAT16", 2, ta, dims, [208], box, [1, 1], swizzle=3)
+    ptx = _param_map_kernel(nbytes, len(want))
+    head = [ta, 50, 100, 104, 1, oa, 40, 0]
+    for bad, msg in [(ta, "give bytes, got Allocation"), (ta.base, "give bytes, got int"),
+                     (raw[:64], "takes 128 bytes, got 64")]:
+        with pytest.raises(ValueError, match=msg):
+            launch(ptx, (1,), params=head + [bad], memory=mem, shared_bytes=1024 + len(want))
+    with pytest.raises(ptxsim.SimError, match="not a tensor map"):
+        launch(ptx, (1,), params=head + [bytes(128)], memory=mem, shared_bytes=1024 + len(want))
+    # without .align 64 the map lands after the 4-byte coordinate: not a place for a tensor map
+    loose = ptx.replace(".param .align 64 .b8 k_tmap_0[128]", ".param .b8 k_tmap_0[128]")
+    with pytest.raises(ptxsim.MemoryFault, match="not 64-byte aligned"):
+        ptxsim.launch(loose, "k", (1,), params=head + [raw], memory=mem, shared_bytes=1024 + len(want))
+    # reading past the parameter's 128 bytes
+    past = ptx.replace("ld.param.u64 %rd22, [k_tmap_0+16]", "ld.param.u64 %rd22, [k_tmap_0+124]")
+    with pytest.raises(ptxsim.MemoryFault, match="offset 124 of parameter 'k_tmap_0'"):
+        ptxsim.launch(past, "k", (1,), params=head + [raw], memory=mem, shared_bytes=1024 + len(want))
+
+
+# --- the simulator mode's tensor maps (tests/python/sim_mode.py) ----------------------------------------------
+def _fake_compiled(ptx, box, swizzle, nan_fill, dtype="fp16", es=2):
+    """What nereid's compiled kernel says of _param_map_kernel's entry: its runtime arguments
+    (a host descriptor `desc`, `out`, `x`, `y`) and its tensor map."""
+    import types
+    args = (("buffer", "desc.base", dtype, 0), ("int", "desc.shape.0", "i32", 0), ("int", "desc.shape.1", "i32", 0),
+            ("int", "desc.strides.0", "i64", 0), ("int", "desc.strides.1", "i64", 0), ("buffer", "out", "u8", 1),
+            ("int", "x", "i32", 2), ("int", "y", "i32", 3))
+    maps = [{"base_arg": 0, "rank": 2, "dtype": dtype, "elem_bytes": es, "box": box, "swizzle": swizzle,
+             "nan_fill": nan_fill}]
+    return types.SimpleNamespace(args=args, tensor_maps=maps, ptx=ptx, name="k", shared=None)
+
+
+@pytest.mark.parametrize("nan", [False, True])
+def test_sim_mode_encodes_the_launch_tensor_maps(rng, nan):
+    """sim_mode.run_compiled appends the tensor map the launch encodes from the descriptor's values
+    (sizes and box reversed, byte strides of the outer dimension, 128-byte swizzle, the fill)."""
+    import sim_mode
+    from nereid.tools.tensor_descriptor import TensorDescriptor
+    t, want, nbytes, dims, box, coords = _param_map_case(rng, nan)
+    ptx = _param_map_kernel(nbytes, len(want))
+    k = _fake_compiled(ptx, [16, 64], 128, nan)
+    k.shared = 1024 + len(want)
+    out = np.zeros(len(want) + 16, np.uint8)
+    desc = TensorDescriptor(t, [50, 100], [104, 1], [16, 64], padding="nan" if nan else "zero")
+    bound = {"desc": desc, "out": out, "x": coords[0], "y": coords[1]}
+    got = sim_mode.run_compiled(k, bound, (1,), {"desc.base": t, "out": out})
+    assert np.array_equal(got["out"][:len(want)], want), np.flatnonzero(got["out"][:len(want)] != want)[:10]
+    assert np.array_equal(got["desc.base"], t)
+    _RAN[hash(ptx)] = ptx
+
+
+def test_sim_mode_tensor_map_fields():
+    """The map of a 3-D descriptor: CUDA's order (innermost first) from the descriptor's (outermost first)."""
+    import sim_mode
+    k = _fake_compiled("", [2, 8, 32], 64, False, "bf16")
+    k.args = (("buffer", "d.base", "bf16", 0), ("int", "d.shape.0", "i32", 0), ("int", "d.shape.1", "i32", 0),
+              ("int", "d.shape.2", "i32", 0), ("int", "d.strides.0", "i64", 0), ("int", "d.strides.1", "i64", 0),
+              ("int", "d.strides.2", "i64", 0))
+    k.tensor_maps[0]["rank"] = 3
+    values = {"d.base": 0x10040, "d.shape.0": 5, "d.shape.1": 9, "d.shape.2": 30, "d.strides.0": 9 * 40,
+              "d.strides.1": 40, "d.strides.2": 1}
+    tm = ptxsim.decode_tensor_map(sim_mode.tensor_map(k, k.tensor_maps[0], values))
+    assert tm.address == 0x10040 and tm.rank == 3 and tm.dtype == 9 and tm.esize == 2
+    assert tm.dims == [30, 9, 5] and tm.strides == [2, 80, 720] and tm.box == [32, 8, 2]
+    assert tm.swizzle_bytes == 64 and tm.oob_fill == 0 and tm.estrides == [1, 1, 1]
+    k.tensor_maps[0]["nan_fill"] = True
+    assert ptxsim.decode_tensor_map(sim_mode.tensor_map(k, k.tensor_maps[0], values)).oob_fill == 1
+    with pytest.raises(ValueError, match="last dimension contiguous"):
+        sim_mode.tensor_map(k, k.tensor_maps[0], {**values, "d.strides.2": 2})
+    with pytest.raises(ValueError, match="does not name a descriptor"):
+        sim_mode.tensor_map(k, {**k.tensor_maps[0], "base_arg": 1}, values)
+    with pytest.raises(ValueError, match="no CUDA data type or swizzle"):
+        sim_mode.tensor_map(k, {**k.tensor_maps[0], "swizzle": 16}, values)
+
+
+@nereid.jit
+def _copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def test_compiled_kernels_list_their_tensor_maps():
+    """Kernels without TMA have none; the no_tma option compiles (and caches) apart."""
+    copy = _copy
+    for arch in (None, "sm_90a"):
+        k = copy.compile("*fp32, *fp32, i32, 128", arch=arch)
+        assert k.tensor_maps == []
+        k2 = copy.compile("*fp32, *fp32, i32, 128", arch=arch, no_tma=True)
+        assert k2.tensor_maps == [] and k2 is not k
+        assert copy.compile("*fp32, *fp32, i32, 128", arch=arch, no_tma=True) is k2
+
+
+@nereid.jit
+def _desc_mm(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([pid_m * BM, k * BK])
+        b = b_desc.load([k * BK, pid_n * BN])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
+
+
+@pytest.mark.parametrize("pad", ["zero", "nan"])
+def test_host_descriptor_matmul_through_tma(rng, pad, monkeypatch):
+    """Nereid's own TMA kernel (host descriptors loaded and stored by TMA on sm_90a) in the simulator
+    mode: the maps its launch takes (kernel.tensor_maps), encoded by sim_mode from the descriptors,
+    blocks overhanging M, N (and K with zero padding); NEREID_DISABLE_TMA=1 runs it without maps."""
+    import sim_mode
+    from nereid.tools.tensor_descriptor import TensorDescriptor
+    M, N, K = 100, 72, 136 if pad == "zero" else 128
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    ran = []
+    real = sim_mode.ptxsim.launch
+
+    def launch_seen(ptx, name, grid, params=(), **kw):
+        ran.append(("cp.async.bulk.tensor" in ptx, [len(p) for p in params if isinstance(p, bytes)]))
+        return real(ptx, name, grid, params=params, **kw)
+
+    monkeypatch.setattr(sim_mode.ptxsim, "launch", launch_seen)
+    for no_tma in (False, True):
+        if no_tma:
+            monkeypatch.setenv("NEREID_DISABLE_TMA", "1")
+        c = np.full((M, N), np.nan, np.float16)
+        descs = (TensorDescriptor(a, [M, K], [K, 1], [64, 64], pad), TensorDescriptor(b, [K, N], [N, 1], [64, 64], pad),
+                 TensorDescriptor(c, [M, N], [N, 1], [64, 64]))
+        ran.clear()
+        sim_mode.check(_desc_mm, (2, 2), *descs, K, BM=64, BN=64, BK=64)
+        assert sim_mode.compare("c", c, (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16)) is None
+        if "sm_90a" in sim_mode.ARCHS:
+            assert ran[-1] == ((False, []) if no_tma else (True, [128, 128, 128]))
+    sig = _desc_mm.warmup(*descs, K, BM=64, BN=64, BK=64, grid=(1,)).signature
+    maps = _desc_mm.compile(sig, arch="sm_90a").tensor_maps
+    assert maps == [{"base_arg": 5 * i, "rank": 2, "dtype": "fp16", "elem_bytes": 2, "box": [64, 64], "swizzle": 128,
+                     "nan_fill": pad == "nan" and i < 2} for i in range(3)]
+    assert _desc_mm.compile(sig, arch="sm_90a", no_tma=True).tensor_maps == []
 
 
 def test_tma_to_wgmma_pipeline(rng):

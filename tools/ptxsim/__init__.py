@@ -73,12 +73,15 @@ def _dims(v, what):
 def _param_bytes(p, v):
     t = p.type.lstrip(".")
     size = p.size
-    if isinstance(v, Allocation):
+    if isinstance(v, Allocation) and size == SIZE.get(t, size):
         v = v.base
     if isinstance(v, (bytes, bytearray)):
         if len(v) != size:
             raise ValueError(f"parameter {p.name} takes {size} bytes, got {len(v)}")
         return bytes(v)
+    if size != SIZE.get(t, size):  # an array (a tensor map's 128 bytes): its bytes, not a number
+        raise ValueError(f"parameter {p.name} is a .{t} array of {size} bytes: give bytes, got "
+                         f"{type(v).__name__}")
     if t in ("f32", "f64"):
         return struct.pack("<f" if t == "f32" else "<d", float(v))
     if t == "f16":
@@ -99,7 +102,8 @@ def launch(ptx, kernel, grid, block=None, params=(), memory=None, shared_bytes=N
     """Runs entry `kernel` of PTX text ptx over grid (CTAs) x block (threads).
 
     params: one value per .param of the entry, in order: ints, floats,
-    Allocations (their address) or raw bytes.  memory: the GlobalMemory the
+    Allocations (their address) or raw bytes (an array parameter, such as
+    a tensor map's `.align 64 .b8 map[128]`, takes exactly its bytes).  memory: the GlobalMemory the
     pointers point into.  shared_bytes: dynamic shared memory per CTA
     (default: the size Nereid's header comment states, else 0).  races:
     check shared memory races and cp.async hazards.  uninit: warn about

@@ -68,6 +68,12 @@ def _default_fp_fusion():
     return os.environ.get("NEREID_DEFAULT_FP_FUSION", "1") not in ("0", "false", "False")
 
 
+def _disable_tma():
+    """NEREID_DISABLE_TMA=1: sm_90a kernels load host tensor descriptors through pointers
+    (cp.async), not TMA (NrOptions.no_tma)."""
+    return os.environ.get("NEREID_DISABLE_TMA", "") not in ("", "0")
+
+
 def _is_constexpr_annotation(ann):
     if ann is inspect.Parameter.empty:
         return False
@@ -528,20 +534,25 @@ class JITFunction(_C.Dispatcher):
                         f"or None, got {type(v).__name__}")
 
     def compile(self, signature, num_warps=4, num_stages=3, stop_after=None, arch=None, maxnreg=None,
-                enable_fp_fusion=True):
+                enable_fp_fusion=True, no_tma=False):
         """The kernel compiled for `signature` (cached); arch None: for the interpreter.
-        enable_fp_fusion=False: GPU float multiplies and adds round one by one (no fma contraction)."""
+        enable_fp_fusion=False: GPU float multiplies and adds round one by one (no fma contraction).
+        no_tma=True: sm_90a loads host tensor descriptors through pointers, without TMA."""
         key = (signature, num_warps, num_stages, stop_after, arch)
         if maxnreg:
             key += (maxnreg,)
         if not enable_fp_fusion:
             key += ("no_fp_fusion",)
+        if no_tma:
+            key += ("no_tma",)
         k = self.cache.get(key)
         if k is None:
             src = self._module_source()
             extra = {"maxnreg": maxnreg} if maxnreg else {}
             if not enable_fp_fusion:
                 extra["fp_fusion"] = False
+            if no_tma:
+                extra["no_tma"] = True
             try:
                 k, _notes = _C.compile(src.text, src.filename, self.__name__, signature, num_warps, num_stages,
                                        stop_after, _VERIFY_EACH, arch, **extra)
@@ -696,7 +707,7 @@ class JITFunction(_C.Dispatcher):
         arch = _arch_for(device) if device is not None else None
         # (the interpreter has no registers to limit and rounds every step)
         kernel = self.compile(signature, num_warps, num_stages, arch=arch, maxnreg=maxnreg if arch else None,
-                              enable_fp_fusion=fp_fusion or not arch)
+                              enable_fp_fusion=fp_fusion or not arch, no_tma=bool(arch) and _disable_tma())
         options = {"num_warps": num_warps, "num_stages": num_stages}
         if maxnreg:  # (0 is no limit, as None: one key, one CompiledKernel)
             options["maxnreg"] = maxnreg

@@ -5,14 +5,14 @@
 # expect of their bytes, one tma_load per operand), then waits for its own
 # stage on the mbarrier's phase parity, which flips when the ring wraps.
 # Pointer loads stay on cp.async; sm_90 (no wgmma) keeps cp.async for all.
-# RUN: nereid ir %s -k desc_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=TMA
+# RUN: nereid ir %s -k desc_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90a --verify-each --after gpu-barriers | filecheck %s --check-prefix=TMA
 # RUN: nereid ir %s -k desc_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90 --after gpu-barriers | filecheck %s --check-prefix=SM90
 # RUN: nereid ir %s -k mixed -s 'tensordesc<bf16[64, 64], nan>, *bf16:16, *fp32:16, i32:16, i32:16, 64, 64, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=MIXED
 # RUN: nereid ir %s -k in_kernel -s '*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, 128, 128, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=DEVICE
-# RUN: nereid ir %s -k desc_out -s 'tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=STORE
+# RUN: nereid ir %s -k desc_out -s 'tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, 64' --arch sm_90a --verify-each --after gpu-barriers | filecheck %s --check-prefix=STORE
 # RUN: nereid ptx %s -k desc_out -s 'tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, 64' --arch sm_90a | filecheck %s --check-prefix=STOREPTX
 # RUN: nereid ir %s -k desc_out -s 'tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, 64' --arch sm_90 --after gpu-barriers | filecheck %s --check-prefix=PLAINST
-# RUN: nereid ir %s -k attn -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 64]>, tensordesc<fp16[64, 64]>, i32:16, 128, 64, 64' --arch sm_90a --num-warps 8 --after gpu-barriers | filecheck %s --check-prefix=ATTN
+# RUN: nereid ir %s -k attn -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 64]>, tensordesc<fp16[64, 64]>, i32:16, 128, 64, 64' --arch sm_90a --num-warps 8 --verify-each --after gpu-barriers | filecheck %s --check-prefix=ATTN
 # RUN: nereid ptx %s -k desc_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90a | filecheck %s --check-prefix=PTX
 import triton
 import triton.language as tl
@@ -33,10 +33,10 @@ def desc_mm(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, 
     tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc.to(tl.float16), mask=mask)
 
 # TMA:       local_alloc {{.*}} : !smem<4x1xi64, [[BAR:#L[0-9]+]]>
-# TMA:       mbarrier_init
-# TMA:       mbarrier_init
-# TMA:       mbarrier_init
-# TMA:       mbarrier_init
+# TMA:       mbarrier_init {{%[0-9]+}} {count = 1}
+# TMA:       mbarrier_init {{%[0-9]+}} {count = 1}
+# TMA:       mbarrier_init {{%[0-9]+}} {count = 1}
+# TMA:       mbarrier_init {{%[0-9]+}} {count = 1}
 # TMA:       [[MA:%[0-9]+]] = tensormap %arg0 : i64
 # TMA:       [[MB:%[0-9]+]] = tensormap %arg5 : i64
 # TMA-NOT:   async_copy
@@ -62,6 +62,12 @@ def desc_mm(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, 
 # TMA:       xor [[PH]]
 # TMA:       yield
 # TMA-NOT:   async_wait
+# after the loop, once every thread is done with them, the mbarriers are invalidated
+# TMA:       barrier
+# TMA-NEXT:  mbarrier_inval
+# TMA:       mbarrier_inval
+# TMA:       mbarrier_inval
+# TMA:       mbarrier_inval
 # TMA:       warp_group_dot_wait
 
 # SM90-NOT:  tma_load
