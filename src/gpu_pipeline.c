@@ -243,6 +243,7 @@ static bool tma_ok(Pipe *p, const Cand *c, bool *nan) {
         if (!from_iv(p, o->opnds[i], f->blocks[f->ops[p->loop].regions[0]].args[0], 0)) return false;
     *nan = o->opnds[2] && is_nan_const(f, o->opnds[2]);
     if (o->opnds[2] && !*nan && !is_zero_const(f, o->opnds[2])) return false;
+    if (*nan && nr_dtype_info[rt->dtype].bytes == 1) return false; /* TMA fills no 8-bit type with NaN */
     int32_t lay = c->layout;
     const NrLayout *l = &m->layouts[lay];
     NrTmaPlan plan;
