@@ -197,7 +197,10 @@ NrStatus nr_kernel_gpu_entry(NrContext *ctx, const NrKernel *k, int device, cons
  * per runtime argument to its value at the kernel's parameter size, as
  * cuLaunchKernel takes them), making the kernel's context current for the
  * call when another one is.  No checks: grid dimensions must be within the
- * device's limits (max_grid).  Returns 0, or the driver's CUresult. */
+ * device's limits (max_grid).  Returns 0, or the driver's CUresult.  The
+ * kernel's tensor maps (nr_kernel_num_tensor_maps) are appended by the
+ * call; descriptor arguments TMA cannot take give CUDA_ERROR_INVALID_VALUE
+ * without a launch (nr_launch_gpu says why). */
 int nr_gpu_entry_launch(const NrGpuEntry *e, const unsigned grid[3], void *stream, void **params);
 void nr_gpu_entry_max_grid(const NrGpuEntry *e, unsigned out[3]);
 

@@ -564,6 +564,25 @@ static const char *entry_text(Gen *g, const NrSigArg *arg) {
     return nr_signature_str(g->a, &one);
 }
 
+/* The first entry of signature text that is a host tensor descriptor
+ * ("tensordesc<" at the start of an entry, or of a tuple's, outside
+ * quotes), or NULL. */
+static const char *desc_entry(const char *text) {
+    bool at_start = true;
+    char quote = 0;
+    for (const char *p = text; *p; p++) {
+        if (quote) {
+            if (*p == '\\' && p[1]) p++;
+            else if (*p == quote) quote = 0;
+            continue;
+        }
+        if (at_start && strncmp(p, "tensordesc<", 11) == 0) return p;
+        if (*p == '"' || *p == '\'') quote = *p;
+        if (!isspace((unsigned char)*p)) at_start = *p == ',' || *p == '(';
+    }
+    return NULL;
+}
+
 static bool check_specs(Gen *g) {
     const NrAotRequest *r = g->req;
     if (r->nsigs < 1 || r->nsigs > MAX_SPECS) {
@@ -578,6 +597,15 @@ static bool check_specs(Gen *g) {
         sp->text = r->sigs[s];
         sp->file = nr_sources_add(&g->sources, g->a, nr_sprintf(g->a, "<signature %d>", s + 1), sp->text,
                                   strlen(sp->text));
+        /* A descriptor is several runtime arguments (and, with TMA, a tensor
+         * map) behind one parameter: the launchers take pointers and scalars. */
+        const char *desc = desc_entry(sp->text);
+        if (desc) {
+            nr_error(&g->d, (NrLoc){sp->file, 1, (uint32_t)(desc - sp->text) + 1},
+                     "nereid aot does not take host tensor descriptors (tensordesc<...>); pass the tensor's "
+                     "pointer, sizes and strides, and make the descriptor in the kernel");
+            return false;
+        }
         split_top(g->a, sp->text, 0, strlen(sp->text), &sp->entries, &sp->nentries, &sp->capentries);
         if (sp->nentries != g->nparams) {
             nr_error(&g->d, (NrLoc){sp->file, 1, 1}, "signature has %d entries, but %s has %d parameters (%s)",
@@ -839,6 +867,7 @@ static bool compile_one(Gen *g, Variant *v, const Target *t, bool as_ptx) {
     o.arch = t->arch;
     o.num_warps = c->num_warps;
     o.num_stages = c->num_stages;
+    o.no_tma = 1; /* the generated launchers pass the runtime arguments alone (docs/aot.md) */
     NrContext *ctx = nr_context_create();
     if (!ctx) nr_fatal_oom();
     NrKernel *k = NULL;
@@ -850,6 +879,11 @@ static bool compile_one(Gen *g, Variant *v, const Target *t, bool as_ptx) {
     if (nr_kernel_num_args(k) != g->nrt) {
         error(g, "internal: kernel '%s' has %d runtime arguments, the signature %d", r->kernel, nr_kernel_num_args(k),
               g->nrt);
+        goto done;
+    }
+    if (nr_kernel_num_tensor_maps(k) != 0) {
+        error(g, "internal: kernel '%s' takes %d tensor maps with TMA disabled", r->kernel,
+              nr_kernel_num_tensor_maps(k));
         goto done;
     }
     const char *ptx = nr_kernel_ptx(k);

@@ -17,6 +17,7 @@
 #include "ir.h"
 #include "passes.h"
 #include "sema.h"
+#include "tensor_map.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -35,6 +36,26 @@ struct NrContext {
     NrCuda *cuda[NR_MAX_DEVICES]; /* driver handles for launches, opened on first use */
 };
 
+/* The tensor maps of a repeated launch: the last map encoded for each,
+ * reused while its descriptor's base, sizes and strides stay the same.  An
+ * entry is shared by every thread that launches the kernel: the lock guards
+ * slot[] and is only ever tried, never waited for (a thread that finds it
+ * taken encodes its maps itself). */
+typedef struct NrTmapSlot {
+    bool valid;
+    uint64_t key[NR_TENSOR_MAP_KEY_WORDS];
+    uint64_t map[16];              /* the CUtensorMap's bytes (copied to aligned storage to launch) */
+} NrTmapSlot;
+
+typedef struct NrTmapCache {
+    pthread_mutex_t lock;
+    NrCuTensorMapEncodeTiled encode;
+    int nargs;                     /* runtime arguments; the maps' parameters follow them */
+    int ntmaps;
+    NrTensorMapInfo info[NR_MAX_TMAPS];
+    NrTmapSlot slot[NR_MAX_TMAPS];
+} NrTmapCache;
+
 /* What a repeated launch needs (nr_kernel_gpu_entry). */
 struct NrGpuEntry {
     const NrCuDriver *drv;
@@ -43,6 +64,7 @@ struct NrGpuEntry {
     unsigned block[3];
     unsigned shared_bytes;
     unsigned max_grid[3];
+    NrTmapCache *tmaps;            /* NULL when the kernel takes no tensor map */
 };
 
 /* A GPU kernel loaded on one device. */
@@ -275,6 +297,7 @@ fail:
 void nr_kernel_destroy(NrKernel *k) {
     if (!k) return;
     for (int i = 0; i < NR_MAX_DEVICES; i++) {
+        if (k->loaded[i].entry.tmaps) pthread_mutex_destroy(&k->loaded[i].entry.tmaps->lock);
         if (!k->loaded[i].cu) continue;
         nr_cuda_module_unload(k->loaded[i].cu, k->loaded[i].mod);
         nr_cuda_close(k->loaded[i].cu);
@@ -513,6 +536,39 @@ static void pack_scalar(NrParamSlot *slot, NrDtype dt, const NrArg *a) {
     }
 }
 
+/* The name of the host tensor descriptor of tensor map `info` of k. */
+static const char *tmap_desc_name(const NrKernel *k, const NrTensorMapInfo *info, char *buf, size_t size) {
+    const char *base = info->base_arg >= 0 && info->base_arg < k->nargs ? k->args[info->base_arg].name : "?";
+    return nr_tensor_map_desc_name(base, buf, size);
+}
+
+/* Encode k's tensor maps into maps[] from the packed runtime arguments
+ * params[0..k->nargs), through cu: all are checked before any is encoded;
+ * on failure the context says why. */
+static NrStatus encode_tmaps(NrContext *ctx, const NrKernel *k, NrCuda *cu, void **params, NrCuTensorMap *maps) {
+    int n = k->pinfo.ntmaps;
+    NR_ASSERT(n <= NR_MAX_TMAPS);
+    NrTensorMapArgs ta[NR_MAX_TMAPS];
+    char names[NR_MAX_TMAPS][128];
+    for (int j = 0; j < n; j++) {
+        NrTensorMapInfo info;
+        char why[512];
+        if (nr_kernel_tensor_map_info(k, j, &info) != 0) NR_ICE("tensor map %d of kernel '%s'", j, k->name);
+        tmap_desc_name(k, &info, names[j], sizeof names[j]);
+        if (!nr_tensor_map_from_params(&info, names[j], params, k->nargs, &ta[j], why, sizeof why)) {
+            ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s': %s", k->name, why));
+            return NR_ERR_INVALID;
+        }
+    }
+    for (int j = 0; j < n; j++)
+        if (nr_cuda_tensor_map_tiled(cu, &ta[j], &maps[j]) != NR_CUDA_OK) {
+            ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s': tensor descriptor '%s': %s", k->name, names[j],
+                                      nr_cuda_error(cu)));
+            return NR_ERR_LAUNCH;
+        }
+    return NR_OK;
+}
+
 NrStatus nr_launch_gpu(NrContext *ctx, const NrKernel *kc, const NrLaunchConfig *cfg, const NrArg *args, int nargs) {
     if (!ctx || !kc || !cfg || (nargs && !args)) return NR_ERR_INVALID;
     ctx_reset(ctx);
@@ -537,8 +593,10 @@ NrStatus nr_launch_gpu(NrContext *ctx, const NrKernel *kc, const NrLaunchConfig 
     pthread_mutex_unlock(&k->lock);
     if (!ld) return NR_ERR_LAUNCH;
 
+    /* The runtime arguments, then the tensor maps (encoded from them). */
+    int ntmaps = k->pinfo.ntmaps;
     NrParamSlot *slots = nr_alloc(&ctx->arena, sizeof(NrParamSlot) * (size_t)(nargs ? nargs : 1));
-    void **params = nr_alloc(&ctx->arena, sizeof(void *) * (size_t)(nargs ? nargs : 1));
+    void **params = nr_alloc(&ctx->arena, sizeof(void *) * (size_t)(nargs + ntmaps ? nargs + ntmaps : 1));
     NrBlock *body = nr_block(k->fn, k->fn->body);
     for (int i = 0; i < nargs; i++) {
         const NrArgInfo *ai = &k->args[i];
@@ -553,6 +611,13 @@ NrStatus nr_launch_gpu(NrContext *ctx, const NrKernel *kc, const NrLaunchConfig 
         else pack_scalar(&slots[i], nr_type_dtype(k->mod, t), &args[i]);
         params[i] = &slots[i];
     }
+    NrCuTensorMap maps[NR_MAX_TMAPS]; /* 64-byte aligned, as the driver needs */
+    bool empty = cfg->grid[0] == 0 || cfg->grid[1] == 0 || cfg->grid[2] == 0; /* launches nothing */
+    if (ntmaps && !empty) {
+        NrStatus st = encode_tmaps(ctx, k, cu, params, maps);
+        if (st != NR_OK) return st;
+    }
+    for (int j = 0; j < ntmaps; j++) params[nargs + j] = &maps[j];
     NrCudaLaunchConfig lc;
     memset(&lc, 0, sizeof lc);
     for (int i = 0; i < 3; i++) lc.grid[i] = cfg->grid[i];
@@ -569,6 +634,38 @@ NrStatus nr_launch_gpu(NrContext *ctx, const NrKernel *kc, const NrLaunchConfig 
 }
 
 /* --- repeated launches ----------------------------------------------------------------------------- */
+enum { MAX_ENTRY_PARAMS = 512 }; /* runtime arguments and tensor maps of a launch with tensor maps */
+
+/* Set up e's tensor maps (if k has any); the caller holds k->lock. */
+static NrStatus entry_tmaps(NrContext *ctx, NrKernel *k, NrLoaded *ld, NrGpuEntry *e) {
+    int n = k->pinfo.ntmaps;
+    if (n == 0 || e->tmaps) return NR_OK;
+    NR_ASSERT(n <= NR_MAX_TMAPS);
+    NrCuTensorMapEncodeTiled encode = nr_cuda_tensor_map_encoder(ld->cu);
+    if (!encode) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena,
+                                  "kernel '%s' loads host tensor descriptors with TMA, but the NVIDIA driver lacks "
+                                  "cuTensorMapEncodeTiled (CUDA 12 or newer); compile it with no_tma",
+                                  k->name));
+        return NR_ERR_LAUNCH;
+    }
+    if (k->nargs + n > MAX_ENTRY_PARAMS) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "kernel '%s' has %d runtime arguments and %d tensor maps, over the %d "
+                                               "parameters of a repeated launch",
+                                  k->name, k->nargs, n, MAX_ENTRY_PARAMS));
+        return NR_ERR_LAUNCH;
+    }
+    NrTmapCache *c = nr_alloc(&k->arena, sizeof *c); /* zeroed: no slot valid */
+    pthread_mutex_init(&c->lock, NULL);
+    c->encode = encode;
+    c->nargs = k->nargs;
+    c->ntmaps = n;
+    for (int j = 0; j < n; j++)
+        if (nr_kernel_tensor_map_info(k, j, &c->info[j]) != 0) NR_ICE("tensor map %d of kernel '%s'", j, k->name);
+    e->tmaps = c;
+    return NR_OK;
+}
+
 NrStatus nr_kernel_gpu_entry(NrContext *ctx, const NrKernel *kc, int device, const NrGpuEntry **out) {
     if (!ctx || !kc || !out) return NR_ERR_INVALID;
     *out = NULL;
@@ -605,12 +702,61 @@ NrStatus nr_kernel_gpu_entry(NrContext *ctx, const NrKernel *kc, int device, con
             e->block[1] = e->block[2] = 1;
             e->shared_bytes = (unsigned)k->pinfo.shared_bytes;
             for (int i = 0; i < 3; i++) e->max_grid[i] = (unsigned)di->max_grid_dim[i];
-            e->fn = nr_cuda_function_handle(ld->fn);
+            st = entry_tmaps(ctx, k, ld, e);
+            if (st == NR_OK) e->fn = nr_cuda_function_handle(ld->fn);
         }
     }
     pthread_mutex_unlock(&k->lock);
     if (st == NR_OK) *out = &ld->entry;
     return st;
+}
+
+/* Launch e's kernel with params and its tensor maps after them: each map
+ * the one cached for its slot when its descriptor's base, sizes and strides
+ * are those of that map, else encoded (and cached).  Arguments TMA cannot
+ * take give CUDA_ERROR_INVALID_VALUE (nr_launch_gpu says why).
+ * Precondition: e's context is current. */
+static NrCuResult entry_launch_tmaps(const NrGpuEntry *e, const unsigned grid[3], NrCuStream stream, void **params) {
+    NrTmapCache *c = e->tmaps; /* mutable: the entry is const to its callers alone */
+    int n = c->ntmaps;
+    NrCuTensorMap maps[NR_MAX_TMAPS];
+    uint64_t keys[NR_MAX_TMAPS][NR_TENSOR_MAP_KEY_WORDS];
+    bool hit[NR_MAX_TMAPS] = {false}, missed = false;
+    if (!params) return NR_CU_ERROR_INVALID_VALUE;
+    for (int j = 0; j < n; j++)
+        if (!nr_tensor_map_key(&c->info[j], params, keys[j])) return NR_CU_ERROR_INVALID_VALUE;
+    if (pthread_mutex_trylock(&c->lock) == 0) {
+        for (int j = 0; j < n; j++)
+            if (c->slot[j].valid && memcmp(c->slot[j].key, keys[j], sizeof keys[j]) == 0) {
+                memcpy(&maps[j], c->slot[j].map, sizeof maps[j]);
+                hit[j] = true;
+            }
+        pthread_mutex_unlock(&c->lock);
+    }
+    NrTensorMapArgs ta[NR_MAX_TMAPS];
+    for (int j = 0; j < n; j++)
+        if (!hit[j] && !nr_tensor_map_from_params(&c->info[j], NULL, params, c->nargs, &ta[j], NULL, 0))
+            return NR_CU_ERROR_INVALID_VALUE;
+    for (int j = 0; j < n; j++) {
+        if (hit[j]) continue;
+        NrCuResult r = nr_tensor_map_encode_with(c->encode, &ta[j], &maps[j]);
+        if (r != NR_CU_SUCCESS) return r;
+        missed = true;
+    }
+    if (missed && pthread_mutex_trylock(&c->lock) == 0) {
+        for (int j = 0; j < n; j++)
+            if (!hit[j]) {
+                c->slot[j].valid = true;
+                memcpy(c->slot[j].key, keys[j], sizeof keys[j]);
+                memcpy(c->slot[j].map, &maps[j], sizeof c->slot[j].map);
+            }
+        pthread_mutex_unlock(&c->lock);
+    }
+    void *all[MAX_ENTRY_PARAMS];
+    memcpy(all, params, sizeof(void *) * (size_t)c->nargs);
+    for (int j = 0; j < n; j++) all[c->nargs + j] = &maps[j];
+    return e->drv->LaunchKernel(e->fn, grid[0], grid[1], grid[2], e->block[0], e->block[1], e->block[2],
+                                e->shared_bytes, stream, all, NULL);
 }
 
 int nr_gpu_entry_launch(const NrGpuEntry *e, const unsigned grid[3], void *stream, void **params) {
@@ -623,8 +769,11 @@ int nr_gpu_entry_launch(const NrGpuEntry *e, const unsigned grid[3], void *strea
         if (r != NR_CU_SUCCESS) return r;
         pushed = true;
     }
-    r = e->drv->LaunchKernel(e->fn, grid[0], grid[1], grid[2], e->block[0], e->block[1], e->block[2],
-                             e->shared_bytes, (NrCuStream)stream, params, NULL);
+    if (e->tmaps && grid[0] && grid[1] && grid[2])
+        r = entry_launch_tmaps(e, grid, (NrCuStream)stream, params);
+    else
+        r = e->drv->LaunchKernel(e->fn, grid[0], grid[1], grid[2], e->block[0], e->block[1], e->block[2],
+                                 e->shared_bytes, (NrCuStream)stream, params, NULL);
     if (pushed) {
         NrCuContext popped;
         e->drv->CtxPopCurrent(&popped);

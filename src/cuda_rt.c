@@ -58,9 +58,7 @@ struct NrCuda {
     int faulted;               /* a sticky error was seen */
     char *err;                 /* message of the last failure (malloc'd) or NULL */
     /* cuTensorMapEncodeTiled, optional (CUDA 12+): NULL when the driver lacks it */
-    NrCuResult (*encode_tiled)(NrCuTensorMap *map, int dtype, unsigned rank, void *base, const uint64_t *dims,
-                               const uint64_t *strides, const unsigned *box, const unsigned *elem_strides,
-                               int interleave, int swizzle, int l2_promotion, int oob_fill);
+    NrCuTensorMapEncodeTiled encode_tiled;
 };
 
 /* ---- messages ---- */
@@ -794,45 +792,73 @@ static bool why_not(char *why, size_t n, const char *fmt, ...) {
     return false;
 }
 
-bool nr_tensor_map_check(const NrTensorMapDesc *t, char *why, size_t n) {
-    if (t->rank < 1 || t->rank > 5) return why_not(why, n, "a tensor map has 1 to 5 dimensions, not %d", t->rank);
-    if (t->elem_bytes != 1 && t->elem_bytes != 2 && t->elem_bytes != 4 && t->elem_bytes != 8)
-        return why_not(why, n, "elements of %d bytes have no tensor map type", t->elem_bytes);
-    if (t->base % 16) return why_not(why, n, "the tensor's address 0x%llx is not 16-byte aligned", (unsigned long long)t->base);
-    int sw = t->swizzle_bytes;
-    if (sw != 0 && sw != 32 && sw != 64 && sw != 128) return why_not(why, n, "swizzle of %d bytes", sw);
-    for (int i = 0; i < t->rank; i++) {
+int nr_tensor_map_elem_bytes(int dtype) {
+    static const int bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2}; /* UINT8 .. BFLOAT16 */
+    return dtype >= 0 && dtype < (int)NR_COUNTOF(bytes) ? bytes[dtype] : 0;
+}
+
+/* NaN fill applies to the float types alone (FLOAT16 .. BFLOAT16). */
+static bool is_float_map_type(int dtype) {
+    return dtype >= NR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16 && dtype <= NR_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+}
+
+bool nr_tensor_map_check(const NrTensorMapArgs *t, char *why, size_t n) {
+    if (t->rank < 1 || t->rank > 5) return why_not(why, n, "a tensor map has 1 to 5 dimensions, not %u", t->rank);
+    int esize = nr_tensor_map_elem_bytes(t->dtype);
+    if (!esize) return why_not(why, n, "tensor map data type %d is not one Nereid uses (0 to 9)", t->dtype);
+    if (!t->base) return why_not(why, n, "the tensor's address is null");
+    if (t->base % 16)
+        return why_not(why, n, "the tensor's address 0x%llx is not 16-byte aligned", (unsigned long long)t->base);
+    if (t->interleave != NR_CU_TENSOR_MAP_INTERLEAVE_NONE)
+        return why_not(why, n, "interleave %d (only non-interleaved maps are made)", t->interleave);
+    if (t->swizzle < NR_CU_TENSOR_MAP_SWIZZLE_NONE || t->swizzle > NR_CU_TENSOR_MAP_SWIZZLE_128B)
+        return why_not(why, n, "swizzle mode %d (0 to 3)", t->swizzle);
+    if (t->l2_promotion < 0 || t->l2_promotion > NR_CU_TENSOR_MAP_L2_PROMOTION_L2_256B)
+        return why_not(why, n, "L2 promotion %d (0 to 3)", t->l2_promotion);
+    if (t->oob_fill != NR_CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE &&
+        (t->oob_fill != NR_CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA || !is_float_map_type(t->dtype)))
+        return why_not(why, n, "out-of-bounds fill %d of data type %d (NaN fill needs a float type)", t->oob_fill,
+                       t->dtype);
+    for (unsigned i = 0; i < t->rank; i++) {
         if (t->dims[i] < 1 || t->dims[i] > ((uint64_t)1 << 32))
-            return why_not(why, n, "dimension %d has %llu elements (1 to 2^32)", i, (unsigned long long)t->dims[i]);
+            return why_not(why, n, "dimension %u has %llu elements (1 to 2^32)", i, (unsigned long long)t->dims[i]);
         if (t->box[i] < 1 || t->box[i] > 256)
-            return why_not(why, n, "the box has %u elements along dimension %d (1 to 256)", t->box[i], i);
-        if (i + 1 < t->rank && (t->strides_bytes[i] % 16 || t->strides_bytes[i] >= ((uint64_t)1 << 40)))
-            return why_not(why, n, "the stride of dimension %d, %llu bytes, is not a multiple of 16 below 2^40", i + 1,
-                           (unsigned long long)t->strides_bytes[i]);
+            return why_not(why, n, "the box has %u elements along dimension %u (1 to 256)", t->box[i], i);
+        if (t->elem_strides[i] < 1 || t->elem_strides[i] > 8)
+            return why_not(why, n, "element stride %u along dimension %u (1 to 8)", t->elem_strides[i], i);
+        if (i + 1 < t->rank && (t->strides[i] % 16 || t->strides[i] >= ((uint64_t)1 << 40)))
+            return why_not(why, n, "the stride of dimension %u, %llu bytes, is not a multiple of 16 below 2^40", i + 1,
+                           (unsigned long long)t->strides[i]);
     }
-    uint64_t inner = (uint64_t)t->box[0] * (uint64_t)t->elem_bytes;
+    uint64_t inner = (uint64_t)t->box[0] * (uint64_t)esize;
     if (inner % 16) return why_not(why, n, "the box's rows of %llu bytes are not a multiple of 16", (unsigned long long)inner);
+    int sw = t->swizzle ? 16 << t->swizzle : 0; /* 32, 64, 128 bytes */
     if (sw && inner > (uint64_t)sw)
         return why_not(why, n, "the box's rows of %llu bytes are wider than the %d-byte swizzle", (unsigned long long)inner,
                        sw);
     return true;
 }
 
-NrCudaStatus nr_cuda_tensor_map_tiled(NrCuda *cu, const NrTensorMapDesc *t, NrCuTensorMap *out) {
+NrCuTensorMapEncodeTiled nr_cuda_tensor_map_encoder(const NrCuda *cu) { return cu->encode_tiled; }
+
+NrCuResult nr_tensor_map_encode_with(NrCuTensorMapEncodeTiled encode, const NrTensorMapArgs *t, NrCuTensorMap *out) {
+    memset(out, 0, sizeof *out);
+    return encode(out, t->dtype, t->rank, (void *)(uintptr_t)t->base, t->dims, t->strides, t->box, t->elem_strides,
+                  t->interleave, t->swizzle, t->l2_promotion, t->oob_fill);
+}
+
+NrCudaStatus nr_cuda_tensor_map_tiled(NrCuda *cu, const NrTensorMapArgs *t, NrCuTensorMap *out) {
     char why[256];
-    if (!t || !out || !nr_tensor_map_check(t, why, sizeof why))
-        return fail(cu, NR_CUDA_ERR_INVALID, "invalid tensor map: %s", t && out ? why : "no description");
+    if (!t || !out) return fail(cu, NR_CUDA_ERR_INVALID, "invalid tensor map: no description");
+    if (!nr_tensor_map_check(t, why, sizeof why)) return fail(cu, NR_CUDA_ERR_INVALID, "invalid tensor map: %s", why);
     if (!cu->encode_tiled)
         return fail(cu, NR_CUDA_NO_DRIVER, "the NVIDIA driver %s lacks cuTensorMapEncodeTiled (TMA needs CUDA 12 or "
                                            "newer)", cu->lib_name);
-    unsigned box[5], ones[5] = {1, 1, 1, 1, 1};
-    for (int i = 0; i < t->rank; i++) box[i] = t->box[i];
-    int swz = t->swizzle_bytes == 128 ? NR_CU_TENSOR_MAP_SWIZZLE_128B : t->swizzle_bytes == 64 ? NR_CU_TENSOR_MAP_SWIZZLE_64B
-              : t->swizzle_bytes == 32 ? NR_CU_TENSOR_MAP_SWIZZLE_32B : NR_CU_TENSOR_MAP_SWIZZLE_NONE;
-    memset(out, 0, sizeof *out);
-    /* interleave none, L2 promotion of 128 bytes, out-of-bounds elements zero */
-    NrCuResult r = cu->encode_tiled(out, t->dtype, (unsigned)t->rank, (void *)(uintptr_t)t->base, t->dims,
-                                    t->strides_bytes, box, ones, 0, swz, 2, 0);
+    int pushed;
+    NrCudaStatus st = enter(cu, &pushed);
+    if (st != NR_CUDA_OK) return st;
+    NrCuResult r = nr_tensor_map_encode_with(cu->encode_tiled, t, out);
+    leave(cu, pushed);
     return r ? drv_fail(cu, NR_CUDA_ERR_INVALID, r, NULL, "cuTensorMapEncodeTiled") : NR_CUDA_OK;
 }
 

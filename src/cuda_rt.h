@@ -387,7 +387,8 @@ typedef struct NrCuTensorMap {
     _Alignas(64) uint64_t opaque[16];
 } NrCuTensorMap;
 
-/* CUtensorMapDataType, CUtensorMapSwizzle (cuda.h's values). */
+/* CUtensorMapDataType, CUtensorMapInterleave, CUtensorMapSwizzle,
+ * CUtensorMapL2promotion, CUtensorMapFloatOOBfill (cuda.h's values). */
 enum {
     NR_CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
     NR_CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1,
@@ -399,34 +400,62 @@ enum {
     NR_CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
     NR_CU_TENSOR_MAP_DATA_TYPE_FLOAT64 = 8,
     NR_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+    NR_CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
     NR_CU_TENSOR_MAP_SWIZZLE_NONE = 0,
     NR_CU_TENSOR_MAP_SWIZZLE_32B = 1,
     NR_CU_TENSOR_MAP_SWIZZLE_64B = 2,
     NR_CU_TENSOR_MAP_SWIZZLE_128B = 3,
+    NR_CU_TENSOR_MAP_L2_PROMOTION_NONE = 0,
+    NR_CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+    NR_CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3,
+    NR_CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,
+    NR_CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA = 1,
 };
 
-/* A tiled tensor map: `rank` (1..5) dimensions, fastest first as the
- * driver takes them - dims[i] elements, strides_bytes[i] the byte stride of
- * dimension i + 1 (rank - 1 of them), box[i] the elements one copy moves
- * along dimension i - of `elem_bytes`-byte elements of driver type `dtype`,
- * swizzled (swizzle_bytes 0, 32, 64 or 128) as nvmma_shared buffers are;
- * out-of-bounds elements read as zeros. */
-typedef struct NrTensorMapDesc {
-    int dtype, elem_bytes, rank;
-    uint64_t base;             /* device address */
-    uint64_t dims[5], strides_bytes[4];
-    uint32_t box[5];
-    int swizzle_bytes;
-} NrTensorMapDesc;
+/* The arguments of cuTensorMapEncodeTiled for a tiled tensor map of `rank`
+ * (1..5) dimensions, fastest first as the driver takes them: dims[i]
+ * elements along dimension i, strides[i] the byte stride of dimension i + 1
+ * (rank - 1 of them), box[i] the elements one copy moves along dimension i,
+ * elem_strides[i] the step between them (1: every element); elements of
+ * driver type `dtype` at device address `base`.  The enums are cuda.h's. */
+typedef struct NrTensorMapArgs {
+    int dtype;                 /* CUtensorMapDataType (0..9: the types of fixed size Nereid uses) */
+    unsigned rank;
+    uint64_t base;             /* globalAddress */
+    uint64_t dims[5];          /* globalDim */
+    uint64_t strides[4];       /* globalStrides, bytes */
+    unsigned box[5];           /* boxDim */
+    unsigned elem_strides[5];  /* elementStrides */
+    int interleave;            /* CUtensorMapInterleave: NONE */
+    int swizzle;               /* CUtensorMapSwizzle: NONE, 32B, 64B or 128B */
+    int l2_promotion;          /* CUtensorMapL2promotion */
+    int oob_fill;              /* CUtensorMapFloatOOBfill: zeros, or NaN (float types only) */
+} NrTensorMapArgs;
 
-/* Checks the driver's documented limits (base 16-byte aligned, strides
- * multiples of 16 below 2^40, dims from 1 to 2^32, box entries 1..256, the
- * box's first dimension a multiple of 16 bytes and no wider than the
- * swizzle); false with the reason in why[0..n). */
-bool nr_tensor_map_check(const NrTensorMapDesc *t, char *why, size_t n);
-/* Encodes a tiled tensor map with cuTensorMapEncodeTiled (resolved when the
- * handle was opened; drivers before CUDA 12 lack it: NR_CUDA_NO_DRIVER). */
-NrCudaStatus nr_cuda_tensor_map_tiled(NrCuda *cu, const NrTensorMapDesc *t, NrCuTensorMap *out);
+/* Bytes per element of a CUtensorMapDataType 0..9; 0 for any other value. */
+int nr_tensor_map_elem_bytes(int dtype);
+/* Checks the driver's documented limits (base 16-byte aligned and not null,
+ * strides multiples of 16 below 2^40, dims from 1 to 2^32, box entries
+ * 1..256, element strides 1..8, no interleave, the box's first dimension a
+ * multiple of 16 bytes and no wider than the swizzle, NaN fill of float
+ * types only); false with the reason in why[0..n). */
+bool nr_tensor_map_check(const NrTensorMapArgs *t, char *why, size_t n);
+
+/* cuTensorMapEncodeTiled's signature. */
+typedef NrCuResult (*NrCuTensorMapEncodeTiled)(NrCuTensorMap *map, int dtype, unsigned rank, void *base,
+                                               const uint64_t *dims, const uint64_t *strides, const unsigned *box,
+                                               const unsigned *elem_strides, int interleave, int swizzle,
+                                               int l2_promotion, int oob_fill);
+/* The driver's cuTensorMapEncodeTiled, resolved when cu was opened; NULL
+ * when the driver lacks it (before CUDA 12). */
+NrCuTensorMapEncodeTiled nr_cuda_tensor_map_encoder(const NrCuda *cu);
+/* Calls encode with t's arguments (no checks; out is 64-byte aligned by its
+ * type).  For callers that hold the entry point, not the handle. */
+NrCuResult nr_tensor_map_encode_with(NrCuTensorMapEncodeTiled encode, const NrTensorMapArgs *t, NrCuTensorMap *out);
+/* Checks t (nr_tensor_map_check: NR_CUDA_ERR_INVALID) and encodes it with
+ * the handle's context current; a driver without cuTensorMapEncodeTiled
+ * gives NR_CUDA_NO_DRIVER. */
+NrCudaStatus nr_cuda_tensor_map_tiled(NrCuda *cu, const NrTensorMapArgs *t, NrCuTensorMap *out);
 
 /* The driver's name of a CUresult ("CUDA_ERROR_INVALID_PTX"), or
  * "CUDA_ERROR_<n>" when the driver does not know it. */

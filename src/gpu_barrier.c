@@ -197,7 +197,10 @@ static void walk_op(Bar *b, NrOpId op, State *st, int depth) {
     case NR_OP_BARRIER: st->reads.n = st->writes.n = 0; return;
     /* an mbarrier's init is a write every later use reads (one barrier after
      * the init); arrivals and waits are the hardware's own synchronization */
-    case NR_OP_MBARRIER_INIT: on_write(b, op, st, range_of(b, o->opnds[0], 0), false); return;
+    case NR_OP_MBARRIER_INIT:
+    case NR_OP_MBARRIER_INVAL: /* (after every thread's last wait on it) */
+        on_write(b, op, st, range_of(b, o->opnds[0], 0), false);
+        return;
     case NR_OP_MBARRIER_EXPECT: on_read(b, op, st, range_of(b, o->opnds[0], 0)); return;
     case NR_OP_MBARRIER_WAIT:
         on_read(b, op, st, range_of(b, o->opnds[0], 0));

@@ -982,6 +982,13 @@ static void pipeline_loop(Pipe *p) {
         NrOpId drain = nr_build(&tail, NR_OP_ASYNC_WAIT, 0, NULL, 0, NULL, 0);
         nr_op_set_int(f, drain, NR_A_NUM, 0);
     }
+    /* the mbarriers are invalidated once every thread is done with them, so
+     * that their bytes may hold other buffers (or another loop's mbarriers) */
+    for (int s = 0; any_tma && s < NB; s++) {
+        NrValId bi[2] = {bars, const_i32(&tail, m, s)};
+        NrValId bar = nr_build1(&tail, NR_OP_MEMDESC_INDEX, bar_view, 2, bi);
+        nr_build(&tail, NR_OP_MBARRIER_INVAL, 1, &bar, 0, NULL, 0);
+    }
     if (wg) make_async(p, wg, &tail);
 }
 
@@ -1061,9 +1068,14 @@ static int32_t tma_load_layout(const NrModule *m, const NrFunc *f, NrValId arg, 
  * argument marked tensordesc, and the block's coordinates) becomes a TMA
  * store: the block goes to an nvmma buffer (stmatrix for 16-bit
  * tensor-core fragments), one thread copies the buffer to the tensor map's
- * tile, and TMA writes only its in-bounds elements, which is the store's
- * mask.  Where the descriptor is also loaded by TMA, the buffer takes the
- * layout of those loads (one tensor map). */
+ * tile, and TMA writes its in-bounds elements, which is the store's mask,
+ * but in whole 16-byte chunks of a row: where the innermost size is not a
+ * multiple of 16 bytes it would also write the elements up to the next
+ * 16-byte boundary.  So the TMA store runs under
+ *   if size[rank - 1] % (16 / elem_bytes) == 0
+ * (the same for every program of a launch) and the masked store stays in
+ * the else branch.  Where the descriptor is also loaded by TMA, the buffer
+ * takes the layout of those loads (one tensor map). */
 static void tma_store(NrModule *m, NrFunc *f, NrOpId op) {
     const NrOp *o = &f->ops[op];
     if (o->nopnds < 5) return;
@@ -1086,16 +1098,35 @@ static void tma_store(NrModule *m, NrFunc *f, NrOpId op) {
     NrType bt = *vt;
     bt.kind = NR_TK_MEMDESC;
     bt.layout = lay;
+    NrLoc loc = o->loc;
     NrBuilder b = nr_builder_before(f, op);
-    b.loc = o->loc;
-    NrValId v = o->opnds[1];
-    NrValId buf = nr_build1(&b, NR_OP_LOCAL_ALLOC, nr_type_intern(m, &bt), 1, &v);
+    b.loc = loc;
+    /* the guard: the descriptor's innermost size (the argument after its
+     * other sizes) in whole 16-byte chunks */
+    NrTypeId i32 = nr_type_scalar(m, NR_DT_I32), i1 = nr_type_scalar(m, NR_DT_I1);
+    NrValId size = f->blocks[f->body].args[f->vals[d].index + rank];
+    NrValId rq[2] = {size, nr_build_const_int(&b, i32, 16 / es)};
+    NrValId rem = nr_build1(&b, NR_OP_REM, i32, 2, rq);
+    NrValId cq[2] = {rem, nr_build_const_int(&b, i32, 0)};
+    NrOpId cmp = nr_build(&b, NR_OP_CMP, 2, cq, 1, &i1, 0);
+    nr_op_set_str(f, cmp, NR_A_PRED, "eq");
+    NrValId cond = f->ops[cmp].results[0];
+    NrOpId iff = nr_op_new(f, NR_OP_IF, 1, &cond, 0, NULL, 2, loc);
+    nr_op_insert_before(f, op, iff);
+    NrBlockId then = f->ops[iff].regions[0], other = f->ops[iff].regions[1];
+    NrBuilder t = nr_builder_at_end(f, then);
+    t.loc = loc;
+    NrValId v = f->ops[op].opnds[1];
+    NrValId buf = nr_build1(&t, NR_OP_LOCAL_ALLOC, nr_type_intern(m, &bt), 1, &v);
     NrTypeId i64 = nr_type_scalar(m, NR_DT_I64);
-    NrOpId tm = nr_build(&b, NR_OP_TENSORMAP, 1, &d, 1, &i64, 0);
+    NrOpId tm = nr_build(&t, NR_OP_TENSORMAP, 1, &d, 1, &i64, 0);
     NrValId ops[2 + 5] = {f->ops[tm].results[0], buf};
     for (int i = 0; i < rank; i++) ops[2 + i] = f->ops[op].opnds[4 + i];
-    nr_build(&b, NR_OP_TMA_STORE, 2 + rank, ops, 0, NULL, 0);
-    nr_op_erase(f, op);
+    nr_build(&t, NR_OP_TMA_STORE, 2 + rank, ops, 0, NULL, 0);
+    nr_build(&t, NR_OP_YIELD, 0, NULL, 0, NULL, 0);
+    nr_op_unlink(f, op);
+    nr_op_append(f, other, op);
+    nr_op_append(f, other, nr_op_new(f, NR_OP_YIELD, 0, NULL, 0, NULL, 0, loc));
 }
 
 bool nr_gpu_tma_stores(NrModule *m, NrDiags *d) {

@@ -35,6 +35,7 @@ NrIStatus nr_iexec_WARP_GROUP_DOT_WAIT(NrInterp *in, NrIFrame *fr, const NrOp *o
 }
 NrIStatus nr_iexec_MBARRIER_INIT(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
 NrIStatus nr_iexec_MBARRIER_EXPECT(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
+NrIStatus nr_iexec_MBARRIER_INVAL(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
 NrIStatus nr_iexec_MBARRIER_WAIT(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
 NrIStatus nr_iexec_TMA_LOAD(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
 NrIStatus nr_iexec_TMA_STORE(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }

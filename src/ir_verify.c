@@ -1158,6 +1158,7 @@ static void rule_mbarrier(V *v, NrOpId op) {
         get_int_in(v, op, NR_A_BYTES, 0, (1 << 20) - 1, &n);
         optional_pred(v, op, 1);
         break;
+    case NR_OP_MBARRIER_INVAL: break;
     default: {
         NrType i32 = scalar_of(NR_DT_I32);
         expect_type(v, op, "operand 1 (phase parity)", otype(v, op, 1), &i32);
@@ -1392,7 +1393,8 @@ static void rule_gpu_op(V *v, NrOpId op) {
     case NR_OP_WARP_GROUP_DOT_WAIT: rule_warp_group_dot_wait(v, op); break;
     case NR_OP_MBARRIER_INIT:
     case NR_OP_MBARRIER_EXPECT:
-    case NR_OP_MBARRIER_WAIT: rule_mbarrier(v, op); break;
+    case NR_OP_MBARRIER_WAIT:
+    case NR_OP_MBARRIER_INVAL: rule_mbarrier(v, op); break;
     case NR_OP_TMA_LOAD: rule_tma_load(v, op); break;
     case NR_OP_TENSORMAP: rule_tensormap(v, op); break;
     case NR_OP_TMA_STORE: rule_tma_store(v, op); break;
@@ -1457,6 +1459,7 @@ static void rule_custom(V *v, NrOpId op) {
     case NR_OP_MBARRIER_INIT:
     case NR_OP_MBARRIER_EXPECT:
     case NR_OP_MBARRIER_WAIT:
+    case NR_OP_MBARRIER_INVAL:
     case NR_OP_TMA_LOAD:
     case NR_OP_TMA_STORE:
     case NR_OP_TENSORMAP: rule_gpu_op(v, op); break;

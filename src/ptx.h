@@ -532,6 +532,7 @@ bool nr_ptx_op_mbarrier_wait(NrPtx *p, NrOpId op);
 bool nr_ptx_op_tma_load(NrPtx *p, NrOpId op);
 bool nr_ptx_op_tensormap(NrPtx *p, NrOpId op);
 bool nr_ptx_op_tma_store(NrPtx *p, NrOpId op);
+bool nr_ptx_op_mbarrier_inval(NrPtx *p, NrOpId op);
 /* How tma_load fills a buffer of `shape` with shared layout l (nvmma):
  * the tensor map's dimension k (fastest first) is the buffer's dim[k]; a
  * box holds box[k] elements along it; `nbox` copies, copy j at byte

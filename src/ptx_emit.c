@@ -1195,6 +1195,7 @@ static const OpFn op_table[NR_OP_COUNT] = {
     [NR_OP_TMA_LOAD] = nr_ptx_op_tma_load,
     [NR_OP_TENSORMAP] = nr_ptx_op_tensormap,
     [NR_OP_TMA_STORE] = nr_ptx_op_tma_store,
+    [NR_OP_MBARRIER_INVAL] = nr_ptx_op_mbarrier_inval,
 };
 
 /* --- demanded elements ------------------------------------------------------------------------------ */

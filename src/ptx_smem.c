@@ -757,6 +757,14 @@ bool nr_ptx_op_mbarrier_init(NrPtx *p, NrOpId op) {
     return true;
 }
 
+bool nr_ptx_op_mbarrier_inval(NrPtx *p, NrOpId op) {
+    if (!need_sm90(p, "mbarrier_inval")) return false;
+    NrPv t0 = {NR_PK_P, nr_ptx_thread0(p), 0};
+    NrPv a = nr_ptx_inreg(p, buffer_addr(p, p->f->ops[op].opnds[0]));
+    nr_ptx_emit(p, "@%s mbarrier.inval.shared::cta.b64 [%s];", nr_ptx_reg(p, t0.r), nr_ptx_reg(p, a.r));
+    return true;
+}
+
 bool nr_ptx_op_mbarrier_expect(NrPtx *p, NrOpId op) {
     if (!need_sm90(p, "mbarrier_expect")) return false;
     int64_t bytes = nr_op_int(p->f, op, NR_A_BYTES, 0);

@@ -2,15 +2,16 @@
  *
  *   nereid check FILE                         parse FILE; report errors in its @jit functions
  *   nereid ir FILE -k KERNEL -s SIG [--after PASS] [--stage block|gpu] [--arch SM] [--num-warps N]
- *             [--num-stages N] [--verify-each]
+ *             [--num-stages N] [--verify-each] [--no-tma]
  *                                             print the block IR (or GPU IR) of one specialized kernel
  *   nereid ptx FILE -k KERNEL -s SIG [--arch sm_90] [--num-warps N] [--num-stages N] [--no-fp-fusion]
+ *             [--no-tma]
  *                                             print the PTX of one specialized kernel
  *   nereid sass FILE -k KERNEL -s SIG [--arch sm_90a] [--num-warps N] [--num-stages N] [--ptxas PATH]
- *             [--no-fp-fusion]
+ *             [--no-fp-fusion] [--no-tma]
  *                                             print the SASS of one specialized kernel (ptxas, cuobjdump)
  *   nereid info FILE -k KERNEL -s SIG [--arch SM] [--gpu GPU|all] [--from auto|driver|ptxas] [--device N]
- *             [--num-warps N] [--num-stages N] [--ptxas PATH] [--no-fp-fusion]
+ *             [--num-warps N] [--num-stages N] [--ptxas PATH] [--no-fp-fusion] [--no-tma]
  *                                             registers, spills, shared memory, occupancy
  *   nereid aot FILE -k KERNEL -s SIG [-s SIG]... [--arch sm_80,sm_90a] [-g GRID] [-c CONFIG]... [--key ARGS]
  *             [--ptx SM|none] [--ptx-only] [--num-warps N] [--num-stages N] [--ptxas PATH] [-v] -o NAME
@@ -37,13 +38,13 @@
 static void usage(FILE *out) {
     fputs("usage: nereid check FILE\n"
           "       nereid ir FILE -k KERNEL -s SIGNATURE [--after PASS] [--stage block|gpu] [--arch SM]\n"
-          "                 [--num-warps N] [--num-stages N] [--verify-each]\n"
+          "                 [--num-warps N] [--num-stages N] [--verify-each] [--no-tma]\n"
           "       nereid ptx FILE -k KERNEL -s SIGNATURE [--arch sm_80|sm_90|sm_90a] [--num-warps N] [--num-stages N]\n"
-          "                 [--no-fp-fusion]\n"
+          "                 [--no-fp-fusion] [--no-tma]\n"
           "       nereid sass FILE -k KERNEL -s SIGNATURE [--arch SM] [--num-warps N] [--num-stages N] [--ptxas PATH]\n"
-          "                 [--no-fp-fusion]\n"
+          "                 [--no-fp-fusion] [--no-tma]\n"
           "       nereid info FILE -k KERNEL -s SIGNATURE [--arch SM] [--gpu GPU|all] [--from auto|driver|ptxas]\n"
-          "                 [--device N] [--num-warps N] [--num-stages N] [--ptxas PATH] [--no-fp-fusion]\n"
+          "                 [--device N] [--num-warps N] [--num-stages N] [--ptxas PATH] [--no-fp-fusion] [--no-tma]\n"
           "       nereid aot FILE -k KERNEL -s SIGNATURE [-s SIGNATURE]... [--arch sm_80,sm_90a] [-g GRID]\n"
           "                 [-c CONFIG]... [--key ARGS] [--ptx SM|none] [--ptx-only] [--num-warps N]\n"
           "                 [--num-stages N] [--ptxas PATH] [-v] -o NAME\n"
@@ -56,7 +57,8 @@ static void usage(FILE *out) {
           "PASS is 'lower' (the IR as lowered, before any pass) or a pass name (nereid passes).\n"
           "GRID is up to three integer expressions over the integer arguments, e.g. 'cdiv(n, 1024)';\n"
           "CONFIG sets constexprs named in the signature, e.g. 'BLOCK=128, num_warps=8 if n > 4096'\n"
-          "(docs/aot.md).  GPU is an architecture (sm_80, sm_86, sm_89, sm_90) or a GPU (A100, H100, L4...).\n",
+          "(docs/aot.md).  GPU is an architecture (sm_80, sm_86, sm_89, sm_90) or a GPU (A100, H100, L4...).\n"
+          "--no-tma loads host tensor descriptors through pointers on sm_90a, not with TMA tensor maps.\n",
           out);
 }
 
@@ -122,6 +124,7 @@ static int cmd_compile(int argc, char **argv, bool ptx) {
         else if (strcmp(argv[i], "--num-warps") == 0 && i + 1 < argc) o.num_warps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--num-stages") == 0 && i + 1 < argc) o.num_stages = atoi(argv[++i]);
         else if (strcmp(argv[i], "--no-fp-fusion") == 0) o.fp_fusion = 0;
+        else if (strcmp(argv[i], "--no-tma") == 0) o.no_tma = 1;
         else if (argv[i][0] != '-' && !file) file = argv[i];
         else {
             fprintf(stderr, "nereid ir: unexpected argument '%s'\n", argv[i]);
@@ -186,6 +189,7 @@ static int parse_gpu_args(const char *cmd, int argc, char **argv, GpuArgs *a, bo
         else if (strcmp(argv[i], "--num-warps") == 0 && more) a->o.num_warps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--num-stages") == 0 && more) a->o.num_stages = atoi(argv[++i]);
         else if (strcmp(argv[i], "--no-fp-fusion") == 0) a->o.fp_fusion = 0;
+        else if (strcmp(argv[i], "--no-tma") == 0) a->o.no_tma = 1;
         else if (strcmp(argv[i], "--ptxas") == 0 && more) a->ptxas = argv[++i];
         else if (extra && strcmp(argv[i], "--gpu") == 0 && more) a->gpu = argv[++i];
         else if (extra && strcmp(argv[i], "--from") == 0 && more) a->from = argv[++i];

@@ -18,6 +18,11 @@
  *               checked against the allocations.  Real cubins (ELF) load when
  *               their architecture fits the device; their launches are
  *               recorded, not run.
+ *   Tensor maps cuTensorMapEncodeTiled checks the driver's documented rules
+ *               and writes its arguments into the map; a launch of a kernel
+ *               that takes maps (the `_tmap_` parameters Nereid emits after
+ *               the arguments) checks each against the descriptor's
+ *               arguments in the same launch.
  *   Devices     one, of compute capability FAKE_CUDA_CC (default 100: newer
  *               than any cubin, so that PTX is used), or fake_cuda_set_cc().
  *   Time        each stream has a clock; a launch advances it by a cost
@@ -53,6 +58,8 @@ typedef struct Kernel {
     char *signature;
     NrKernel *interp;        /* compiled for the interpreter */
     int threads, shared;
+    int ntmaps;              /* tensor-map parameters after the arguments */
+    NrTensorMapInfo tmaps[16];
 } Kernel;
 
 typedef struct CUmod_st {
@@ -116,7 +123,7 @@ static struct {
     int nlaunches, caplaunches;
     double (*cost)(const FakeLaunch *, void *);
     void *cost_user;
-    int set_attribute_calls, links;
+    int set_attribute_calls, links, encodes;
     int env_read;
     void **objects;          /* every handle made: destroyed ones stay (not live) until a reset */
     int nobjects, capobjects;
@@ -191,6 +198,7 @@ EXPORT int fake_cuda_live_modules(void) { return F.live_modules; }
 EXPORT int fake_cuda_live_allocations(void) { return F.live_allocs; }
 EXPORT int fake_cuda_set_attribute_calls(void) { return F.set_attribute_calls; }
 EXPORT int fake_cuda_link_count(void) { return F.links; }
+EXPORT int fake_cuda_encode_count(void) { return F.encodes; }
 
 EXPORT void fake_cuda_set_cost(double (*cost)(const FakeLaunch *, void *), void *user) {
     F.cost = cost;
@@ -288,6 +296,9 @@ static Kernel *compile_kernel(const char *file, const char *name, const char *si
             k->interp = interp;
             k->threads = 32 * nr_kernel_num_warps(gpu);
             k->shared = nr_kernel_shared_bytes(gpu);
+            k->ntmaps = nr_kernel_num_tensor_maps(gpu);
+            if (k->ntmaps > 16) abort();
+            for (int j = 0; j < k->ntmaps; j++) nr_kernel_tensor_map_info(gpu, j, &k->tmaps[j]);
             k->next = F.kernels;
             F.kernels = k;
         }
@@ -981,6 +992,103 @@ static CUresult decode_arg(const NrArgInfo *ai, const unsigned char *p, NrArg *o
     return CUDA_SUCCESS;
 }
 
+/* ---- tensor maps ---- */
+
+/* The fake's tensor map: a tag, then cuTensorMapEncodeTiled's arguments. */
+typedef struct FakeMap {
+    char tag[8];
+    uint8_t dtype, rank, interleave, swizzle, l2, oob, pad[2];
+    uint64_t base;
+    uint64_t dims[5];
+    uint64_t strides[4];
+    uint16_t box[5];
+    uint8_t elem_strides[5];
+} FakeMap;
+_Static_assert(sizeof(FakeMap) <= sizeof(CUtensorMap), "the fake map does not fit");
+static const char MAP_TAG[8] = "NRFAKETM";
+
+static int map_elem_bytes(int dtype) {
+    static const int bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+    return dtype >= 0 && dtype < 13 ? bytes[dtype] : 0;
+}
+
+/* As the driver documents it (cuda.h); the packed 4- and 6-bit types are not modelled. */
+EXPORT CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType dtype, cuuint32_t rank, void *base,
+                                       const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+                                       const cuuint32_t *elem_strides, CUtensorMapInterleave interleave,
+                                       CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                                       CUtensorMapFloatOOBfill oob) {
+    ENTER("cuTensorMapEncodeTiled");
+    int es = map_elem_bytes((int)dtype);
+    if (!map || (uintptr_t)map % 64 || !es || rank < 1 || rank > 5 || (uintptr_t)base % 16 || !dims || !box ||
+        !elem_strides || (rank > 1 && !strides))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (interleave != CU_TENSOR_MAP_INTERLEAVE_NONE || (int)swizzle > 3 || (int)l2 > 3 || (int)oob > 1)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (oob && dtype < CU_TENSOR_MAP_DATA_TYPE_FLOAT16) return CUDA_ERROR_INVALID_VALUE; /* NaN fill: floats */
+    for (unsigned i = 0; i < rank; i++) {
+        if (dims[i] == 0 || dims[i] > ((cuuint64_t)1 << 32)) return CUDA_ERROR_INVALID_VALUE;
+        if (box[i] == 0 || box[i] > 256 || elem_strides[i] == 0 || elem_strides[i] > 8) return CUDA_ERROR_INVALID_VALUE;
+        if (i + 1 < rank && (strides[i] % 16 || strides[i] >= ((cuuint64_t)1 << 40))) return CUDA_ERROR_INVALID_VALUE;
+    }
+    unsigned inner = box[0] * (unsigned)es;
+    if (inner % 16 || (swizzle && inner > (16u << swizzle))) return CUDA_ERROR_INVALID_VALUE;
+    FakeMap m;
+    memset(&m, 0, sizeof m);
+    memcpy(m.tag, MAP_TAG, sizeof m.tag);
+    m.dtype = (uint8_t)dtype, m.rank = (uint8_t)rank, m.interleave = (uint8_t)interleave;
+    m.swizzle = (uint8_t)swizzle, m.l2 = (uint8_t)l2, m.oob = (uint8_t)oob;
+    m.base = (uint64_t)(uintptr_t)base;
+    for (unsigned i = 0; i < rank; i++) {
+        m.dims[i] = dims[i];
+        m.box[i] = (uint16_t)box[i];
+        m.elem_strides[i] = (uint8_t)elem_strides[i];
+        if (i + 1 < rank) m.strides[i] = strides[i];
+    }
+    memset(map, 0, sizeof *map);
+    memcpy(map, &m, sizeof m);
+    F.encodes++;
+    return CUDA_SUCCESS;
+}
+
+/* Whether tensor map j of kernel k, as passed, describes the descriptor in
+ * the launch's arguments with the kernel's box, swizzle and fill. */
+static int map_matches(const Kernel *k, int j, const void *param, const unsigned char (*args)[8], char *why,
+                       size_t n) {
+    const NrTensorMapInfo *t = &k->tmaps[j];
+    static const struct {
+        const char *dt;
+        int type;
+    } types[] = {{"fp16", 6}, {"bf16", 9}, {"fp32", 7}, {"fp64", 8}, {"fp8e4nv", 0}, {"fp8e5", 0}, {"i8", 0},
+                 {"u8", 0},   {"i16", 1},  {"u16", 1},  {"i32", 3},  {"u32", 2},     {"i64", 5},   {"u64", 4}};
+    int type = -1;
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(types[i].dt, t->dtype) == 0) type = types[i].type;
+    FakeMap m;
+    memcpy(&m, param, sizeof m);
+    if (memcmp(m.tag, MAP_TAG, sizeof m.tag) != 0) {
+        snprintf(why, n, "parameter %s_tmap_%d is not a tensor map cuTensorMapEncodeTiled wrote", k->name, j);
+        return 0;
+    }
+    int r = t->rank, b = t->base_arg, ok = m.rank == r && m.dtype == type && m.interleave == 0 && m.l2 == 2 &&
+                                          m.oob == (t->nan_fill != 0) &&
+                                          m.swizzle == (t->swizzle ? (t->swizzle == 32 ? 1 : t->swizzle == 64 ? 2 : 3) : 0);
+    uint64_t base;
+    memcpy(&base, args[b], 8);
+    ok = ok && m.base == base;
+    for (int i = 0; ok && i < r; i++) {
+        int d = r - 1 - i; /* the descriptor's dimension */
+        int32_t size;
+        int64_t stride;
+        memcpy(&size, args[b + 1 + d], 4);
+        memcpy(&stride, args[b + 1 + r + d], 8);
+        ok = m.dims[i] == (uint64_t)size && m.box[i] == t->box[d] && m.elem_strides[i] == 1 &&
+             (i == 0 ? stride == 1 : m.strides[i - 1] == (uint64_t)stride * (uint64_t)t->elem_bytes);
+    }
+    if (!ok) snprintf(why, n, "tensor map %d does not describe the arguments of its descriptor", j);
+    return ok;
+}
+
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                unsigned bz, unsigned shared, CUstream s, void **params, void **extra) {
     ENTER("cuLaunchKernel");
@@ -1018,6 +1126,15 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
         if (decode_arg(&ai, l->params[i], &args[i]) != CUDA_SUCCESS) return CUDA_ERROR_INVALID_VALUE;
     }
     l->nparams = nargs;
+    for (int j = 0; k && j < k->ntmaps; j++) {
+        char why[256];
+        if (!params[nargs + j] || !map_matches(k, j, params[nargs + j], l->params, why, sizeof why)) {
+            fprintf(stderr, "fake driver: %s: %s\n", k->name, params[nargs + j] ? why : "a tensor map is missing");
+            F.nlaunches--; /* refused */
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        l->ntmaps++;
+    }
     stream_of(s)->clock += F.cost ? F.cost(l, F.cost_user) : 1e-3 * gx * gy * gz;
     if (!k) return f->m->is_elf ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED; /* a real cubin: recorded, not run */
     if (shared < (unsigned)k->shared) {

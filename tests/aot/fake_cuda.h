@@ -15,6 +15,7 @@ typedef struct FakeLaunch {
     unsigned char params[FAKE_MAX_PARAMS][8];
     int param_size[FAKE_MAX_PARAMS];
     int ran;                          /* run on the interpreter */
+    int ntmaps;                       /* tensor maps after the arguments, each checked against them */
 } FakeLaunch;
 
 /* Forget everything: memory, modules, launches, failures; compute capability 10.0. */
@@ -29,6 +30,8 @@ const FakeLaunch *fake_cuda_launch(int i);
 int fake_cuda_live_modules(void);
 int fake_cuda_live_allocations(void);
 int fake_cuda_set_attribute_calls(void);
+/* Tensor maps encoded (cuTensorMapEncodeTiled) since the last reset. */
+int fake_cuda_encode_count(void);
 /* PTX compilations through the linker (cuLinkComplete). */
 int fake_cuda_link_count(void);
 /* A launch's cost in milliseconds on its stream's clock (default: 1 us per program). */

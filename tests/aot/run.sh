@@ -213,6 +213,9 @@ expect "key of a pointer" "the key names integer arguments of add_kernel \(n_ele
 expect "bad arch" "unknown target 'sm_70'" $A -s "$SIG" --arch sm_70
 expect "bad name" "the output name 'x-y' must be a C identifier" "$NEREID" aot $V -k add_kernel -s "$SIG" -o "$B/cli/x-y"
 expect "entry count" "signature has 4 entries, but add_kernel has 5 parameters" $A -s '*fp32, *fp32, *fp32, i32'
+expect "tensor descriptors" "<signature 1>:1:1: error: nereid aot does not take host tensor descriptors \(tensordesc<...>\)" \
+    "$NEREID" aot tests/aot/desc_kernels.py -k desc_mm --ptx-only -o "$B/cli/x" \
+    -s 'tensordesc<fp16[64, 64]>, tensordesc<fp16[64, 64]>, *fp32:16, i32, i32, i32:16, 64, 64, 64'
 expect "kernel errors" "error: no @jit function named 'nope'" "$NEREID" aot $V -k nope -s "$SIG" -o "$B/cli/x"
 expect "signature errors" "<signature>:1:2: error: unknown pointee type 'fp33'" $A -s '*fp33, *fp32, *fp32, i32, 1'
 

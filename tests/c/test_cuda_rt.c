@@ -65,6 +65,10 @@ static struct {
     int live_allocs, live_streams, live_events, live_modules, live_links;
     int last_opt_level, last_max_regs, set_attr_calls;
     int launches, pushes;
+    int encodes;                /* cuTensorMapEncodeTiled calls */
+    NrCuResult encode_result;   /* what the next encodes return */
+    NrTensorMapArgs encoded;    /* the arguments of the last one */
+    NrCuContext encode_ctx;     /* the context current during it */
 } fake;
 
 static int fake_primary_obj, fake_user_obj;
@@ -475,6 +479,33 @@ static NrCuResult fake_EventElapsedTime(float *ms, NrCuEvent a, NrCuEvent b) {
     return fake_need_ctx();
 }
 
+static NrCuResult fake_TensorMapEncodeTiled(NrCuTensorMap *map, int dtype, unsigned rank, void *base,
+                                            const uint64_t *dims, const uint64_t *strides, const unsigned *box,
+                                            const unsigned *elem_strides, int interleave, int swizzle,
+                                            int l2_promotion, int oob_fill) {
+    fake.encodes++;
+    fake.encode_ctx = fake_current();
+    if ((uintptr_t)map % 64) return NR_CU_ERROR_INVALID_VALUE; /* as the driver requires */
+    if (fake.encode_result) return fake.encode_result;
+    NrTensorMapArgs *t = &fake.encoded;
+    memset(t, 0, sizeof *t);
+    t->dtype = dtype;
+    t->rank = rank;
+    t->base = (uint64_t)(uintptr_t)base;
+    for (unsigned i = 0; i < rank && i < 5; i++) {
+        t->dims[i] = dims[i];
+        t->box[i] = box[i];
+        t->elem_strides[i] = elem_strides[i];
+        if (i + 1 < rank) t->strides[i] = strides[i];
+    }
+    t->interleave = interleave;
+    t->swizzle = swizzle;
+    t->l2_promotion = l2_promotion;
+    t->oob_fill = oob_fill;
+    memset(map, 0xab, sizeof *map);
+    return NR_CU_SUCCESS;
+}
+
 static int fake_is_missing(const char *sym) {
     for (int i = 0; i < 4; i++)
         if (fake.missing[i] && strcmp(fake.missing[i], sym) == 0) return 1;
@@ -497,6 +528,12 @@ static void *fake_resolve(void *user, const char *sym) {
     }
     NR_CU_ENTRY_POINTS(FAKE_ENTRY)
 #undef FAKE_ENTRY
+    if (sym_is(sym, "cuTensorMapEncodeTiled")) {
+        NrCuTensorMapEncodeTiled fp = fake_TensorMapEncodeTiled;
+        void *p;
+        memcpy(&p, &fp, sizeof p);
+        return p;
+    }
     return NULL;
 }
 
@@ -894,6 +931,59 @@ static void test_launches(void) {
 }
 
 /* The whole GPU smoke test against the double. */
+/* Tensor maps through the driver: checked first, encoded with the context
+ * current, and a driver without the entry point refused clearly. */
+static void test_tensor_maps(void) {
+    fake_reset();
+    NrCuda *cu = fake_open();
+    if (!cu) return;
+    NrTensorMapArgs t;
+    memset(&t, 0, sizeof t);
+    t.dtype = NR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    t.rank = 2;
+    t.base = 0x7f0000001000ull;
+    t.dims[0] = 200, t.dims[1] = 300;
+    t.strides[0] = 400;
+    t.box[0] = 64, t.box[1] = 128;
+    t.elem_strides[0] = t.elem_strides[1] = 1;
+    t.swizzle = NR_CU_TENSOR_MAP_SWIZZLE_128B;
+    t.l2_promotion = NR_CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+    NrCuTensorMap map;
+    CHECK(nr_cuda_tensor_map_encoder(cu) != NULL, "the encoder was not resolved");
+    CHECK(nr_cuda_tensor_map_tiled(cu, &t, &map) == NR_CUDA_OK && fake.encodes == 1, "encode: %s", nr_cuda_error(cu));
+    CHECK(memcmp(&fake.encoded, &t, sizeof t) == 0, "the driver got other arguments");
+    CHECK(fake.encode_ctx == FAKE_PRIMARY && fake.depth == 0, "context %p during the encode, depth %d after",
+          (void *)fake.encode_ctx, fake.depth);
+    CHECK(map.opaque[0] == 0xababababababababull, "the map was not written");
+
+    NrTensorMapArgs bad = t;
+    bad.strides[0] = 200;
+    CHECK(nr_cuda_tensor_map_tiled(cu, &bad, &map) == NR_CUDA_ERR_INVALID && fake.encodes == 1 &&
+              strstr(nr_cuda_error(cu), "invalid tensor map: the stride of dimension 1, 200 bytes, is not a multiple "
+                                        "of 16 below 2^40"),
+          "bad stride: %s", nr_cuda_error(cu));
+    fake.encode_result = NR_CU_ERROR_INVALID_VALUE;
+    CHECK(nr_cuda_tensor_map_tiled(cu, &t, &map) == NR_CUDA_ERR_INVALID &&
+              strstr(nr_cuda_error(cu), "cuTensorMapEncodeTiled") &&
+              strstr(nr_cuda_error(cu), "CUDA_ERROR_INVALID_VALUE"),
+          "driver refusal: %s", nr_cuda_error(cu));
+    fake.encode_result = NR_CU_SUCCESS;
+    CHECK(nr_cuda_tensor_map_tiled(cu, NULL, &map) == NR_CUDA_ERR_INVALID, "no arguments");
+    nr_cuda_close(cu);
+
+    /* A driver before CUDA 12: opens, and refuses tensor maps alone. */
+    fake_reset();
+    fake.missing[0] = "cuTensorMapEncodeTiled";
+    cu = fake_open();
+    if (!cu) return;
+    CHECK(nr_cuda_tensor_map_encoder(cu) == NULL, "a missing encoder was found");
+    CHECK(nr_cuda_tensor_map_tiled(cu, &t, &map) == NR_CUDA_NO_DRIVER &&
+              strstr(nr_cuda_error(cu), "lacks cuTensorMapEncodeTiled (TMA needs CUDA 12 or newer)"),
+          "old driver: %s", nr_cuda_error(cu));
+    CHECK(fake.encodes == 0, "encoded without an encoder");
+    nr_cuda_close(cu);
+}
+
 static void test_smoke_on_fake(void) {
     fake_reset();
     NrCudaConfig cfg = fake_config();
@@ -940,6 +1030,7 @@ int main(void) {
     test_contexts();
     test_modules();
     test_launches();
+    test_tensor_maps();
     test_smoke_on_fake();
     test_real_driver();
     if (failures) printf("test_cuda_rt: %d checks FAILED\n", failures);

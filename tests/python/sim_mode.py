@@ -41,11 +41,7 @@ _state = {"compiled": None}
 # Compiler bugs the simulator finds, until they are fixed: (kernel name, text of the
 # simulator's error) -> why.  A launch that fails this way is an expected failure
 # (pytest.xfail) instead of an error, so the rest of the suite still runs.
-KNOWN_BUGS = [
-    ("attn_fwd_desc_kernel", "mbarrier.init of an initialized mbarrier",
-     "causal attention through TMA: the second key loop initializes its stages' mbarriers again "
-     "without mbarrier.inval (the first loop's are still live)"),
-]
+KNOWN_BUGS = []
 
 
 def _known(name, text):

@@ -794,9 +794,14 @@ def c_mbarrier(fr, ins):
             sel, fl = flats(m, "mbarrier.inval")
             for i, t in enumerate(sel):
                 _mbar_of(fr, ins, int(t), fl[i], "mbarrier.inval")
-                fr.hop.mbar.pop(int(fl[i]), None)
+                b = fr.hop.mbar.pop(int(fl[i]), None)
+                if b is not None and b.tx:
+                    fr.fail(AsyncError, ins, int(t), f"mbarrier.inval while TMA copies still complete on it: "
+                            f"{b.describe()}")
                 fr.hop.observed.pop(int(fl[i]), None)
                 fr.hop.mbar_bytes[fl[i] + np.arange(8)] = False
+                # the copies that completed on it are done with (an inval follows every thread's last wait)
+                fr.hop.tma_bar[fr.hop.tma_bar == int(fl[i])] = -1
         return inval
     if kind in ("arrive", "arrive_drop"):
         if "remote" in ins.mods or "noComplete" in ins.mods:

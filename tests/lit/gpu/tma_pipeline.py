@@ -62,6 +62,12 @@ def desc_mm(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, 
 # TMA:       xor [[PH]]
 # TMA:       yield
 # TMA-NOT:   async_wait
+# after the loop, once every thread is done with them, the mbarriers are invalidated
+# TMA:       barrier
+# TMA-NEXT:  mbarrier_inval
+# TMA:       mbarrier_inval
+# TMA:       mbarrier_inval
+# TMA:       mbarrier_inval
 # TMA:       warp_group_dot_wait
 
 # SM90-NOT:  tma_load
@@ -123,10 +129,17 @@ def desc_out(a_desc, c_desc, K, BK: tl.constexpr):
     x = a_desc.load([0, 0]).to(tl.float32)
     c_desc.store([tl.program_id(0) * 128, 0], tl.dot(tl.zeros((128, 64), tl.float16), a_desc.load([K, 0])) + x.sum())
 
+# TMA stores write whole 16-byte chunks of a row: only where the descriptor's
+# innermost size (%arg7) is a multiple of 8 fp16; else the masked store
+# STORE:       [[R:%[0-9]+]] = rem %arg7, {{%[0-9]+}} : i32
+# STORE:       [[C:%[0-9]+]] = cmp [[R]], {{%[0-9]+}} {pred = "eq"} : i1
+# STORE-NEXT:  if [[C]] {
 # STORE:       [[B:%[0-9]+]] = local_alloc {{%[0-9]+}} {smem_offset = {{[0-9]+}}} : !smem<128x128xf16, [[L:#L[0-9]+]]>
 # STORE-NEXT:  [[T:%[0-9]+]] = tensormap %arg5 : i64
 # STORE-NEXT:  tma_store [[T]], [[B]], {{%[0-9]+}}, {{%[0-9]+}}
-# STORE-NOT:   store
+# STORE-NEXT:  yield
+# STORE-NEXT:  } {
+# STORE-NEXT:  store {{.*}}, %arg5,
 # STORE:       return
 
 # STOREPTX:    .param .align 64 .b8 desc_out_tmap_0[128]
