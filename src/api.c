@@ -660,8 +660,13 @@ static NrStatus entry_tmaps(NrContext *ctx, NrKernel *k, NrLoaded *ld, NrGpuEntr
     c->encode = encode;
     c->nargs = k->nargs;
     c->ntmaps = n;
-    for (int j = 0; j < n; j++)
-        if (nr_kernel_tensor_map_info(k, j, &c->info[j]) != 0) NR_ICE("tensor map %d of kernel '%s'", j, k->name);
+    for (int j = 0; j < n; j++) {
+        const NrTensorMapInfo *t = &c->info[j];
+        /* the launch reads the descriptor's arguments unchecked: they must be the kernel's */
+        if (nr_kernel_tensor_map_info(k, j, &c->info[j]) != 0 || t->rank < 1 || t->rank > 5 || t->base_arg < 0 ||
+            t->base_arg + 2 * t->rank >= k->nargs)
+            NR_ICE("tensor map %d of kernel '%s'", j, k->name);
+    }
     e->tmaps = c;
     return NR_OK;
 }

@@ -7,6 +7,8 @@
  *   launches:      check the configuration against the device and kernel
  *                  -> opt in to dynamic shared memory -> cuLaunchKernel
  *                  -> optionally synchronize and report faults
+ *   tensor maps:   check the driver's limits -> cuTensorMapEncodeTiled (an
+ *                  optional entry point: drivers before CUDA 12 lack it)
  *
  * Each call that needs a context brackets its driver calls with enter() and
  * leave(), which push the handle's context only when another one is current,

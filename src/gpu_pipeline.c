@@ -1064,6 +1064,34 @@ static int32_t tma_load_layout(const NrModule *m, const NrFunc *f, NrValId arg, 
     return lay;
 }
 
+/* Whether every use of v is in block b. */
+static bool used_only_in(const NrFunc *f, NrValId v, NrBlockId b) {
+    for (NrOpId u = 1; u < f->nops; u++) {
+        const NrOp *uo = &f->ops[u];
+        if (uo->dead || !uo->block) continue;
+        for (int i = 0; i < uo->nopnds; i++)
+            if (uo->opnds[i] == v && uo->block != b) return false;
+    }
+    return true;
+}
+
+/* The pure ops in front of `iff` whose values only region b reads (the
+ * masked store's pointers and mask) move into b, so that they are not live
+ * (nor computed) on the TMA path. */
+static void sink_into(NrFunc *f, NrOpId iff, NrBlockId b) {
+    for (NrOpId o = f->ops[iff].prev, prev; o; o = prev) {
+        prev = f->ops[o].prev;
+        const NrOp *op = &f->ops[o];
+        if (!(nr_op_info[op->opc].flags & NR_OPF_PURE) || op->nregions || op->nresults != 1 ||
+            !used_only_in(f, op->results[0], b))
+            continue;
+        nr_op_unlink(f, o);
+        NrOpId first = f->blocks[b].first;
+        if (first) nr_op_insert_before(f, first, o);
+        else nr_op_append(f, b, o);
+    }
+}
+
 /* A host descriptor's block store (store operands 3...: its base, a kernel
  * argument marked tensordesc, and the block's coordinates) becomes a TMA
  * store: the block goes to an nvmma buffer (stmatrix for 16-bit
@@ -1127,6 +1155,7 @@ static void tma_store(NrModule *m, NrFunc *f, NrOpId op) {
     nr_op_unlink(f, op);
     nr_op_append(f, other, op);
     nr_op_append(f, other, nr_op_new(f, NR_OP_YIELD, 0, NULL, 0, NULL, 0, loc));
+    sink_into(f, iff, other);
 }
 
 bool nr_gpu_tma_stores(NrModule *m, NrDiags *d) {

@@ -415,7 +415,7 @@ static void test_parse_errors(void) {
     expect_parse_error("module { func @f() kernel kernel { return } }", "'kernel' is given twice");
     expect_parse_error("module { func @f(%a: i32 {divisibility = 0}) { return } }", "integer 0 is out of range [1,");
     expect_parse_error("module { func @f(%a: i32 {divisible}) { return } }",
-                       "expected 'divisibility', 'equal_to_1' or 'constexpr'");
+                       "expected 'divisibility', 'equal_to_1', 'constexpr' or 'tensordesc'");
     expect_parse_error("module { func @f() { return } ", "expected 'func' or '}', got end of input");
     expect_parse_error("module { func @\"\"() { return } }", "function names may not be empty");
     expect_parse_error("module { func @f() { return $ } }", "got '$'");

@@ -139,7 +139,7 @@ def desc_out(a_desc, c_desc, K, BK: tl.constexpr):
 # STORE-NEXT:  tma_store [[T]], [[B]], {{%[0-9]+}}, {{%[0-9]+}}
 # STORE-NEXT:  yield
 # STORE-NEXT:  } {
-# STORE-NEXT:  store {{.*}}, %arg5,
+# STORE:       store {{.*}}, %arg5,
 # STORE:       return
 
 # STOREPTX:    .param .align 64 .b8 desc_out_tmap_0[128]
