@@ -208,8 +208,9 @@ def run_compiled(k, bound, grid, originals):
             for name, a in allocs.items()}
 
 
-# CUtensorMapDataType of an element dtype (signature name) as the launch encodes it: fp8 as bytes
-_TMAP_DTYPES = {"i8": "UINT8", "u8": "UINT8", "fp8e4nv": "UINT8", "fp8e5": "UINT8", "i16": "UINT16",
+# CUtensorMapDataType of an element dtype (signature name) as the launch encodes it (src/tensor_map.c):
+# fp8 and i1 as bytes
+_TMAP_DTYPES = {"i1": "UINT8", "i8": "UINT8", "u8": "UINT8", "fp8e4nv": "UINT8", "fp8e5": "UINT8", "i16": "UINT16",
                 "u16": "UINT16", "fp16": "FLOAT16", "bf16": "BFLOAT16", "i32": "INT32", "u32": "UINT32",
                 "fp32": "FLOAT32", "i64": "INT64", "u64": "UINT64", "fp64": "FLOAT64"}
 _TMAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # bytes -> CUtensorMapSwizzle
@@ -239,7 +240,7 @@ def tensor_map(k, info, values):
         raise ValueError(f"kernel '{k.name}': tensor map {info}: no CUDA data type or swizzle for it")
     return ptxsim.encode_tensor_map(code, rank, base, sizes[::-1], [s * es for s in reversed(strides[:-1])],
                                     info["box"][::-1], [1] * rank, swizzle=_TMAP_SWIZZLE[info["swizzle"]],
-                                    oob_fill=1 if info["nan_fill"] else 0)
+                                    l2_promotion=2, oob_fill=1 if info["nan_fill"] else 0)
 
 
 def _recording(orig_compile):

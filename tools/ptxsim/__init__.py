@@ -103,11 +103,12 @@ def launch(ptx, kernel, grid, block=None, params=(), memory=None, shared_bytes=N
 
     params: one value per .param of the entry, in order: ints, floats,
     Allocations (their address) or raw bytes (an array parameter, such as
-    a tensor map's `.align 64 .b8 map[128]`, takes exactly its bytes).  memory: the GlobalMemory the
-    pointers point into.  shared_bytes: dynamic shared memory per CTA
-    (default: the size Nereid's header comment states, else 0).  races:
-    check shared memory races and cp.async hazards.  uninit: warn about
-    reads of never-written shared memory.  Returns a LaunchResult."""
+    a tensor map's `.align 64 .b8 map[128]`, takes exactly its bytes).
+    memory: the GlobalMemory the pointers point into.  shared_bytes:
+    dynamic shared memory per CTA (default: the size Nereid's header
+    comment states, else 0).  races: check shared memory races and
+    cp.async hazards.  uninit: warn about reads of never-written shared
+    memory.  Returns a LaunchResult."""
     prog = program(ptx, kernel)
     entry = prog.entry
     grid = _dims(grid, "grid")
