@@ -460,7 +460,21 @@ static PyObject *py_check(PyObject *mod, PyObject *args) {
 
 /* ==== the launch fast path ============================================================================ */
 
-enum { MAX_PARAMS = 64, MAX_KEY_WORDS = 2 * MAX_PARAMS + 4, MAX_DTYPES = 64 };
+/* MAX_LEAVES: runtime values of aggregate arguments (tensor descriptors and
+ * tuples), kept after the parameters' own in the value array (PV_SLOTS).
+ * KEY_RESERVE: words left after the arguments' for the options word and a
+ * warmup's two.  SIG_MAX: the longest signature entry the C path writes. */
+enum {
+    MAX_PARAMS = 64,
+    MAX_LEAVES = 128,
+    PV_SLOTS = MAX_PARAMS + MAX_LEAVES,
+    MAX_RT = PV_SLOTS,
+    MAX_KEY_WORDS = 4 * MAX_PARAMS + 8,
+    KEY_RESERVE = 3,
+    MAX_DTYPES = 64,
+    SIG_MAX = 256,
+    MAX_NEST = 8,
+};
 
 /* Parameter flags, set by JITFunction. */
 enum { PF_CONSTEXPR = 1, PF_NOSPEC = 2, PF_NOSPEC_ALIGN = 4 };
@@ -478,8 +492,11 @@ enum {
     KT_CINT,       /* constexpr int: the next word is its value */
     KT_CFLOAT,     /* constexpr float: the next word is its bits */
     KT_COBJ,       /* another constexpr value (str, dtype...): hash; compared by ==  */
-    KT_OPTS,       /* the last word: num_warps | num_stages << 8 | maxnreg << 16 */
+    KT_OPTS,       /* the last word: num_warps | num_stages << 8 | maxnreg << 16 | aggregate leaves << 32 */
     KT_WARM,       /* warmup keys (after KT_OPTS): interpreter | stand-in << 1; the next word is the target */
+    KT_DESC,       /* host tensor descriptor: rank | nan padding << 3 | log2 of block dim d << (4 + 5d);
+                      the next word is its class, then its base's KT_TENSOR word */
+    KT_TUPLE,      /* tuple of runtime arguments: its length; its elements' words follow */
 };
 #define KW(tag, data) (((uint64_t)(tag) << 56) | (uint64_t)(data))
 #define KTAG(w) ((int)((w) >> 56))
@@ -524,23 +541,27 @@ static struct {
 } fast;
 
 static PyObject *s_data_ptr, *s_dtype, *s_get_device, *s_run, *s_value, *s_array_interface, *s_cai, *s_num_warps,
-    *s_num_stages, *s_maxnreg, *s_grid, *s_data, *s_num_ctas, *s_warmup, *s_strides;
-
-typedef struct Key {
-    uint64_t w[MAX_KEY_WORDS];
-    int n;
-    PyObject *objs[MAX_PARAMS]; /* owned references of KT_COBJ values */
-    int nobjs;
-    int device;                 /* the CUDA device of the tensors; -1 none yet; -2 host arrays or mixed */
-    int fast;                   /* every pointer argument is a CUDA torch tensor */
-    int stand_in;               /* a host tensor counted as on api.stand_in_device */
-} Key;
+    *s_num_stages, *s_maxnreg, *s_grid, *s_data, *s_num_ctas, *s_warmup, *s_strides, *s_base, *s_shape,
+    *s_block_shape, *s_padding;
 
 typedef union PVal {
     uint64_t ptr;
     int64_t i;
     double f;
 } PVal;
+
+typedef struct Key {
+    uint64_t w[MAX_KEY_WORDS];
+    int n;
+    PyObject *objs[MAX_KEY_WORDS]; /* owned references of KT_COBJ values */
+    int nobjs;
+    int device;                 /* the CUDA device of the tensors; -1 none yet; -2 host arrays or mixed */
+    int fast;                   /* every pointer argument is a CUDA torch tensor */
+    int stand_in;               /* a host tensor counted as on api.stand_in_device */
+    PVal *leaves;               /* the runtime values of aggregate arguments, in the order of the kernel's */
+    int nleaves;                /* arguments (a descriptor's base, sizes, strides; a tuple's elements) */
+    int depth;                  /* nesting of the tuple being keyed */
+} Key;
 
 static void key_release(Key *k) {
     for (int i = 0; i < k->nobjs; i++) Py_DECREF(k->objs[i]);
@@ -575,12 +596,12 @@ static int dtype_code(PyObject *dt) {
 }
 
 static void sig_put(char *sig, const char *s) {
-    if (sig) snprintf(sig, 40, "%s", s);
+    if (sig) snprintf(sig, SIG_MAX, "%s", s);
 }
 
 /* A constexpr literal: append its words.  0, or 1 when Python must handle it. */
 static int key_literal(Key *k, PyObject *v) {
-    if (k->n + 2 > MAX_KEY_WORDS) return 1;
+    if (k->n + 2 > MAX_KEY_WORDS - KEY_RESERVE) return 1;
     if (v == Py_None) {
         k->w[k->n++] = KW(KT_NONE, 0);
     } else if (PyBool_Check(v)) {
@@ -701,7 +722,7 @@ static int key_tensor(Key *k, uint8_t flags, PyObject *v, PVal *pv, char *sig, i
     pv->ptr = addr;
     if (dev < 0) k->fast = 0;
     note_device(k, dev < 0 ? -2 : (int)dev);
-    if (sig) snprintf(sig, 40, "*%s%s", PyUnicode_AsUTF8(api.dtype_sig[code - 1]), aligned ? ":16" : "");
+    if (sig) snprintf(sig, SIG_MAX, "*%s%s", PyUnicode_AsUTF8(api.dtype_sig[code - 1]), aligned ? ":16" : "");
     return 0;
 python:
     PyErr_Clear();
@@ -764,7 +785,7 @@ static int key_array_at(Key *k, uint8_t flags, PyObject *v, unsigned long long a
     pv->ptr = addr;
     k->fast = 0;
     note_device(k, -2);
-    if (sig) snprintf(sig, 40, "*%s%s", PyUnicode_AsUTF8(api.dtype_sig[code - 1]), aligned ? ":16" : "");
+    if (sig) snprintf(sig, SIG_MAX, "*%s%s", PyUnicode_AsUTF8(api.dtype_sig[code - 1]), aligned ? ":16" : "");
     return 0;
 python:
     PyErr_Clear();
@@ -795,7 +816,7 @@ static int key_int(Key *k, uint8_t flags, PyObject *v, PVal *pv, char *sig) {
     pv->i = (int64_t)u;
     if (sig) {
         static const char *const cn[] = {"i32", "i64", "u64"};
-        snprintf(sig, 40, "%s%s", cn[cls], f == 1 ? ":1" : f == 2 ? ":16" : "");
+        snprintf(sig, SIG_MAX, "%s%s", cn[cls], f == 1 ? ":1" : f == 2 ? ":16" : "");
     }
     return 0;
 }
@@ -807,12 +828,24 @@ static int key_float(Key *k, PyObject *v, PVal *pv, char *sig) {
     return 0;
 }
 
-/* Append the key words of one argument and keep its runtime value in pv; sig
- * (40 bytes, may be NULL) gets its signature entry, or "" for literals.
+static int key_tuple(Key *k, PyObject *v, char *sig);
+static int key_desc(Key *k, PyObject *v, char *sig);
+
+/* Whether objects of type t are host tensor descriptors by their class's name,
+ * as JITFunction.run tells them (Nereid's and Triton's TensorDescriptor, and
+ * look-alikes); run also wants a block_shape, which key_desc reads. */
+static int is_descriptor_type(PyTypeObject *t) {
+    const char *name = t->tp_name, *dot = strrchr(name, '.');
+    return strcmp(dot ? dot + 1 : name, "TensorDescriptor") == 0;
+}
+
+/* Append the key words of one argument and keep its runtime value in pv
+ * (aggregates: their values in k->leaves); sig (SIG_MAX bytes, may be NULL)
+ * gets its signature entry, or "" for literals.
  * Returns 0, or 1 when the argument is one that Python must look at. */
 static int key_param(Key *k, uint8_t flags, PyObject *v, PVal *pv, char *sig) {
     if (sig) sig[0] = 0;
-    if (k->n + 2 > MAX_KEY_WORDS) return 1;
+    if (k->n + 2 > MAX_KEY_WORDS - KEY_RESERVE) return 1;
     /* The common runtime arguments first, by exact type: tensors, ints, floats. */
     PyTypeObject *t = Py_TYPE(v);
     if (!(flags & PF_CONSTEXPR)) {
@@ -846,6 +879,9 @@ static int key_param(Key *k, uint8_t flags, PyObject *v, PVal *pv, char *sig) {
         int r = key_ndarray(k, flags, v, pv, sig);
         if (r >= 0) return r;
     }
+    /* Aggregates: what run specializes element by element (tensor_descriptor.is_aggregate). */
+    if (PyTuple_Check(v)) return key_tuple(k, v, sig);
+    if (is_descriptor_type(t)) return key_desc(k, v, sig);
     /* Arrays seen through their interfaces: CUDA first (torch tensors have both when torch is not known yet). */
     PyObject *iface = NULL;
     int tag = KT_CAI;
@@ -862,20 +898,161 @@ static int key_param(Key *k, uint8_t flags, PyObject *v, PVal *pv, char *sig) {
     return r;
 }
 
+/* ---- aggregate arguments: host tensor descriptors and tuples ----
+ * Their runtime values are the kernel's arguments NAME.base, NAME.shape.i,
+ * NAME.strides.i (descriptors) and NAME.i (tuples), consecutive and in this
+ * order among the kernel's arguments; they are appended to k->leaves in the
+ * same order, so that the n-th leaf of a key is the n-th argument of the
+ * kernel that is not a parameter of its own (Dispatcher._register).  What run
+ * would refuse or report (bases that are not torch tensors, sizes over i32,
+ * negative strides, a padding other than "zero" or "nan", literals inside
+ * tuples) is left to run. */
+
+/* len(o) of a list or tuple (subclasses too: torch.Size), else -1. */
+static Py_ssize_t seq_size(PyObject *o) {
+    if (PyList_Check(o)) return PyList_GET_SIZE(o);
+    if (PyTuple_Check(o)) return PyTuple_GET_SIZE(o);
+    return -1;
+}
+
+static PyObject *seq_item(PyObject *o, Py_ssize_t i) {
+    return PyList_Check(o) ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i);
+}
+
+/* An int item of a list or tuple within [lo, hi] into *out: 0, or 1 when it is not one. */
+static int seq_int(PyObject *o, Py_ssize_t i, long long lo, long long hi, long long *out) {
+    PyObject *x = seq_item(o, i);
+    if (!PyLong_Check(x)) return 1;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
+    if (overflow || (v == -1 && PyErr_Occurred()) || v < lo || v > hi) {
+        PyErr_Clear();
+        return 1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* A host tensor descriptor: its words (KT_DESC with rank, padding and block
+ * shape; its class; its base's KT_TENSOR word: dtype and device) and its
+ * leaves (base, sizes, strides).  The signature entry is run's
+ * (tensor_descriptor.signature_entry): tensordesc<DTYPE[b0, b1, ...]> with
+ * ", nan" before the '>' for NaN padding.  The base must be a torch tensor;
+ * the last stride must be 1 (the kernel is compiled for it). */
+static int key_desc(Key *k, PyObject *v, char *sig) {
+    PyObject *block = NULL, *base = NULL, *shape = NULL, *strides = NULL, *pad = NULL;
+    int r = 1;
+    if (k->n + 3 > MAX_KEY_WORDS - KEY_RESERVE || !api.tensor_type) return 1;
+    if (lookup_attr(v, s_block_shape, &block) <= 0 || lookup_attr(v, s_base, &base) <= 0 ||
+        lookup_attr(v, s_shape, &shape) <= 0 || lookup_attr(v, s_strides, &strides) <= 0 ||
+        lookup_attr(v, s_padding, &pad) < 0)
+        goto done;
+    Py_ssize_t rank = seq_size(block);
+    if (rank < 1 || rank > 5 || seq_size(shape) != rank || seq_size(strides) != rank) goto done;
+    if (k->nleaves + 1 + 2 * rank > MAX_LEAVES || !PyObject_TypeCheck(base, api.tensor_type)) goto done;
+    int nan = 0;
+    if (pad && PyUnicode_Check(pad) && PyUnicode_CompareWithASCIIString(pad, "nan") == 0) nan = 1;
+    else if (pad && (!PyUnicode_Check(pad) || PyUnicode_CompareWithASCIIString(pad, "zero") != 0)) goto done;
+    uint64_t data = (uint64_t)rank | (uint64_t)nan << 3;
+    long long b[5];
+    for (Py_ssize_t d = 0; d < rank; d++) {
+        if (seq_int(block, d, 1, 1LL << 30, &b[d]) || (b[d] & (b[d] - 1))) goto done;
+        int lg = 0;
+        while ((1LL << lg) < b[d]) lg++;
+        data |= (uint64_t)lg << (4 + 5 * d);
+    }
+    PVal *x = k->leaves + k->nleaves;
+    for (Py_ssize_t d = 0; d < rank; d++) {
+        long long size, stride;
+        if (seq_int(shape, d, 1, 0x7fffffffLL, &size) || seq_int(strides, d, 0, INT64_MAX, &stride)) goto done;
+        if (d == rank - 1 && stride != 1) goto done;
+        x[1 + d].i = size;
+        x[1 + rank + d].i = stride;
+    }
+    k->w[k->n++] = KW(KT_DESC, data);
+    /* (the class identifies the key alone: every value is read from the object at each launch) */
+    k->w[k->n++] = (uint64_t)(uintptr_t)Py_TYPE(v);
+    char bsig[SIG_MAX];
+    PyTypeObject *bt = Py_TYPE(base);
+    if (key_tensor(k, PF_NOSPEC_ALIGN, base, &x[0], sig ? bsig : NULL, bt == api.tensor_type && readers_ready(bt)))
+        goto done;
+    k->nleaves += (int)(1 + 2 * rank);
+    if (sig) {
+        int len = snprintf(sig, SIG_MAX, "tensordesc<%s[", bsig + 1); /* ("*fp16": no alignment, PF_NOSPEC_ALIGN) */
+        for (Py_ssize_t d = 0; d < rank; d++)
+            len += snprintf(sig + len, (size_t)(SIG_MAX - len), "%s%lld", d ? ", " : "", b[d]);
+        snprintf(sig + len, (size_t)(SIG_MAX - len), "]%s>", nan ? ", nan" : "");
+    }
+    r = 0;
+done:
+    if (r) PyErr_Clear();
+    Py_XDECREF(block);
+    Py_XDECREF(base);
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    Py_XDECREF(pad);
+    return r;
+}
+
+/* A tuple of runtime arguments: KT_TUPLE (its length), then each element's
+ * words, keyed like an argument that may be specialized; its leaves are its
+ * elements' values.  The signature entry is run's: "(e0, e1)", "(e0,)".
+ * Empty tuples and literal elements (None, str, constexpr: no runtime value)
+ * are left to run. */
+static int key_tuple(Key *k, PyObject *v, char *sig) {
+    Py_ssize_t n = PyTuple_GET_SIZE(v);
+    if (n < 1 || k->depth >= MAX_NEST || k->n + 1 > MAX_KEY_WORDS - KEY_RESERVE) return 1;
+    k->w[k->n++] = KW(KT_TUPLE, (uint64_t)n);
+    size_t len = 0;
+    if (sig) sig[len++] = '(';
+    char esig[SIG_MAX];
+    k->depth++;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (k->nleaves >= MAX_LEAVES) return 1;
+        int at = k->n, before = k->nleaves;
+        /* (a plain element's value goes to the next leaf; an aggregate appends its own) */
+        if (key_param(k, 0, PyTuple_GET_ITEM(v, i), &k->leaves[k->nleaves], sig ? esig : NULL)) return 1;
+        int tag = KTAG(k->w[at]);
+        if (tag == KT_NONE || tag == KT_CBOOL || tag == KT_CINT || tag == KT_CFLOAT || tag == KT_COBJ) return 1;
+        if (k->nleaves == before) k->nleaves++;
+        if (sig) {
+            size_t el = strlen(esig);
+            if (len + el + 4 > SIG_MAX) return 1;
+            if (i) {
+                memcpy(sig + len, ", ", 2);
+                len += 2;
+            }
+            memcpy(sig + len, esig, el);
+            len += el;
+        }
+    }
+    k->depth--;
+    if (sig) {
+        if (n == 1) sig[len++] = ',';
+        sig[len++] = ')';
+        sig[len] = 0;
+    }
+    return 0;
+}
+
 /* The key of bound argument values vals[nparams] and the launch options. */
 static int key_build(Key *k, int nparams, const uint8_t *flags, PyObject *const *vals, const int opts[3], PVal *pv,
-                     char (*sigs)[40]) {
+                     char (*sigs)[SIG_MAX]) {
     k->n = 0;
     k->nobjs = 0;
     k->device = -1;
     k->fast = 1;
     k->stand_in = 0;
+    k->leaves = pv + MAX_PARAMS;
+    k->nleaves = 0;
+    k->depth = 0;
     for (int i = 0; i < nparams; i++) {
         int r = key_param(k, flags[i], vals[i], &pv[i], sigs ? sigs[i] : NULL);
         if (r) return r;
     }
     if (opts[0] < 0 || opts[0] > 255 || opts[1] < 0 || opts[1] > 255 || opts[2] < 0 || opts[2] > 65535) return 1;
-    k->w[k->n++] = KW(KT_OPTS, (uint64_t)opts[0] | (uint64_t)opts[1] << 8 | (uint64_t)opts[2] << 16);
+    k->w[k->n++] = KW(KT_OPTS, (uint64_t)opts[0] | (uint64_t)opts[1] << 8 | (uint64_t)opts[2] << 16 |
+                                   (uint64_t)k->nleaves << 32);
     if (k->device < 0) k->fast = 0;
     return 0;
 }
@@ -924,7 +1101,7 @@ typedef struct FakeLaunch {
     int device;
     unsigned long long stream;
     int nparams;
-    uint64_t params[MAX_PARAMS];
+    uint64_t params[MAX_RT];
 } FakeLaunch;
 
 typedef struct {
@@ -1322,8 +1499,8 @@ static int fast_launch(DispatcherObject *D, Entry *e, const unsigned g[3], const
         if (stream == NULL && PyErr_Occurred()) return -1;
     }
     if (D->stop_after == STAGE_STREAM) return 2;
-    uint64_t slots[MAX_PARAMS];
-    void *params[MAX_PARAMS];
+    uint64_t slots[MAX_RT];
+    void *params[MAX_RT];
     for (int i = 0; i < e->nrt; i++) {
         slots[i] = pack_value(e->rt_pack[i], &pv[e->rt_param[i]]);
         params[i] = &slots[i];
@@ -1410,7 +1587,7 @@ static PyObject *Launcher_vectorcall(PyObject *self, PyObject *const *args, size
     }
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *vals[MAX_PARAMS];
-    PVal pv[MAX_PARAMS];
+    PVal pv[PV_SLOTS];
     int opts[3], stop = D->stop_after;
     Key k;
     k.nobjs = 0;
@@ -1696,8 +1873,8 @@ static PyObject *Dispatcher_specialize(DispatcherObject *self, PyObject *a) {
     PyObject *vals[MAX_PARAMS];
     if (parse_values(self, values, opts, vals)) return NULL;
     Key k;
-    PVal pv[MAX_PARAMS];
-    char sigs[MAX_PARAMS][40];
+    PVal pv[PV_SLOTS];
+    char sigs[MAX_PARAMS][SIG_MAX];
     int r = key_build(&k, self->nparams, self->flags, vals, opts, pv, sigs);
     if (r) {
         key_release(&k);
@@ -1748,6 +1925,42 @@ static Entry *entry_new(const Key *k, int nrt) {
     return e;
 }
 
+/* Where each runtime argument of kernel kn takes its value from: an argument
+ * named like its parameter from that parameter's slot, the others (NAME.base,
+ * NAME.0, ...: aggregates) from the leaves, in order, which must be as many
+ * as the key has (the count in its options word).  0, or -1 with an exception. */
+static int map_args(DispatcherObject *D, const NrKernel *kn, const Key *k, Entry *e) {
+    uint64_t last = k->w[k->n - 1];
+    int leaves = 0, want = KTAG(last) == KT_OPTS ? (int)((last >> 32) & 0xffffff) : -1;
+    for (int i = 0; i < e->nrt; i++) {
+        NrArgInfo ai;
+        nr_kernel_arg_info(kn, i, &ai);
+        int pk = pack_code(&ai);
+        if (pk < 0 || ai.param_index < 0 || ai.param_index >= D->nparams) {
+            PyErr_Format(PyExc_ValueError, "_register: argument '%s' (%s) cannot be packed", ai.name, ai.dtype);
+            return -1;
+        }
+        const char *pname = PyUnicode_AsUTF8(PyTuple_GET_ITEM(D->names, ai.param_index));
+        if (!pname) return -1;
+        size_t pl = strlen(pname);
+        if (strcmp(ai.name, pname) == 0) {
+            e->rt_param[i] = (int16_t)ai.param_index;
+        } else if (strncmp(ai.name, pname, pl) == 0 && ai.name[pl] == '.' && leaves < MAX_LEAVES) {
+            e->rt_param[i] = (int16_t)(MAX_PARAMS + leaves++);
+        } else {
+            PyErr_Format(PyExc_ValueError, "_register: argument '%s' is not parameter '%s' nor one of its leaves",
+                         ai.name, pname);
+            return -1;
+        }
+        e->rt_pack[i] = (uint8_t)pk;
+    }
+    if (leaves != want) {
+        PyErr_Format(PyExc_ValueError, "_register: the kernel has %d aggregate leaves, the key %d", leaves, want);
+        return -1;
+    }
+    return 0;
+}
+
 /* _register(key, objs, kernel, device, fake=False, result=None): launch
  * `kernel` directly for arguments of this key from now on, returning
  * `result`.  fake: record launches instead of making them (tests and the
@@ -1764,7 +1977,7 @@ static PyObject *Dispatcher_register(DispatcherObject *self, PyObject *a) {
         return NULL;
     }
     int nrt = nr_kernel_num_args(ko->k);
-    if (nrt > MAX_PARAMS) {
+    if (nrt > MAX_RT) {
         PyErr_SetString(PyExc_ValueError, "_register: too many runtime arguments for the fast path");
         return NULL;
     }
@@ -1786,17 +1999,9 @@ static PyObject *Dispatcher_register(DispatcherObject *self, PyObject *a) {
         return NULL;
     }
     e->nrt = nrt;
-    for (int i = 0; i < nrt; i++) {
-        NrArgInfo ai;
-        nr_kernel_arg_info(ko->k, i, &ai);
-        int pk = pack_code(&ai);
-        if (pk < 0 || ai.param_index < 0 || ai.param_index >= self->nparams) {
-            PyErr_Format(PyExc_ValueError, "_register: argument '%s' (%s) cannot be packed", ai.name, ai.dtype);
-            entry_free(e);
-            return NULL;
-        }
-        e->rt_param[i] = (int16_t)ai.param_index;
-        e->rt_pack[i] = (uint8_t)pk;
+    if (map_args(self, ko->k, &k, e)) {
+        entry_free(e);
+        return NULL;
     }
     if (fake) {
         e->max_grid[0] = 0x7fffffffu;
@@ -1855,7 +2060,7 @@ static void key_warm(Key *k, Switches sw) {
 static int key_warmable(const Key *k) {
     for (int i = 0; i < k->n; i++) {
         int tag = KTAG(k->w[i]);
-        if (tag == KT_CINT || tag == KT_CFLOAT) i++; /* (the next word is a value) */
+        if (tag == KT_CINT || tag == KT_CFLOAT || tag == KT_DESC) i++; /* (the next word is a value, a class) */
         else if (tag == KT_CAI) return 0;
         else if (tag == KT_TENSOR && (k->w[i] & 0xfffff) == 0 && !k->stand_in) return 0; /* (device + 1 == 0) */
     }
@@ -1873,7 +2078,7 @@ static PyObject *Dispatcher_register_warmup(DispatcherObject *self, PyObject *a)
     PyObject *vals[MAX_PARAMS];
     if (parse_values(self, values, opts, vals)) return NULL;
     Key k;
-    PVal pv[MAX_PARAMS];
+    PVal pv[PV_SLOTS];
     if (key_build(&k, self->nparams, self->flags, vals, opts, pv, NULL) || !key_warmable(&k)) {
         key_release(&k);
         if (PyErr_Occurred()) return NULL;
@@ -1897,7 +2102,7 @@ static PyObject *Dispatcher_register_warmup(DispatcherObject *self, PyObject *a)
 static PyObject *Dispatcher_warmup(DispatcherObject *D, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *vals[MAX_PARAMS];
-    PVal pv[MAX_PARAMS];
+    PVal pv[PV_SLOTS];
     int opts[3];
     Key k;
     k.nobjs = 0;
@@ -2158,7 +2363,11 @@ static int init_fast_path(PyObject *m) {
                  {&s_data, "data"},
                  {&s_num_ctas, "num_ctas"},
                  {&s_warmup, "warmup"},
-                 {&s_strides, "strides"}};
+                 {&s_strides, "strides"},
+                 {&s_base, "base"},
+                 {&s_shape, "shape"},
+                 {&s_block_shape, "block_shape"},
+                 {&s_padding, "padding"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         *names[i].slot = PyUnicode_InternFromString(names[i].s);
         if (!*names[i].slot) return -1;
