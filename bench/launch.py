@@ -19,8 +19,15 @@ Rows "<system> warmup": kernel.warmup(...) of a compiled specialization
 followed by what programs read of the result (_init_handles(), n_regs,
 metadata.shared), as Triton's fused-softmax tutorial does at every call.
 
+Rows "<system> desc": the same computation with its three tensors passed as
+host tensor descriptors (each system's own TensorDescriptor class, one
+(8, 16) block each; TMA on Hopper): axpby_desc_kernel, five runtime
+arguments of which three are descriptors.
+
     python3 bench/launch.py [--launches 10000] [--json [PATH]] [--dry-run] [--cpu-dispatch]"""
 import argparse
+import dataclasses
+import importlib
 import json
 import statistics
 import sys
@@ -98,13 +105,10 @@ def run_gpu(args):
             continue
         rows.append(row(backend, times, mean_s))
         if backend == "nereid":
-            kernel = mod.axpby_kernel
-            hits = getattr(kernel, "_fast_hits", 0)
-            launch()
-            fast = getattr(kernel, "_fast_hits", 0) > hits
-            rows[-1]["note"] = "fast path (C dispatcher)" if fast else "Python path (not a fast-path hit)"
-            if fast:
-                rows.extend(stage_rows(kernel, launch, lambda: None, args))
+            rows[-1]["note"] = fast_note(mod.axpby_kernel, launch)
+            if "fast path" in rows[-1]["note"]:
+                rows.extend(stage_rows(mod.axpby_kernel, launch, lambda: None, args))
+        rows.append(desc_row(backend, mod, x, y, expect, args))
     z = torch.empty_like(x)
     times, mean_s = measure(lambda: torch.add(x, y, out=z), torch.cuda.synchronize, args.launches, args.warmup)
     rows.insert(0, row("torch.add", times, mean_s, note="3 arguments"))
@@ -112,6 +116,43 @@ def run_gpu(args):
     rows.extend(floor_rows(args))
     machine = harness.describe_machine(torch, modules.get("triton"), modules.get("nereid"))
     return machine, rows
+
+
+def fast_note(kernel, launch):
+    """Whether a launch of a Nereid kernel took the fast path (a _fast_hits count) or went through Python."""
+    hits = getattr(kernel, "_fast_hits", 0)
+    launch()
+    return "fast path (C dispatcher)" if getattr(kernel, "_fast_hits", 0) > hits else \
+        "Python path (not a fast-path hit)"
+
+
+DESC_SHAPE = (N // 16, 16)  # the N elements as one block of a 2-D descriptor
+
+
+def desc_row(backend, mod, x, y, expect, args):
+    """axpby_desc_kernel on descriptors of x, y and a new output (the backend's own TensorDescriptor)."""
+    import torch
+    system = f"{backend} desc"
+    kernel = mod.axpby_desc_kernel
+    try:
+        td = importlib.import_module(f"{backend}.tools.tensor_descriptor").TensorDescriptor
+        out = torch.full(DESC_SHAPE, float("nan"), device=DEVICE)
+        descs = [td.from_tensor(t, list(DESC_SHAPE)) for t in (x.view(DESC_SHAPE), y.view(DESC_SHAPE), out)]
+
+        def launch():
+            return kernel[(1,)](*descs, ALPHA, BETA, BM=DESC_SHAPE[0], BN=DESC_SHAPE[1])
+        launch()
+        torch.cuda.synchronize()
+        err = harness.rel_error(out, expect.view(DESC_SHAPE))
+        if not harness.passes(err, "fp32"):
+            return failed(system, "FAILED", f"relative error {err:.2e}")
+        times, mean_s = measure(launch, torch.cuda.synchronize, args.launches, args.warmup)
+    except Exception as e:
+        return failed(system, "n/a" if isinstance(e, ImportError) else "FAILED", harness.short_error(e))
+    note = "3 TensorDescriptor arguments, 2 floats"
+    if backend == "nereid":
+        note += "; " + fast_note(kernel, launch)
+    return row(system, times, mean_s, note=note)
 
 
 def floor_rows(args):
@@ -218,6 +259,11 @@ class FakeDtype:
 
 FAKE_FP32 = FakeDtype("float32")
 
+# A host tensor descriptor as Triton's is: a record of these five fields (Nereid
+# takes any class named TensorDescriptor with them); over stand-in tensors.
+FakeDescriptor = dataclasses.make_dataclass(
+    "TensorDescriptor", ["base", "shape", "strides", "block_shape", ("padding", str, "zero")])
+
 
 def fake_dispatch_setup(nereid, kernel, use_torch=False):
     """Install stand-in tensors, compile `kernel` for them on the interpreter target
@@ -255,6 +301,25 @@ def fake_dispatch_setup(nereid, kernel, use_torch=False):
     return launch, restore
 
 
+def fake_desc_setup(nereid, kernel):
+    """fake_dispatch_setup for axpby_desc_kernel: three descriptors over stand-in
+    tensors (set_api as fake_dispatch_setup left it).  Returns launch."""
+    _C = nereid._C
+    rows, cols = DESC_SHAPE
+    descs = [FakeDescriptor(FakeTensor(0x10000 * (i + 1), FAKE_FP32), [rows, cols], [cols, 1], [rows, cols])
+             for i in range(3)]
+    values = (*descs, ALPHA, BETA, rows, cols)
+    key, objs, sigs, device, fast = _C.Dispatcher._specialize(kernel, values, 4, 3, 0)
+    assert fast and key is not None, "stand-in descriptors are not on the fast path"
+    signature = ", ".join(s if s is not None else str(v) for s, v in zip(sigs, values))
+    kernel._register(key, objs, kernel.compile(signature, 4, 3), device, True, "compiled")
+
+    def launch():
+        return kernel[(1,)](*descs, ALPHA, BETA, BM=rows, BN=cols)
+
+    return launch
+
+
 def torch_importable():
     try:
         import torch  # noqa: F401
@@ -286,6 +351,7 @@ def run_cpu_dispatch(args):
             rows.extend(stage_rows(kernel, launch, lambda: None, args))
             if use_torch:
                 continue
+            rows.append(cpu_desc_row(nereid, mod.axpby_desc_kernel, args))
             before = kernel._fake_launch()["count"]
             grid_fn = lambda meta: (1,)  # noqa: E731
             largs = launch_args(kernel)
@@ -305,6 +371,19 @@ def run_cpu_dispatch(args):
     times, mean_s = measure(lambda: None, lambda: None, args.launches, args.warmup)
     rows.append(row("empty call", times, mean_s, note="the timing loop itself"))
     return dict(harness.describe_machine(), cpu_dispatch=True), rows
+
+
+def cpu_desc_row(nereid, kernel, args):
+    """The descriptor kernel through the C dispatcher with a recording launch."""
+    try:
+        launch = fake_desc_setup(nereid, kernel)
+        count = kernel._fake_launch()["count"]
+        if launch() != "compiled" or kernel._fake_launch()["count"] != count + 1:
+            return failed("nereid desc", "FAILED", "the fast path was not taken")
+        times, mean_s = measure(launch, lambda: None, args.launches, args.warmup)
+    finally:
+        kernel._clear_fast_path()
+    return row("nereid desc", times, mean_s, note="the same with 3 stand-in TensorDescriptor arguments")
 
 
 def jit_module():

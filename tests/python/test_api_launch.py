@@ -10,6 +10,7 @@ import pytest
 import nereid as triton
 import nereid.language as tl
 from nereid import _C
+from nereid.tools.tensor_descriptor import TensorDescriptor
 import importlib
 
 jitmod = importlib.import_module("nereid.runtime.jit")
@@ -255,6 +256,7 @@ def test_cpu_dispatch_benchmark_runs():
     machine, rows = launch_bench.run_cpu_dispatch(args)
     by = {r["system"]: r for r in rows}
     assert by["nereid"]["status"] == "ok" and 0 < by["nereid"]["median_us"] < 1000
+    assert by["nereid desc"]["status"] == "ok" and 0 < by["nereid desc"]["median_us"] < 1000
     assert machine["cpu_dispatch"]
 
 
@@ -848,3 +850,264 @@ def test_a_kernel_with_warmups_is_collected(warm_api):
     del one, ck
     gc.collect()
     assert ref() is None
+
+
+# --- host tensor descriptors and tuples on the fast path ---------------------------------------------------------
+
+class TorchDtype:
+    """A stand-in torch dtype: str() gives torch's name, which run's _buffer_of looks up."""
+
+    def __init__(self, name, itemsize):
+        self.name = name
+        self.itemsize = itemsize
+
+    def __str__(self):
+        return "torch." + self.name
+
+
+T_FP32, T_FP16 = TorchDtype("float32", 4), TorchDtype("float16", 2)
+
+
+class TorchLike(FakeTensor):
+    """A stand-in tensor that run reads too (strides, element size, device): the slow
+    path's signature and runtime values can be compared with the fast path's."""
+
+    def __init__(self, ptr, dtype=T_FP32, device=0, shape=(64, 64)):
+        super().__init__(ptr, dtype, device)
+        self.shape = tuple(shape)
+
+    def stride(self):
+        st, acc = [], 1
+        for n in reversed(self.shape):
+            st.append(acc)
+            acc *= n
+        return tuple(reversed(st))
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    @property
+    def device(self):
+        import types
+        return types.SimpleNamespace(type="cuda" if self._device >= 0 else "cpu", index=self._device)
+
+
+# Triton's host descriptor is a record of these five fields; run takes any class named TensorDescriptor.
+TritonDescriptor = launch_bench.FakeDescriptor
+
+
+@pytest.fixture
+def desc_api(fake_api):
+    _C.register_dtype(T_FP32, "fp32")
+    _C.register_dtype(T_FP16, "fp16")
+    yield
+    for k in (desc_mix, desc_nested):
+        k._clear_fast_path()
+
+
+@triton.jit
+def desc_mix(x_desc, alpha, y_desc, BM: tl.constexpr, out_desc, pair, BN: tl.constexpr):
+    om = tl.program_id(0) * BM
+    x = x_desc.load([om, 0])
+    y = y_desc.load([om, 0])
+    out_desc.store([om, 0], alpha * x + y * pair[1] + pair[0])
+
+
+@triton.jit
+def desc_nested(args, out_ptr, n, BLOCK: tl.constexpr):
+    (a_desc, (scale, shift)), flag = args
+    offs = tl.arange(0, BLOCK)
+    x = a_desc.load([0]).to(tl.float32)
+    if flag:
+        x = x * scale
+    tl.store(out_ptr + offs, x + shift, mask=offs < n)
+
+
+def desc(base, shape, block, padding="zero", cls=TensorDescriptor, strides=None):
+    if strides is None:
+        strides = [1]
+        for n in reversed(shape[1:]):
+            strides.insert(0, strides[0] * n)
+    return cls(base, list(shape), strides, list(block), padding)
+
+
+def specialize(kernel, values, num_warps=4, num_stages=3):
+    return _C.Dispatcher._specialize(kernel, tuple(values), num_warps, num_stages, 0)
+
+
+def slow_signature(kernel, values):
+    return [kernel._signature_entry(i, n, v)[0] for i, (n, v) in enumerate(zip(kernel.arg_names, values))]
+
+
+def mix_values(base=0x10000, dtype=T_FP32, block=(16, 64), padding="zero", cls=TensorDescriptor, device=0,
+               shape=(64, 64), pair=(3, 0.5)):
+    x, y, out = (TorchLike(base * (i + 1), dtype, device, shape) for i in range(3))
+    return (desc(x, shape, block, cls=cls), 2.0, desc(y, shape, block, padding, TritonDescriptor),
+            block[0], desc(out, shape, block, cls=cls), pair, block[1])
+
+
+def test_descriptor_keys_and_signatures(desc_api):
+    base = mix_values()
+    key, _objs, sigs, device, fast = specialize(desc_mix, base)
+    assert key is not None and fast and device == 0
+    assert sigs == ["tensordesc<fp32[16, 64]>", "fp32", "tensordesc<fp32[16, 64]>", None, "tensordesc<fp32[16, 64]>",
+                    "(i32, fp32)", None]
+    assert [s for s in sigs if s is not None] == [t for t, s in zip(slow_signature(desc_mix, base), sigs)
+                                                  if s is not None]
+    # other bases, sizes, strides and scalars of the same specialization: the same key
+    same = mix_values(base=0x40000, shape=(100, 64), pair=(-7, 1.5))
+    assert specialize(desc_mix, same)[0] == key
+    strided = list(base)
+    strided[0] = desc(base[0].base, [48, 64], [16, 64], strides=[128, 1])
+    assert specialize(desc_mix, strided)[0] == key
+    differ = {
+        "dtype": mix_values(dtype=T_FP16),
+        "block": mix_values(block=(32, 64)),
+        "padding": mix_values(padding="nan"),
+        "class": mix_values(cls=TritonDescriptor),
+        "device": mix_values(device=1),
+        "tuple element": mix_values(pair=(3, 1)),
+    }
+    rank1 = list(base)
+    rank1[0] = desc(base[0].base, [4096], [64])
+    differ["rank"] = tuple(rank1)
+    for what, values in differ.items():
+        k, _objs, sigs, _dev, _fast = specialize(desc_mix, values)
+        assert k is not None and k != key, what
+        assert sigs[:3] + sigs[4:6] == [t for t, s in zip(slow_signature(desc_mix, values), sigs)
+                                        if s is not None], what
+    assert len({specialize(desc_mix, v)[0] for v in differ.values()}) == len(differ)
+    assert specialize(desc_mix, mix_values(padding="nan"))[2][2] == "tensordesc<fp32[16, 64], nan>"
+
+
+def test_tuple_signatures_match_the_slow_path(desc_api):
+    t = TorchLike(0x10000)
+    d = desc(TorchLike(0x20000, T_FP16), [4096], [128], "nan", TritonDescriptor)
+    cases = [((d, (2.0, 5)), True), ((d, (0.5, 2**40)), False), ((desc(t, [4096], [256]), (16, 1)), 7),
+             ((d, (1.0, 0.0)), 2.5), ((d, (t, d)), t)]
+    keys = set()
+    for args in cases:
+        values = (args, t, 100, 128)
+        k, _objs, sigs, _dev, fast = specialize(desc_nested, values)
+        assert k is not None and fast, args
+        assert sigs[:3] == slow_signature(desc_nested, values)[:3], args
+        keys.add(k)
+    assert len(keys) == len(cases)
+    assert specialize(desc_nested, (((d, (2.0, 5)), True), t, 100, 128))[2][0] == \
+        "((tensordesc<fp16[128], nan>, (fp32, i32)), i1)"
+    one = specialize(desc_nested, ((t,), t, 100, 128))
+    assert one[2][0] == "(*fp32:16,)" == slow_signature(desc_nested, ((t,), t, 100, 128))[0]
+
+
+def fake_registered(kernel, values, result="compiled"):
+    key, objs, sigs, device, fast = specialize(kernel, values)
+    assert key is not None and fast
+    sig = ", ".join(s if s is not None else jitmod._constexpr_literal("k", n, v)
+                    for s, n, v in zip(sigs, kernel.arg_names, values))
+    compiled = kernel.compile(sig, 4, 3)
+    kernel._register(key, objs, compiled, device, True, result)
+    return compiled
+
+
+def slow_params(kernel, compiled, values):
+    """The parameters run would pass: its runtime values in the kernel's argument order, at their sizes."""
+    bound = kernel._bind(values, {})
+    _sig, rt, _key, _objs, _fast = kernel._specialize(bound, (4, 3, 0))
+    bits = {"i32": 32, "i64": 64, "fp32": 32, "i1": 1}
+    out = []
+    for kind, name, dt, _pi in compiled.args:
+        v = rt[name]
+        if kind == "buffer":
+            out.append(v[0])
+        elif dt == "fp32":
+            out.append(f32(v))
+        else:
+            out.append(int(v) & ((1 << bits[dt]) - 1))
+    return tuple(out)
+
+
+def test_descriptor_launches_pack_like_the_slow_path(desc_api):
+    values = mix_values()
+    compiled = fake_registered(desc_mix, values)
+    names = [a[1] for a in compiled.args]
+    assert names[:6] == ["x_desc.base", "x_desc.shape.0", "x_desc.shape.1", "x_desc.strides.0", "x_desc.strides.1",
+                         "alpha"]
+    assert names[-2:] == ["pair.0", "pair.1"]
+    for vals in (values, mix_values(base=0x70000, shape=(1000, 64), pair=(-9, 0.25))):
+        n = desc_mix._fake_launch()["count"]
+        assert desc_mix[(4,)](*vals[:3], BM=16, out_desc=vals[4], pair=vals[5], BN=64) == "compiled"
+        f = desc_mix._fake_launch()
+        assert f["count"] == n + 1 and f["grid"] == (4, 1, 1)
+        assert f["params"] == slow_params(desc_mix, compiled, vals)
+    # sizes and strides read at each launch: a view of other strides
+    vals = list(values)
+    vals[2] = desc(TorchLike(0x90000), [30, 40], [16, 64], "zero", TritonDescriptor, strides=[200, 1])
+    desc_mix[(1,)](*vals)
+    assert desc_mix._fake_launch()["params"][6:11] == (0x90000, 30, 40, 200, 1)
+    assert desc_mix._fake_launch()["params"] == slow_params(desc_mix, compiled, vals)
+    # nested tuples with a descriptor inside
+    t = TorchLike(0x10000)
+    nested = (((desc(TorchLike(0x20000, T_FP16), [4096], [128], "nan"), (2.5, -4)), True), t, 100, 128)
+    compiled = fake_registered(desc_nested, nested)
+    desc_nested[(2,)](*nested)
+    assert [a[1] for a in compiled.args] == ["args.0.0.base", "args.0.0.shape.0", "args.0.0.strides.0",
+                                             "args.0.1.0", "args.0.1.1", "args.1", "out_ptr", "n"]
+    assert desc_nested._fake_launch()["params"] == slow_params(desc_nested, compiled, nested) == (
+        0x20000, 4096, 1, f32(2.5), (-4) & 0xFFFFFFFF, 1, 0x10000, 100)
+
+
+def test_unusual_descriptors_go_to_run(desc_api, spy_run):
+    values = mix_values()
+    fake_registered(desc_mix, values)
+    assert launch_outcome(desc_mix, *values, grid=(2,)) == "fast"
+    t = TorchLike(0x40000)
+
+    def with_x(d):
+        v = list(values)
+        v[0] = d
+        return tuple(v)
+
+    unusual = {
+        "numpy base": desc(np.zeros((64, 64), np.float32), [64, 64], [16, 64]),
+        "host tensor": desc(TorchLike(0x40000, device=-1), [64, 64], [16, 64]),
+        "size over i32": desc(t, [2**31, 64], [16, 64]),
+        "size zero": desc(t, [0, 64], [16, 64], cls=TritonDescriptor),
+        "negative stride": desc(t, [64, 64], [16, 64], strides=[-64, 1], cls=TritonDescriptor),
+        "stride over i64": desc(t, [64, 64], [16, 64], strides=[2**63, 1], cls=TritonDescriptor),
+        "last stride": desc(t, [64, 64], [16, 64], strides=[128, 2], cls=TritonDescriptor),
+        "padding": desc(t, [64, 64], [16, 64], padding="inf", cls=TritonDescriptor),
+        "block not a power of two": desc(t, [64, 64], [16, 48], cls=TritonDescriptor),
+        "rank mismatch": desc(t, [64, 64], [16], strides=[64, 1], cls=TritonDescriptor),
+        "rank 6": desc(t, [2] * 6, [2] * 6, cls=TritonDescriptor),
+        "numpy ints": desc(t, [np.int64(64), 64], [16, 64], cls=TritonDescriptor),
+        "unknown dtype": desc(TorchLike(0x40000, TorchDtype("complex64", 8)), [64, 64], [16, 64]),
+        "no block_shape": type("TensorDescriptor", (), {"base": t, "shape": [64], "strides": [1]})(),
+    }
+    for what, d in unusual.items():
+        key, _objs, _sigs, _dev, fast = specialize(desc_mix, with_x(d))
+        assert key is None or (what == "host tensor" and not fast), what
+        assert launch_outcome(desc_mix, *with_x(d)) == "python", what
+    deep = 1
+    for _ in range(10):
+        deep = (deep,)
+    for what, pair in {"None inside": (3, None), "str inside": (3, "a"), "empty": (), "nested deep": (deep, 2.0),
+                       "constexpr inside": (tl.constexpr(3), 1.0)}.items():
+        v = list(values)
+        v[5] = pair
+        assert specialize(desc_mix, v)[0] is None, what
+        assert launch_outcome(desc_mix, *v) == "python", what
+    assert launch_outcome(desc_mix, *values) == "fast"
+
+
+def test_descriptor_kernels_on_the_interpreter(rng):
+    """desc_mix and desc_nested compute what they say (numpy bases: run, the interpreter)."""
+    x, y = (rng.standard_normal((40, 64)).astype(np.float32) for _ in range(2))
+    out = np.full((40, 64), np.nan, np.float32)
+    xd, od = TensorDescriptor.from_tensor(x, [16, 64]), TensorDescriptor.from_tensor(out, [16, 64])
+    yd = TritonDescriptor(y, [40, 64], [64, 1], [16, 64], "zero")
+    desc_mix[(3,)](xd, 2.0, yd, 16, od, (3, 0.5), 64)
+    assert rel_err(out, 2.0 * x.astype(np.float64) + 0.5 * y + 3) < 1e-6
+    a = rng.standard_normal(100).astype(np.float16)
+    o = np.full(128, np.nan, np.float32)
+    desc_nested[(1,)](((TensorDescriptor(a, [100], [1], [128]), (2.0, 1)), True), o, 128, 128)
+    assert rel_err(o[:100], a.astype(np.float64) * 2 + 1) < 1e-6 and (o[100:] == 1).all()
