@@ -19,11 +19,14 @@
  * The launch fast path.  `kernel[grid](*args, **kw)` is a Launcher call: in C
  * it binds the arguments to the kernel's parameters, computes the
  * specialization key (per argument its kind: torch tensor, numpy or CUDA array
- * interface, int, float, bool, None or a constexpr value; pointer dtypes,
- * 16-byte alignment of data pointers, integers equal to 1 or divisible by 16
- * and their range, constexpr values; then num_warps, num_stages, maxnreg),
- * looks it up in the Dispatcher's table and, on a hit, packs the parameters
- * and launches on the tensors' device and current stream.  Everything else
+ * interface, int, float, bool, None or a constexpr value, host tensor
+ * descriptor, tuple; pointer dtypes, 16-byte alignment of data pointers,
+ * integers equal to 1 or divisible by 16 and their range, constexpr values,
+ * a descriptor's class, base dtype, rank, block shape and padding, a tuple's
+ * elements; then num_warps, num_stages, maxnreg), looks it up in the
+ * Dispatcher's table and, on a hit, packs the parameters (the runtime values
+ * of descriptors and tuples too: base, sizes, strides; elements) and
+ * launches on the tensors' device and current stream.  Everything else
  * (the first launch of a key, the interpreter, errors, hooks that replace
  * JITFunction.run) goes to the Python method `run`, which compiles, launches
  * and registers the key (Dispatcher._register) for the next call.  Warmups
@@ -553,7 +556,7 @@ typedef union PVal {
 typedef struct Key {
     uint64_t w[MAX_KEY_WORDS];
     int n;
-    PyObject *objs[MAX_KEY_WORDS]; /* owned references of KT_COBJ values */
+    PyObject *objs[MAX_PARAMS]; /* owned references of KT_COBJ values (one per parameter at most) */
     int nobjs;
     int device;                 /* the CUDA device of the tensors; -1 none yet; -2 host arrays or mixed */
     int fast;                   /* every pointer argument is a CUDA torch tensor */
@@ -622,6 +625,7 @@ static int key_literal(Key *k, PyObject *v) {
         k->w[k->n++] = KW(KT_CFLOAT, 0);
         k->w[k->n++] = bits;
     } else {
+        if (k->nobjs >= MAX_PARAMS) return 1;
         Py_hash_t h = PyObject_Hash(v);
         if (h == -1 && PyErr_Occurred()) {
             PyErr_Clear();
