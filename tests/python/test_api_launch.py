@@ -1111,3 +1111,47 @@ def test_descriptor_kernels_on_the_interpreter(rng):
     o = np.full(128, np.nan, np.float32)
     desc_nested[(1,)](((TensorDescriptor(a, [100], [1], [128]), (2.0, 1)), True), o, 128, 128)
     assert rel_err(o[:100], a.astype(np.float64) * 2 + 1) < 1e-6 and (o[100:] == 1).all()
+
+
+def test_descriptor_launches_on_the_gpu(monkeypatch):
+    """With torch and a CUDA device: descriptor and tuple launches after the first take the fast
+    path (TMA kernels on Hopper: the launch encodes their tensor maps) and compute what run does."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    gpu_mode = sys.modules.get("gpu_mode")  # (the suite's GPU mode steps aside: this is the launch path itself)
+    if gpu_mode is not None and gpu_mode.plain_run is not None:
+        monkeypatch.setattr(jitmod.JITFunction, "run", gpu_mode.plain_run)
+    if os.environ.get("NEREID_FAST_LAUNCH") == "0":
+        pytest.skip("NEREID_FAST_LAUNCH=0")
+
+    def check(M, padding):
+        x, y = (torch.randn(M, 32, device="cuda") for _ in range(2))
+        out = torch.full((M, 32), float("nan"), device="cuda")
+        xd, od = (TensorDescriptor.from_tensor(t, [64, 32]) for t in (x, out))
+        yd = TritonDescriptor(y, list(y.shape), list(y.stride()), [64, 32], padding)
+        desc_mix[(triton.cdiv(M, 64),)](xd, 2.0, yd, 64, od, (3, 0.5), 32)
+        torch.cuda.synchronize()
+        assert torch.allclose(out, 2 * x + 0.5 * y + 3, rtol=1e-5, atol=1e-5), M
+
+    try:
+        check(200, "zero")
+        hits = desc_mix._fast_hits
+        for M in (200, 130, 64, 1000):  # other tensors and sizes: the same key, maps encoded again
+            check(M, "zero")
+        assert desc_mix._fast_hits == hits + 4
+        check(200, "nan")  # another key: run, then the fast path
+        check(77, "nan")
+        assert desc_mix._fast_hits == hits + 5
+        a = torch.randn(4096, device="cuda").half()
+        o = torch.full((128,), float("nan"), device="cuda")
+        nested_hits = desc_nested._fast_hits
+        for scale in (2.0, -1.0, 0.5):
+            d = TensorDescriptor.from_tensor(a, [128])
+            desc_nested[(1,)](((d, (scale, 1)), True), o, 128, 128)
+            torch.cuda.synchronize()
+            assert torch.allclose(o, a[:128].float() * scale + 1, rtol=1e-3), scale
+        assert desc_nested._fast_hits == nested_hits + 2
+    finally:
+        desc_mix._clear_fast_path()
+        desc_nested._clear_fast_path()
