@@ -87,18 +87,22 @@ def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
 @triton.jit
 def matmul_tma_kernel(a_desc, b_desc, c_desc, M, N, K,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                      GROUP_M: tl.constexpr, NUM_PROGRAMS: tl.constexpr):
+                      GROUP_M: tl.constexpr, NUM_PROGRAMS: tl.constexpr, B_T: tl.constexpr):
     # A, B and C through host tensor descriptors (on Hopper, TMA copies the
     # tiles; out-of-bounds elements read as zero and are not written).  With
     # NUM_PROGRAMS programs, each walks the tiles tile, tile + NUM_PROGRAMS,
     # ... in the grouped order (one tile each when there are as many
-    # programs as tiles).
+    # programs as tiles).  B_T: b_desc describes B^T (N x K, K contiguous:
+    # a column-major B), whose tiles are read transposed.
     for tile in range(tl.program_id(0), tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N), NUM_PROGRAMS):
         pid_m, pid_n = _tile_of(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k in range(0, tl.cdiv(K, BLOCK_K)):
             a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
-            b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
+            if B_T:
+                b = b_desc.load([pid_n * BLOCK_N, k * BLOCK_K]).T
+            else:
+                b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
             acc = tl.dot(a, b, acc)
         c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))
 
@@ -110,12 +114,14 @@ def _elem_strides(x):
 
 
 def tma_applies(a, b, c, bias, activation):
-    """Whether matmul's "tma" configurations apply: no epilogue, and A, B and C
-    as host tensor descriptors take them: row-major, rows 16-byte aligned."""
+    """Whether matmul's "tma" configurations apply: no epilogue, and A, B (or
+    B^T: a column-major B) and C as host tensor descriptors take them:
+    contiguous rows, 16-byte aligned."""
     if bias is not None or activation:
         return False
-    for x in (a, b, c):
-        strides, item = _elem_strides(x)
+    bs, bitem = _elem_strides(b)
+    bt = (bs[1], bs[0]) if bs[0] == 1 and bs[1] != 1 else bs
+    for strides, item in (_elem_strides(a), (bt, bitem), _elem_strides(c)):
         if strides[1] != 1 or strides[0] * item % 16:
             return False
     return True
@@ -132,10 +138,15 @@ def matmul(c, a, b, bias, M, N, K, a_strides, b_strides, c_strides, config, acti
     if len(config) > 6 and config[6].startswith("tma"):
         programs = max(1, min(num_sms, tiles)) if config[6] == "tma-persistent" else tiles
         a_desc = TensorDescriptor(a, [M, K], [a_strides[0], 1], [bm, bk])
-        b_desc = TensorDescriptor(b, [K, N], [b_strides[0], 1], [bk, bn])
+        b_t = b_strides[0] == 1 and b_strides[1] != 1  # column-major B: a descriptor of B^T
+        if b_t:
+            b_desc = TensorDescriptor(b, [N, K], [b_strides[1], 1], [bn, bk])
+        else:
+            b_desc = TensorDescriptor(b, [K, N], [b_strides[0], 1], [bk, bn])
         c_desc = TensorDescriptor(c, [M, N], [c_strides[0], 1], [bm, bn])
         matmul_tma_kernel[(programs,)](a_desc, b_desc, c_desc, M, N, K, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
-                                       GROUP_M=gm, NUM_PROGRAMS=programs, num_warps=warps, num_stages=stages)
+                                       GROUP_M=gm, NUM_PROGRAMS=programs, B_T=b_t, num_warps=warps,
+                                       num_stages=stages)
         return c
     if len(config) > 6 and config[6] == "persistent":
         programs = max(1, min(num_sms, tiles))

@@ -910,7 +910,11 @@ static void test_random_kernels(void) {
         memset(gotf, 0xff, sizeof gotf);
         bool ok2 = okp && nr_interp_launch(k, grid, args, 6, &o, &c.d);
         CHECK(ok1 && okp && ok2, "random kernel %d: %s", t, c.d.n ? c.d.v[0].msg : "pipeline failed");
-        bool same = ok1 && ok2 && memcmp(want, got, sizeof want) == 0 && memcmp(wantf, gotf, sizeof wantf) == 0;
+        /* (a NaN's sign and payload are not kept: x86 gives 0/0 the sign bit, a
+         * constant NaN has none, and operand order picks which one an add
+         * passes on, so commuting a NaN sum changes its bits but not its value) */
+        bool same = ok1 && ok2 && memcmp(want, got, sizeof want) == 0;
+        for (int i = 0; same && i < 16; i++) same = (isnan(wantf[i]) && isnan(gotf[i])) || memcmp(&wantf[i], &gotf[i], 4) == 0;
         CHECK(!(ok1 && ok2) || same, "random kernel %d computes something else after the pipeline:\n%s\nafter:\n%s", t,
               text, nr_module_to_string(c.m, NULL));
         ctx_free(&c);

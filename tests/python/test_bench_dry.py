@@ -382,14 +382,18 @@ def test_matmul_kernel(rng, name, dtype, out_dtype, epilogue, M):
     b = rng.standard_normal((K, N)).astype(dtype)
     c = poisoned((M, N), out_dtype)
     assert mod.tma_applies(a, b, c, bias, "gelu" if epilogue else "") == (not epilogue)
-    assert not mod.tma_applies(a, np.asfortranarray(b), c, None, "")
+    assert not mod.tma_applies(a, np.zeros((K, N + 1), dtype)[:, :N], c, None, "")  # rows not 16-byte multiples
     if epilogue:
         return
     ref = a.astype(np.float64) @ b.astype(np.float64)
-    for kind in ("tma", "tma-persistent"):
-        c = poisoned((M, N), out_dtype)
-        mod.matmul(c, a, b, None, M, N, K, (K, 1), (N, 1), (N, 1), cfg + (kind,), "", num_sms=3)
-        assert rel_err(c.astype(np.float64), ref) < tol, kind
+    # B row-major, and column-major (a descriptor of B^T, its tiles read transposed)
+    for bb in (b, np.asfortranarray(b)):
+        assert mod.tma_applies(a, bb, c, None, "")
+        for kind in ("tma", "tma-persistent"):
+            c = poisoned((M, N), out_dtype)
+            mod.matmul(c, a, bb, None, M, N, K, (K, 1), (bb.strides[0] // item, bb.strides[1] // item), (N, 1),
+                       cfg + (kind,), "", num_sms=3)
+            assert rel_err(c.astype(np.float64), ref) < tol, (kind, bb.strides)
 
 
 @pytest.mark.parametrize("causal", [False, True])
