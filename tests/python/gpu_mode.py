@@ -61,6 +61,9 @@ def install():
     orig_run = _jit.JITFunction.run
 
     def run(self, *args, grid, **kwargs):
+        if any(isinstance(v, tuple) and _holds_array(v) for v in list(args) + list(kwargs.values())):
+            # arrays inside tuples stay where they are: the launch runs on the interpreter alone
+            return orig_run(self, *args, grid=grid, **kwargs)
         # host tensor descriptors over arrays: their bases take the arrays' place
         descs = {}
         args, kwargs = list(args), dict(kwargs)
@@ -156,6 +159,12 @@ def install():
 
     _jit.JITFunction.run = run
     plain_run = orig_run
+
+
+def _holds_array(v, depth=0):
+    if isinstance(v, np.ndarray) or (_is_desc(v) and isinstance(v.base, np.ndarray)):
+        return True
+    return isinstance(v, tuple) and depth < 8 and any(_holds_array(e, depth + 1) for e in v)
 
 
 def _is_desc(v):
