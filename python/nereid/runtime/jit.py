@@ -744,10 +744,13 @@ class JITFunction(_C.Dispatcher):
 def _host_copies(bound, values):
     """NEREID_INTERPRET with CUDA tensors: host copies to run on, copied back after the launch."""
     torch = sys.modules.get("torch")
-    out, copies = dict(values), []
-    for name, v in bound.items():
-        b = values.get(name)
+    out, copies, seen = dict(values), [], {}
+    for name, b in values.items():
         if not isinstance(b, _Buf) or b.device is None:
+            continue
+        v = _resolve(bound, name)  # (a leaf of a tuple or descriptor: "t.0", "desc.base")
+        if id(v) in seen:  # the same tensor twice: one copy
+            out[name] = seen[id(v)]
             continue
         if torch is None or not isinstance(v, torch.Tensor):
             raise ValueError(f"argument '{name}': NEREID_INTERPRET=1 runs kernels on host memory; pass a CPU array "
@@ -756,8 +759,17 @@ def _host_copies(bound, values):
         copies.append((v, host))
         item = host.element_size()
         nbytes = _extent(host.shape, [st * item for st in host.stride()], item)
-        out[name] = _Buf(host.data_ptr(), nbytes, None, name)
+        out[name] = seen[id(v)] = _Buf(host.data_ptr(), nbytes, None, name)
     return out, copies
+
+
+def _resolve(bound, name):
+    """The object of runtime argument `name` ("x", "t.0.1", "desc.base") in the bound arguments."""
+    parts = name.split(".")
+    v = bound[parts[0]]
+    for p in parts[1:]:
+        v = v[int(p)] if isinstance(v, (tuple, list)) else getattr(v, p)
+    return v
 
 
 def jit(fn=None, *, do_not_specialize=None, do_not_specialize_on_alignment=None, debug=None, noinline=False,
