@@ -533,6 +533,30 @@ static void check_mask(V *v, NrOpId op, int i) {
     expect_type(v, op, nr_sprintf(v->scratch, "operand %d (mask)", i), otype(v, op, i), &want);
 }
 
+/* i32 scalar coordinates: operands from..end. */
+static void coordinates(V *v, NrOpId op, int from) {
+    NrType i32 = scalar_of(NR_DT_I32);
+    for (int i = from; i < v->f->ops[op].nopnds; i++) expect_type(v, op, "coordinate", otype(v, op, i), &i32);
+}
+
+/* A host tensor descriptor's block (load and store operands 3...): its base
+ * and one coordinate per dimension.  Inside a helper awaiting inlining the
+ * base is the helper's argument; gpu-pipeline uses TMA only where it is the
+ * kernel's, marked tensordesc. */
+static bool desc_block_operands(V *v, NrOpId op) {
+    const NrOp *o = &v->f->ops[op];
+    int rank = oty(v, op, 0)->rank;
+    if (!o->opnds[3] || o->nopnds != 4 + rank) {
+        op_error(v, op, "a tensor descriptor's block takes its base and %d coordinates, got %d operands", rank,
+                 o->nopnds - 3);
+        return false;
+    }
+    const NrType *d = oty(v, op, 3);
+    if (d->rank != 0 || !d->ptr) op_error(v, op, "operand 3 (the tensor descriptor's base) must be a scalar pointer");
+    coordinates(v, op, 4);
+    return true;
+}
+
 static void rule_load(V *v, NrOpId op) {
     NrType pt;
     const NrOp *o = &v->f->ops[op];
@@ -545,20 +569,7 @@ static void rule_load(V *v, NrOpId op) {
         if (v->f->ops[op].opnds[2]) expect_type(v, op, "operand 2 (other)", otype(v, op, 2), &pt);
         expect_type(v, op, "result", rtype(v, op, 0), &pt);
     }
-    if (o->nopnds > 3) { /* a host tensor descriptor's block: its base and coordinates */
-        int rank = oty(v, op, 0)->rank;
-        if (!o->opnds[3] || o->nopnds != 4 + rank) {
-            op_error(v, op, "a tensor descriptor's block takes its base and %d coordinates, got %d operands", rank,
-                     o->nopnds - 3);
-            return;
-        }
-        /* (inside a helper awaiting inlining the base is the helper's argument;
-         * gpu-pipeline uses TMA only where it is the kernel's, marked tensordesc) */
-        const NrType *d = oty(v, op, 3);
-        if (d->rank != 0 || !d->ptr) op_error(v, op, "operand 3 (the tensor descriptor's base) must be a scalar pointer");
-        NrType i32 = scalar_of(NR_DT_I32);
-        for (int i = 4; i < o->nopnds; i++) expect_type(v, op, "coordinate", otype(v, op, i), &i32);
-    }
+    if (o->nopnds > 3 && !desc_block_operands(v, op)) return;
     get_choice(v, op, NR_A_CACHE, k_cache, false);
     get_choice(v, op, NR_A_EVICT, k_evict, false);
     get_attr(v, op, NR_A_VOLATILE, NR_AK_BOOL, false);
@@ -575,18 +586,7 @@ static void rule_store(V *v, NrOpId op) {
         expect_type(v, op, "operand 1 (value)", otype(v, op, 1), &pt);
         check_mask(v, op, 2);
     }
-    if (o->nopnds > 3) { /* a host tensor descriptor's block: its base and coordinates (see rule_load) */
-        int rank = oty(v, op, 0)->rank;
-        if (o->nopnds != 4 + rank) {
-            op_error(v, op, "a tensor descriptor's block takes its base and %d coordinates, got %d operands", rank,
-                     o->nopnds - 3);
-            return;
-        }
-        const NrType *d = oty(v, op, 3);
-        if (d->rank != 0 || !d->ptr) op_error(v, op, "operand 3 (the tensor descriptor's base) must be a scalar pointer");
-        NrType i32 = scalar_of(NR_DT_I32);
-        for (int i = 4; i < o->nopnds; i++) expect_type(v, op, "coordinate", otype(v, op, i), &i32);
-    }
+    if (o->nopnds > 3 && !desc_block_operands(v, op)) return;
     get_choice(v, op, NR_A_CACHE, k_cache, false);
     get_choice(v, op, NR_A_EVICT, k_evict, false);
 }
@@ -1169,25 +1169,37 @@ static void rule_mbarrier(V *v, NrOpId op) {
 
 /* tma_load d, b, m, pred, c...: d a 64-bit address, b a single buffer, m
  * an mbarrier, one i32 coordinate per dimension of b. */
+/* tma_load and tma_store: operand 0 a 64-bit tensor map address, operand 1
+ * a single buffer (returned; NULL after an error). */
+static const NrType *tma_map_and_buffer(V *v, NrOpId op) {
+    const NrType *d = oty(v, op, 0), *b = oty(v, op, 1);
+    if (d->rank != 0 || (!d->ptr && d->dtype != NR_DT_I64 && d->dtype != NR_DT_U64))
+        op_error(v, op, "operand 0 (tensor map) must be a pointer or a 64-bit integer scalar, got %s",
+                 tstr(v, otype(v, op, 0)));
+    return single_buffer(v, op, "operand 1", b, otype(v, op, 1)) ? b : NULL;
+}
+
+/* One i32 coordinate per dimension of buffer b, from operand `from` on. */
+static void tma_coordinates(V *v, NrOpId op, int from, const NrType *b) {
+    int n = v->f->ops[op].nopnds - from;
+    if (n != b->rank) {
+        op_error(v, op, "expected %d coordinates (one per dimension of the buffer), got %d", b->rank, n);
+        return;
+    }
+    coordinates(v, op, from);
+}
+
 static void rule_tma_load(V *v, NrOpId op) {
     const NrOp *o = &v->f->ops[op];
     if (o->nopnds < 5) {
         op_error(v, op, "expected the tensor map, the buffer, the mbarrier, a predicate and coordinates");
         return;
     }
-    const NrType *d = oty(v, op, 0), *b = oty(v, op, 1);
-    if (d->rank != 0 || (!d->ptr && d->dtype != NR_DT_I64 && d->dtype != NR_DT_U64))
-        op_error(v, op, "operand 0 (tensor map) must be a pointer or a 64-bit integer scalar, got %s",
-                 tstr(v, otype(v, op, 0)));
-    if (!single_buffer(v, op, "operand 1", b, otype(v, op, 1))) return;
+    const NrType *b = tma_map_and_buffer(v, op);
+    if (!b) return;
     mbarrier_operand(v, op, 2);
     optional_pred(v, op, 3);
-    if (o->nopnds != 4 + b->rank) {
-        op_error(v, op, "expected %d coordinates (one per dimension of the buffer), got %d", b->rank, o->nopnds - 4);
-        return;
-    }
-    NrType i32 = scalar_of(NR_DT_I32);
-    for (int i = 4; i < o->nopnds; i++) expect_type(v, op, "coordinate", otype(v, op, i), &i32);
+    tma_coordinates(v, op, 4, b);
 }
 
 /* d: a kernel argument that is the base of a host tensor descriptor of
@@ -1214,17 +1226,8 @@ static void rule_tma_store(V *v, NrOpId op) {
         op_error(v, op, "expected the tensor map, the buffer and coordinates");
         return;
     }
-    const NrType *d = oty(v, op, 0), *b = oty(v, op, 1);
-    if (d->rank != 0 || (!d->ptr && d->dtype != NR_DT_I64 && d->dtype != NR_DT_U64))
-        op_error(v, op, "operand 0 (tensor map) must be a pointer or a 64-bit integer scalar, got %s",
-                 tstr(v, otype(v, op, 0)));
-    if (!single_buffer(v, op, "operand 1", b, otype(v, op, 1))) return;
-    if (o->nopnds != 2 + b->rank) {
-        op_error(v, op, "expected %d coordinates (one per dimension of the buffer), got %d", b->rank, o->nopnds - 2);
-        return;
-    }
-    NrType i32 = scalar_of(NR_DT_I32);
-    for (int i = 2; i < o->nopnds; i++) expect_type(v, op, "coordinate", otype(v, op, i), &i32);
+    const NrType *b = tma_map_and_buffer(v, op);
+    if (b) tma_coordinates(v, op, 2, b);
 }
 
 static void rule_tensormap(V *v, NrOpId op) {

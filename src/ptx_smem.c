@@ -858,6 +858,21 @@ static bool record_tmap(NrPtx *p, NrOpId op, const NrTmaPlan *pl, const NrType *
     return true;
 }
 
+/* The coordinates of box j of plan pl, fastest dimension first, from the
+ * op's coordinate operands first.. (one per buffer dimension): box j sits
+ * j box widths along the fastest dimension. */
+static void box_coords(NrPtx *p, NrOpId op, int first, const NrTmaPlan *pl, int64_t j, char *out, size_t size) {
+    const NrOp *o = &p->f->ops[op];
+    size_t len = 0;
+    out[0] = 0;
+    for (int k = 0; k < pl->rank && len < size; k++) {
+        NrPv c = nr_ptx_val(p, o->opnds[first + pl->dim[k]])->e[0];
+        if (k == 0 && j) c = nr_pb_bin(p, NR_PO_ADD, NR_PT_S32, c, nr_pv_i32(j * pl->box[0]));
+        c = nr_ptx_inreg(p, c);
+        len += (size_t)snprintf(out + len, size - len, "%s%s", k ? ", " : "", nr_ptx_reg(p, c.r));
+    }
+}
+
 /* Every thread's generic-proxy writes of the buffer are made visible to
  * the async proxy (fence.proxy.async) and the program synchronizes; thread
  * 0 then copies it box by box and waits until TMA has read it, so that the
@@ -881,13 +896,7 @@ bool nr_ptx_op_tma_store(NrPtx *p, NrOpId op) {
     nr_ptx_bar(p);
     for (int64_t j = 0; j < pl.nbox; j++) {
         char coords[160];
-        size_t len = 0;
-        for (int k = 0; k < pl.rank; k++) {
-            NrPv c = nr_ptx_val(p, o->opnds[2 + pl.dim[k]])->e[0];
-            if (k == 0 && j) c = nr_pb_bin(p, NR_PO_ADD, NR_PT_S32, c, nr_pv_i32(j * pl.box[0]));
-            c = nr_ptx_inreg(p, c);
-            len += (size_t)snprintf(coords + len, sizeof coords - len, "%s%s", k ? ", " : "", nr_ptx_reg(p, c.r));
-        }
+        box_coords(p, op, 2, &pl, j, coords, sizeof coords);
         char srcs[48];
         snprintf(srcs, sizeof srcs, "%s", nr_ptx_addr(p, src, j * pl.stride));
         nr_ptx_emit(p, "@%s cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [%s, {%s}], %s;",
@@ -916,13 +925,7 @@ bool nr_ptx_op_tma_load(NrPtx *p, NrOpId op) {
     need_align(p, p->m, bt->layout);
     for (int64_t j = 0; j < pl.nbox; j++) {
         char coords[160];
-        size_t len = 0;
-        for (int k = 0; k < pl.rank; k++) {
-            NrPv c = nr_ptx_val(p, o->opnds[4 + pl.dim[k]])->e[0];
-            if (k == 0 && j) c = nr_pb_bin(p, NR_PO_ADD, NR_PT_S32, c, nr_pv_i32(j * pl.box[0]));
-            c = nr_ptx_inreg(p, c);
-            len += (size_t)snprintf(coords + len, sizeof coords - len, "%s%s", k ? ", " : "", nr_ptx_reg(p, c.r));
-        }
+        box_coords(p, op, 4, &pl, j, coords, sizeof coords);
         char dsts[48], maps[48];
         snprintf(dsts, sizeof dsts, "%s", nr_ptx_addr(p, dst, j * pl.stride));
         snprintf(maps, sizeof maps, "%s", nr_ptx_reg(p, map.r));
