@@ -100,7 +100,11 @@ def test_map_elementwise(rng, n, dt):
     launch()
     selu, pw, pos, neg, cl = _ref(x, alpha, lo, hi)
     tol = 3e-3 if dt == np.float16 else 1e-6
-    assert rel_err(y[:n], selu) < tol
+    # selu's negative branch subtracts 1 from an fp32 exponential: near x = 0 that
+    # cancels, so each element's error is bounded by a few fp32 ulps of 1 (times
+    # alpha) as well as relatively (seen: x = -0.0127, relative error 2e-6)
+    err = np.abs(y[:n].astype(np.float64) - selu)
+    assert (err <= tol * np.abs(selu) + 4 * alpha * np.finfo(np.float32).eps).all()
     assert rel_err(y[n:], pw) < tol
     assert rel_err(p, pos) < tol and rel_err(q, neg) < tol
     assert rel_err(r, cl) < tol
