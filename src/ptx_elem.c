@@ -722,6 +722,13 @@ static NrPv elem(NrPtx *p, NrOpId op, const NrPv *x) {
         const NrType *pt = nr_type(p->m, nr_val_type(p->f, o->opnds[0]));
         int64_t es = pt->ptr > 1 ? 8 : nr_dtype_info[pt->dtype].bytes;
         NrDtype bdt = val_dt(p, o->opnds[1]);
+        if ((bdt == NR_DT_I32 || bdt == NR_DT_U32) && x[1].r && !p->eval) {
+            /* one mul.wide (IMAD.WIDE) for the widening and the scaling */
+            NrPv off = {NR_PK_I64, nr_ptx_newreg(p, NR_PK_I64), 0};
+            nr_ptx_emit(p, "mul.wide.%c32 %s, %s, %lld;", bdt == NR_DT_I32 ? 's' : 'u', nr_ptx_reg(p, off.r),
+                        nr_ptx_reg(p, x[1].r), (long long)es);
+            return nr_pb_bin(p, NR_PO_ADD, NR_PT_S64, x[0], off);
+        }
         NrPv off = nr_pe_cast(p, bdt, nr_dt_is_signed(bdt) ? NR_DT_I64 : NR_DT_U64, false, x[1]);
         off = nr_pb_bin(p, NR_PO_MUL, NR_PT_S64, off, nr_pv_i64(es));
         return nr_pb_bin(p, NR_PO_ADD, NR_PT_S64, x[0], off);
@@ -730,11 +737,13 @@ static NrPv elem(NrPtx *p, NrOpId op, const NrPv *x) {
     }
 }
 
-/* Packed f16x2 / bf16x2 arithmetic on elements 2j and 2j+1. */
+/* Packed f16x2 / bf16x2 arithmetic on elements 2j and 2j+1, and f32 to
+ * f16 / bf16 narrowing two at a time (cvt.rn.f16x2.f32). */
 static bool pairable(NrPtx *p, NrOpId op, NrDtype dt) {
     NrOpcode opc = (NrOpcode)p->f->ops[op].opc;
     if (dt != NR_DT_F16 && dt != NR_DT_BF16) return false;
     switch (opc) {
+    case NR_OP_CAST: return val_dt(p, p->f->ops[op].opnds[0]) == NR_DT_F32;
     case NR_OP_ADD:
     case NR_OP_SUB:
     case NR_OP_MUL:
@@ -745,9 +754,28 @@ static bool pairable(NrPtx *p, NrOpId op, NrDtype dt) {
     }
 }
 
+/* Elements j and j+1 of f32 x narrowed to dt (f16 or bf16) by one cvt:
+ * its first source goes to the upper half. */
+static void cast_pair(NrPtx *p, NrOpId op, NrDtype dt, const NrPv *x, int j, NrPv *r) {
+    bool rtz = attr_is(p, op, NR_A_ROUNDING, "rtz");
+    if (p->eval || (x[j].r == 0 && x[j + 1].r == 0)) {
+        for (int u = 0; u < 2; u++) r[j + u] = nr_pe_cast(p, NR_DT_F32, dt, rtz, x[j + u]);
+        return;
+    }
+    NrPv lo = nr_ptx_inreg(p, x[j]), hi = nr_ptx_inreg(p, x[j + 1]);
+    NrPv d = {NR_PK_I32, nr_ptx_newreg(p, NR_PK_I32), 0};
+    nr_ptx_emit(p, "cvt.%s.%s.f32 %s, %s, %s;", rtz ? "rz" : "rn", dt == NR_DT_F16 ? "f16x2" : "bf16x2",
+                nr_ptx_reg(p, d.r), nr_ptx_reg(p, hi.r), nr_ptx_reg(p, lo.r));
+    nr_pb_unpack(p, d, &r[j], &r[j + 1]);
+}
+
 static void elem_pair(NrPtx *p, NrOpId op, NrDtype dt, NrPv *const *x, int nx, int j, NrPv *r) {
     NrOpcode opc = (NrOpcode)p->f->ops[op].opc;
     NrPv w[3];
+    if (opc == NR_OP_CAST) {
+        cast_pair(p, op, dt, x[0], j, r);
+        return;
+    }
     for (int i = 0; i < nx; i++) w[i] = nr_pb_pack(p, x[i][j], x[i][j + 1]);
     NrPt t = dt == NR_DT_F16 ? NR_PT_F16X2 : NR_PT_BF16X2;
     NrPv v;

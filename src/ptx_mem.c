@@ -136,6 +136,11 @@ static NrPv elem_bits32(NrPtx *p, NrDtype dt, NrPv v, int es) {
 static void pack_words(NrPtx *p, NrDtype dt, const NrPv *e, int n, int es, NrPv *w) {
     int per = 4 / es;
     for (int i = 0; i < n / per; i++) {
+        if (es == 2 && e[2 * i].k == NR_PK_H && e[2 * i + 1].k == NR_PK_H) {
+            /* mov.b32 {lo, hi}: ptxas sees through it to a pair's one register (cvt.rn.f16x2.f32) */
+            w[i] = nr_pb_pack(p, e[2 * i], e[2 * i + 1]);
+            continue;
+        }
         NrPv acc = nr_pv_i32(0);
         for (int j = 0; j < per; j++) {
             NrPv b = nr_pb_bin(p, NR_PO_SHL, NR_PT_B32, elem_bits32(p, dt, e[i * per + j], es), nr_pv_i32(8 * es * j));
@@ -186,7 +191,13 @@ static void load_group(NrPtx *p, NrOpId op, NrDtype dt, NrPv addr, NrPv pred, co
     nr_ptx_emit(p, "%s%s%s.v%d.b32 %s, %s;", pred_prefix(p, pred), ld, cs, nw, regs_list(p, w, nw),
                 nr_ptx_addr(p, addr, 0));
     int per = 4 / es;
-    for (int i = 0; i < n; i++) out[i] = extract(p, dt, w[i / per], i % per, es);
+    for (int i = 0; i < n; i++) {
+        if (es == 2 && nr_ptx_kind(dt) == NR_PK_H && w[i / per].r) { /* mov.b32 {lo, hi}, w */
+            if (i % 2 == 0) nr_pb_unpack(p, w[i / per], &out[i], &out[i + 1]);
+            continue;
+        }
+        out[i] = extract(p, dt, w[i / per], i % per, es);
+    }
 }
 
 bool nr_ptx_op_load(NrPtx *p, NrOpId op) {

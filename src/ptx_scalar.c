@@ -788,6 +788,8 @@ NrPv nr_pb_pack(NrPtx *p, NrPv lo, NrPv hi) {
     if (lo.r == 0 && hi.r == 0) return nr_pv_imm(k, (lo.c & wmask(w)) | (hi.c & wmask(w)) << w);
     NR_ASSERT(!p->eval);
     NrPt t = h ? NR_PT_B16 : NR_PT_B32;
+    lo = lo.r ? lo : nr_ptx_inreg(p, lo); /* the braces take registers */
+    hi = hi.r ? hi : nr_ptx_inreg(p, hi);
     NrPv d = fresh(p, k);
     nr_ptx_emit(p, "mov.b%d %s, {%s, %s};", 2 * w, nr_ptx_reg(p, d.r), opnd(p, t, lo), opnd(p, t, hi));
     return d;

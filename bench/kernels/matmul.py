@@ -85,15 +85,17 @@ def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
 
 
 @triton.jit
-def matmul_tma_kernel(a_desc, b_desc, c_desc, M, N, K,
+def matmul_tma_kernel(a_desc, b_desc, c_desc, bias_ptr, M, N, K,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                      GROUP_M: tl.constexpr, NUM_PROGRAMS: tl.constexpr, B_T: tl.constexpr):
+                      GROUP_M: tl.constexpr, NUM_PROGRAMS: tl.constexpr, B_T: tl.constexpr,
+                      HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
     # A, B and C through host tensor descriptors (on Hopper, TMA copies the
     # tiles; out-of-bounds elements read as zero and are not written).  With
     # NUM_PROGRAMS programs, each walks the tiles tile, tile + NUM_PROGRAMS,
     # ... in the grouped order (one tile each when there are as many
     # programs as tiles).  B_T: b_desc describes B^T (N x K, K contiguous:
-    # a column-major B), whose tiles are read transposed.
+    # a column-major B), whose tiles are read transposed.  The epilogue (bias,
+    # GELU) is matmul_kernel's, applied before the tile is stored.
     for tile in range(tl.program_id(0), tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N), NUM_PROGRAMS):
         pid_m, pid_n = _tile_of(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
@@ -104,6 +106,11 @@ def matmul_tma_kernel(a_desc, b_desc, c_desc, M, N, K,
             else:
                 b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
             acc = tl.dot(a, b, acc)
+        if HAS_BIAS:
+            rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+            acc += tl.load(bias_ptr + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :]
+        if ACTIVATION == "gelu":
+            acc = gelu(acc)
         c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))
 
 
@@ -114,11 +121,10 @@ def _elem_strides(x):
 
 
 def tma_applies(a, b, c, bias, activation):
-    """Whether matmul's "tma" configurations apply: no epilogue, and A, B (or
-    B^T: a column-major B) and C as host tensor descriptors take them:
-    contiguous rows, 16-byte aligned."""
-    if bias is not None or activation:
-        return False
+    """Whether matmul's "tma" configurations apply: A, B (or B^T: a
+    column-major B) and C as host tensor descriptors take them: contiguous
+    rows, 16-byte aligned.  The epilogue (bias, activation) is the kernel's
+    own."""
     bs, bitem = _elem_strides(b)
     bt = (bs[1], bs[0]) if bs[0] == 1 and bs[1] != 1 else bs
     for strides, item in (_elem_strides(a), (bt, bitem), _elem_strides(c)):
@@ -144,9 +150,9 @@ def matmul(c, a, b, bias, M, N, K, a_strides, b_strides, c_strides, config, acti
         else:
             b_desc = TensorDescriptor(b, [K, N], [b_strides[0], 1], [bk, bn])
         c_desc = TensorDescriptor(c, [M, N], [c_strides[0], 1], [bm, bn])
-        matmul_tma_kernel[(programs,)](a_desc, b_desc, c_desc, M, N, K, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
-                                       GROUP_M=gm, NUM_PROGRAMS=programs, B_T=b_t, num_warps=warps,
-                                       num_stages=stages)
+        matmul_tma_kernel[(programs,)](a_desc, b_desc, c_desc, bias, M, N, K, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+                                       GROUP_M=gm, NUM_PROGRAMS=programs, B_T=b_t, HAS_BIAS=bias is not None,
+                                       ACTIVATION=activation, num_warps=warps, num_stages=stages)
         return c
     if len(config) > 6 and config[6] == "persistent":
         programs = max(1, min(num_sms, tiles))

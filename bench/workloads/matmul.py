@@ -30,7 +30,8 @@ LARGE = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (128, 256, 64, 8, 8, 
 # tried beside LARGE on the big squares and LLM shapes.
 PERSISTENT = [(128, 256, 64, 8, 8, 3, "persistent"), (128, 128, 64, 8, 4, 4, "persistent")]
 # The same tiles loaded through host tensor descriptors (TMA on Hopper), for
-# row-major operands without an epilogue (kernels.matmul.tma_applies).
+# operands with 16-byte aligned rows (kernels.matmul.tma_applies), with or
+# without the epilogue.
 TMA = [(128, 256, 64, 8, 8, 3, "tma"), (128, 256, 64, 8, 8, 4, "tma"), (128, 128, 64, 8, 4, 4, "tma"),
        (128, 256, 64, 8, 8, 3, "tma-persistent")]
 

@@ -381,18 +381,18 @@ def test_matmul_kernel(rng, name, dtype, out_dtype, epilogue, M):
     a = rng.standard_normal((M, K)).astype(dtype)
     b = rng.standard_normal((K, N)).astype(dtype)
     c = poisoned((M, N), out_dtype)
-    assert mod.tma_applies(a, b, c, bias, "gelu" if epilogue else "") == (not epilogue)
+    bias = rng.standard_normal(N).astype(out_dtype) if epilogue else None
     assert not mod.tma_applies(a, np.zeros((K, N + 1), dtype)[:, :N], c, None, "")  # rows not 16-byte multiples
-    if epilogue:
-        return
     ref = a.astype(np.float64) @ b.astype(np.float64)
+    if epilogue:  # the bias and GELU applied before the descriptor's store
+        ref = gelu_ref(ref + bias.astype(np.float64))
     # B row-major, and column-major (a descriptor of B^T, its tiles read transposed)
     for bb in (b, np.asfortranarray(b)):
-        assert mod.tma_applies(a, bb, c, None, "")
+        assert mod.tma_applies(a, bb, c, bias, "gelu" if epilogue else "")
         for kind in ("tma", "tma-persistent"):
             c = poisoned((M, N), out_dtype)
-            mod.matmul(c, a, bb, None, M, N, K, (K, 1), (bb.strides[0] // item, bb.strides[1] // item), (N, 1),
-                       cfg + (kind,), "", num_sms=3)
+            mod.matmul(c, a, bb, bias, M, N, K, (K, 1), (bb.strides[0] // item, bb.strides[1] // item), (N, 1),
+                       cfg + (kind,), "gelu" if epilogue else "", num_sms=3)
             assert rel_err(c.astype(np.float64), ref) < tol, (kind, bb.strides)
 
 

@@ -32,12 +32,12 @@ def hchain(x_ptr, y_ptr, B: tl.constexpr):
 # CHECK-NEXT: mul.f32 {{%r[0-9]+}}, [[X2]], 0f40400000;
 
 # fp16 pairs stay packed: an f16x2 mul and add per pair, the maximum with
-# the float 0.0 in f32 and rounded back, then the next pair.
+# the float 0.0 in f32 and rounded back (both of the pair in one
+# cvt.rn.f16x2.f32), then the next pair.
 # HALF: mul.f16x2
 # HALF-NOT: mul.f16x2
 # HALF: add.f16x2
 # HALF-NOT: mul.f16x2
-# HALF: cvt.rn.f16.f32
-# HALF-NEXT: cvt.rn.f16.f32
-# HALF-NOT: cvt.rn.f16.f32
+# HALF: cvt.rn.f16x2.f32
+# HALF-NOT: cvt.rn.f16
 # HALF: mul.f16x2
