@@ -548,14 +548,17 @@ static int64_t stage_bytes(const Pipe *p, const Cand *cands, int nc) {
 }
 
 /* Dot wg (see async_dot) becomes asynchronous: a wait for all but its own
- * group follows it in the body, and one for every group the loop's
- * result. */
-static void make_async(Pipe *p, NrOpId wg, NrBuilder *after_loop) {
+ * group follows it in the body (at_end: at the end of the body), and one
+ * for every group the loop's result. */
+static void make_async(Pipe *p, NrOpId wg, NrBuilder *after_loop, bool at_end) {
     NrFunc *f = p->f;
     nr_op_set_bool(f, wg, NR_A_IS_ASYNC, true);
     NrValId r = f->ops[wg].results[0];
     NrTypeId t = f->vals[r].type;
-    NrBuilder b = f->ops[wg].next ? nr_builder_before(f, f->ops[wg].next) : nr_builder_at_end(f, f->ops[wg].block);
+    /* right after the dot, or (at_end) before the yield, its only user */
+    NrBuilder b = at_end ? nr_builder_before(f, nr_block_terminator(f, f->ops[wg].block))
+                  : f->ops[wg].next ? nr_builder_before(f, f->ops[wg].next)
+                                    : nr_builder_at_end(f, f->ops[wg].block);
     b.loc = f->ops[wg].loc;
     NrOpId w1 = nr_build(&b, NR_OP_WARP_GROUP_DOT_WAIT, 1, &r, 1, &t, 0);
     nr_op_set_int(f, w1, NR_A_NUM, 1);
@@ -904,14 +907,25 @@ static void pipeline_loop(Pipe *p) {
     NrValId cc[2] = {iv_ahead, ub};
     NrOpId cmp = nr_build(&top, NR_OP_CMP, 2, cc, 1, &i1, 0);
     nr_op_set_str(f, cmp, NR_A_PRED, "lt");
+    /* With an async dot and cp.async alone, the copies are issued right
+     * after the dot (their addresses and masks still computed up here): the
+     * tensor cores get this iteration's wgmma as soon as its stage is in,
+     * and the copies' issue overlaps it.  The buffer they fill is the one
+     * two dots back, which this iteration's wait and barrier have freed. */
+    bool after_dot = wg && any_cp && !any_tma;
+    NrBuilder cpb = top;
+    if (after_dot) {
+        cpb = f->ops[wg].next ? nr_builder_before(f, f->ops[wg].next) : nr_builder_at_end(f, f->ops[wg].block);
+        cpb.loc = f->ops[wg].loc;
+    }
     for (int j = 0; j < nc; j++) {
         Cand *c = &cands[j];
         if (c->tma) continue;
         NrValId at = c->arg >= 0 ? c->q : clone_at(p, &top, f->ops[c->load].opnds[0], iv, iv_ahead);
         NrValId mask = f->ops[c->load].opnds[1] ? clone_at(p, &top, f->ops[c->load].opnds[1], iv, iv_ahead) : NR_NONE;
-        copy_into(&top, c, at, w, full_mask(p, &top, at, mask, f->ops[cmp].results[0]));
+        copy_into(&cpb, c, at, w, full_mask(p, &top, at, mask, f->ops[cmp].results[0]));
     }
-    if (any_cp) nr_build(&top, NR_OP_ASYNC_COMMIT_GROUP, 0, NULL, 0, NULL, 0);
+    if (any_cp) nr_build(&cpb, NR_OP_ASYNC_COMMIT_GROUP, 0, NULL, 0, NULL, 0);
     if (any_tma) {
         /* this iteration's copies D ahead first, then the wait for this
          * iteration's stage: the copies are in flight during the wait */
@@ -990,7 +1004,7 @@ static void pipeline_loop(Pipe *p) {
         NrValId bar = nr_build1(&tail, NR_OP_MEMDESC_INDEX, bar_view, 2, bi);
         nr_build(&tail, NR_OP_MBARRIER_INVAL, 1, &bar, 0, NULL, 0);
     }
-    if (wg) make_async(p, wg, &tail);
+    if (wg) make_async(p, wg, &tail, after_dot);
 }
 
 static bool has_dot(const NrFunc *f, NrBlockId b) {

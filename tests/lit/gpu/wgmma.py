@@ -125,20 +125,25 @@ def mmp(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.const
 # The pipelined loop, 4 stages: the dot is asynchronous with one group in
 # flight, all waited for after the loop; with room for a fifth buffer (the
 # stage two dots back is the one the copies overwrite) they still run 3
-# iterations ahead (3 stages in the prologue).
+# iterations ahead (3 stages in the prologue).  In the body the dot is
+# issued as soon as its stage is in (the wait, then the barrier); the
+# copies follow it, behind a second barrier (the buffer they fill was read
+# by the dot two iterations back), and the wait for the dot ends the body.
 # PIPE: local_alloc {smem_offset = {{[0-9]+}}} : !smem<5x128x64xf16, #[[SA:L[0-9]+]]>
 # PIPE: local_alloc {smem_offset = {{[0-9]+}}} : !smem<5x64x128xf16, #[[SB:L[0-9]+]]>
 # PIPE-COUNT-3: async_commit_group
 # PIPE-NOT: async_commit_group
 # PIPE: for
 # PIPE: async_wait {num = 2}
-# PIPE: barrier
-# PIPE: async_copy
-# PIPE: async_commit_group
-# PIPE-NEXT: [[VA:%[0-9]+]] = memdesc_index %{{[0-9]+}}, %{{[0-9]+}} : !smem<128x64xf16, #[[SA]]>
+# PIPE: [[VA:%[0-9]+]] = memdesc_index %{{[0-9]+}}, %{{[0-9]+}} : !smem<128x64xf16, #[[SA]]>
 # PIPE-NEXT: [[VB:%[0-9]+]] = memdesc_index %{{[0-9]+}}, %{{[0-9]+}} : !smem<64x128xf16, #[[SB]]>
+# PIPE-NEXT: barrier
 # PIPE-NEXT: [[D:%[0-9]+]] = warp_group_dot [[VA]], [[VB]], %{{[0-9]+}} {is_async = true}
-# PIPE-NEXT: [[W:%[0-9]+]] = warp_group_dot_wait [[D]] {num = 1}
+# PIPE: barrier
+# PIPE-NEXT: async_copy
+# PIPE: async_copy
+# PIPE-NEXT: async_commit_group
+# PIPE: [[W:%[0-9]+]] = warp_group_dot_wait [[D]] {num = 1}
 # PIPE-NOT: local_load
 # PIPE: yield [[W]],
 # PIPE: async_wait {num = 0}

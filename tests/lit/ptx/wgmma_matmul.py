@@ -4,8 +4,9 @@
 # each wait, fence.proxy.async makes them visible to wgmma, a barrier
 # orders them, and each warpgroup issues wgmma.mma_async m64n128k16 with
 # matrix descriptors for A (K-major) and B (N-major: transposed), fenced,
-# committed and left in flight (waited for by the next iteration, and all
-# after the loop) while the copies run 3 iterations ahead (5 buffers).  The descriptors' high words: SBO 1024 >> 4 =
+# committed and left in flight (waited for at the end of the body, for all
+# but the newest group, and all after the loop) while the copies, issued
+# behind the wgmma, run 3 iterations ahead (5 buffers).  The descriptors' high words: SBO 1024 >> 4 =
 # 64 and the 128-byte swizzle (mode 1 in bits 62-63); the low words' LBO:
 # 1 for K-major A, rows x 128 = 8192 >> 4 = 512 for N-major B.  sm_90
 # without 'a' keeps mma.sync.
@@ -23,8 +24,7 @@
 # CHECK-NEXT: fence.proxy.async.shared::cta;
 # CHECK-NOT: wgmma
 # CHECK: bar.sync 0;
-# CHECK: cp.async.cg.shared.global
-# CHECK: cp.async.commit_group;
+# CHECK-NOT: cp.async.cg.shared.global
 # CHECK: wgmma.fence.sync.aligned;
 # CHECK: bfe.u32 [[T:%r[0-9]+]], %r{{[0-9]+}}, 4, 14;
 # CHECK-NEXT: or.b32 [[LO:%r[0-9]+]], [[T]], 65536;
@@ -35,7 +35,12 @@
 # Two 64-row tiles per warpgroup, 4 k steps of 16.
 # CHECK-COUNT-7: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 # CHECK-NEXT: wgmma.commit_group.sync.aligned;
-# CHECK-NEXT: wgmma.wait_group.sync.aligned 1;
+# The next stages' copies while the wgmma runs, then the wait for the one before it.
+# CHECK: bar.sync 0;
+# CHECK: cp.async.cg.shared.global
+# CHECK: cp.async.commit_group;
+# CHECK-NOT: wgmma.mma_async
+# CHECK: wgmma.wait_group.sync.aligned 1;
 # CHECK-NOT: wgmma.mma_async
 # CHECK: bra.uni
 # CHECK: cp.async.wait_group 0;
@@ -48,7 +53,8 @@
 # W8: .target sm_90a
 # W8-COUNT-4: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
 # W8-NEXT: wgmma.commit_group.sync.aligned;
-# W8-NEXT: wgmma.wait_group.sync.aligned 1;
+# W8: cp.async.commit_group;
+# W8: wgmma.wait_group.sync.aligned 1;
 
 # SM90: .target sm_90
 # SM90-NOT: wgmma
