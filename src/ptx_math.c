@@ -1218,11 +1218,15 @@ static NrPv gamma2m(M *D, NrPv t) {
     return add(D, t, fma3(D, t, g, g));
 }
 
-/* lgamma(a) for a >= 12: Stirling, as a double-double. */
+/* lgamma(a) for a >= 12: Stirling, as a double-double.  (a - 1/2) log a - a
+ * is formed as (a - 1/2)(log a - 1) - 1/2: near lgamma's overflow (a ~
+ * 2^1014) the product (a - 1/2) log a alone exceeds the largest double.
+ * log a - 1 is exact in the high part (log a >= 2.48). */
 static DD stirling(M *D, NrPv a) {
     DD L = log_dd(D, a);
-    DD A = dd_mul_d(D, L, sub(D, a, K(D, 0.5)));
-    DD B = dd_add(D, A, (DD){neg(D, a), K(D, 0)});
+    DD Lm1 = {sub(D, L.h, K(D, 1.0)), L.l};
+    DD A = dd_mul_d(D, Lm1, sub(D, a, K(D, 0.5)));
+    DD B = dd_add(D, A, (DD){K(D, -0.5), K(D, 0)});
     NrPv w = dvd(D, K(D, 1.0), a);
     NrPv s = mul(D, w, POLY(D, mul(D, w, w), STIRLING));
     DD C = {K(D, 0x1.d67f1c864beb5p-1), add(D, K(D, -0x1.65b5a1b7ff5dfp-55), s)}; /* log sqrt(2 pi) + series */
