@@ -138,7 +138,7 @@ static void pack_words(NrPtx *p, NrDtype dt, const NrPv *e, int n, int es, NrPv 
     for (int i = 0; i < n / per; i++) {
         if (es == 2 && e[2 * i].k == NR_PK_H && e[2 * i + 1].k == NR_PK_H) {
             /* mov.b32 {lo, hi}: ptxas sees through it to a pair's one register (cvt.rn.f16x2.f32) */
-            w[i] = nr_pb_pack(p, e[2 * i], e[2 * i + 1]);
+            w[i] = nr_ptx_pack_word(p, dt, e + 2 * i);
             continue;
         }
         NrPv acc = nr_pv_i32(0);
@@ -193,7 +193,7 @@ static void load_group(NrPtx *p, NrOpId op, NrDtype dt, NrPv addr, NrPv pred, co
     int per = 4 / es;
     for (int i = 0; i < n; i++) {
         if (es == 2 && nr_ptx_kind(dt) == NR_PK_H && w[i / per].r) { /* mov.b32 {lo, hi}, w */
-            if (i % 2 == 0) nr_pb_unpack(p, w[i / per], &out[i], &out[i + 1]);
+            if (i % 2 == 0) nr_ptx_unpack_word(p, dt, w[i / per], &out[i]);
             continue;
         }
         out[i] = extract(p, dt, w[i / per], i % per, es);

@@ -47,6 +47,16 @@ def _compare(name, gpu, ref, tol=None):
     return None
 
 
+def _from_device(torch, t, a):
+    """CUDA tensor t, the GPU copy of array a, back as an array of a's shape and dtype (numpy has no
+    bf16 or fp8: their bits come back as integers and are viewed as a's dtype)."""
+    host = t.cpu()
+    if host.dtype in (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
+        host = host.view(torch.uint8 if a.itemsize == 1 else torch.int16)
+    got = host.numpy().reshape(a.shape)
+    return got.view(a.dtype) if got.dtype != a.dtype else got
+
+
 plain_run = None  # JITFunction.run before install(): tests of the launch path put it back
 ignored = set()   # argument names not compared (results that depend on the order of atomics)
 tol_override = 0.0  # a looser relative tolerance for floats (sim_mode.tolerance)
@@ -110,12 +120,7 @@ def install():
         for (kind, key), t in dev.items():
             a = args[key] if kind == "a" else kwargs[key]
             ref = iargs[key] if kind == "a" else ikw[key]
-            host = t.cpu()
-            if host.dtype in (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
-                host = host.view(torch.uint8 if a.itemsize == 1 else torch.int16)
-            got = host.numpy().reshape(a.shape)
-            if got.dtype != a.dtype:
-                got = got.view(a.dtype)
+            got = _from_device(torch, t, a)
             name = self.arg_names[key] if kind == "a" else key
             msg = None if name in ignored else _compare(f"{self.__name__} argument {key}", got, ref,
                                                           max(1e-3 if fp8 else 0.0, tol_override))
@@ -143,12 +148,7 @@ def install():
         compiled = orig_run(self, *gargs, grid=grid, **gkw)
         torch.cuda.synchronize()
         for k, (a, ref, t) in dev.items():
-            host = t.cpu()
-            if host.dtype in (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
-                host = host.view(torch.uint8 if a.itemsize == 1 else torch.int16)
-            got = host.numpy().reshape(a.shape)
-            if got.dtype != a.dtype:
-                got = got.view(a.dtype)
+            got = _from_device(torch, t, a)
             name = self.arg_names[k] if isinstance(k, int) else k
             msg = None if name in ignored else _compare(f"{self.__name__} argument {k}", got, ref, tol_override)
             if msg:

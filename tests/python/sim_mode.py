@@ -164,15 +164,6 @@ def _with_clones(v, clones):
     return v
 
 
-def _resolve(bound, name):
-    """The value of flattened parameter name ("args.0.1", "desc.shape.0") in the bound arguments."""
-    parts = name.split(".")
-    v = bound[parts[0]]
-    for p in parts[1:]:
-        v = v[int(p)] if isinstance(v, (tuple, list)) else getattr(v, p)
-    return v
-
-
 def simulate(fn, arch, signature, num_warps, num_stages, bound, grid, originals):
     """Runs fn's kernel for arch on the simulator over copies of originals; returns
     {name: simulated array}, or None for sm_90a PTX without Hopper's own instructions
@@ -191,7 +182,7 @@ def run_compiled(k, bound, grid, originals):
     allocs, by_id = {}, {}
     params, values = [], {}
     for kind, name, _dt, _pi in sorted(k.args, key=lambda a: a[3]):
-        v = _resolve(bound, name)
+        v = _jit._resolve(bound, name)  # flattened parameter name ("args.0.1", "desc.shape.0")
         if kind == "buffer":
             if id(v) not in by_id:  # the same array passed twice is one allocation
                 by_id[id(v)] = mem.from_array(v, name)
