@@ -96,9 +96,7 @@ static void relayout(Co *c, NrOpId op, int32_t l) {
     int32_t old = nr_gpu_layout_of(f, r);
     if (!old || old == l) return;
     nr_gpu_set_layout(f, r, l);
-    NrOpId next = f->ops[op].next;
-    NrBuilder b = next ? nr_builder_before(f, next) : nr_builder_at_end(f, f->ops[op].block);
-    b.loc = f->ops[op].loc;
+    NrBuilder b = nr_builder_after(f, op);
     NrTypeId back = nr_type_with_layout(c->m, f->vals[r].type, old);
     NrOpId cv = nr_build(&b, NR_OP_CONVERT_LAYOUT, 1, &r, 1, &back, 0);
     NrValId nv = f->ops[cv].results[0];

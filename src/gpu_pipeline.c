@@ -556,9 +556,7 @@ static void make_async(Pipe *p, NrOpId wg, NrBuilder *after_loop, bool at_end) {
     NrValId r = f->ops[wg].results[0];
     NrTypeId t = f->vals[r].type;
     /* right after the dot, or (at_end) before the yield, its only user */
-    NrBuilder b = at_end ? nr_builder_before(f, nr_block_terminator(f, f->ops[wg].block))
-                  : f->ops[wg].next ? nr_builder_before(f, f->ops[wg].next)
-                                    : nr_builder_at_end(f, f->ops[wg].block);
+    NrBuilder b = at_end ? nr_builder_before(f, nr_block_terminator(f, f->ops[wg].block)) : nr_builder_after(f, wg);
     b.loc = f->ops[wg].loc;
     NrOpId w1 = nr_build(&b, NR_OP_WARP_GROUP_DOT_WAIT, 1, &r, 1, &t, 0);
     nr_op_set_int(f, w1, NR_A_NUM, 1);
@@ -914,10 +912,7 @@ static void pipeline_loop(Pipe *p) {
      * two dots back, which this iteration's wait and barrier have freed. */
     bool after_dot = wg && any_cp && !any_tma;
     NrBuilder cpb = top;
-    if (after_dot) {
-        cpb = f->ops[wg].next ? nr_builder_before(f, f->ops[wg].next) : nr_builder_at_end(f, f->ops[wg].block);
-        cpb.loc = f->ops[wg].loc;
-    }
+    if (after_dot) cpb = nr_builder_after(f, wg);
     for (int j = 0; j < nc; j++) {
         Cand *c = &cands[j];
         if (c->tma) continue;

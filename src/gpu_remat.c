@@ -498,9 +498,7 @@ static NrBuilder after_def(NrFunc *f, NrValId v) {
         NrOpId first = f->blocks[b].first;
         return first ? nr_builder_before(f, first) : nr_builder_at_end(f, b);
     }
-    NrOpId next = f->ops[def].next;
-    NrBuilder b = next ? nr_builder_before(f, next) : nr_builder_at_end(f, f->ops[def].block);
-    b.loc = f->ops[def].loc;
+    NrBuilder b = nr_builder_after(f, def);
     return b;
 }
 

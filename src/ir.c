@@ -589,6 +589,12 @@ NrBuilder nr_builder_before(NrFunc *f, NrOpId op) {
     return bl;
 }
 
+NrBuilder nr_builder_after(NrFunc *f, NrOpId op) {
+    NrBuilder bl = f->ops[op].next ? nr_builder_before(f, f->ops[op].next) : nr_builder_at_end(f, f->ops[op].block);
+    bl.loc = f->ops[op].loc;
+    return bl;
+}
+
 NrOpId nr_build(NrBuilder *b, NrOpcode opc, int nopnds, const NrValId *opnds, int nres, const NrTypeId *rtypes,
                 int nregions) {
     NrOpId op = nr_op_new(b->f, opc, nopnds, opnds, nres, rtypes, nregions, b->loc);

@@ -308,6 +308,8 @@ typedef struct NrBuilder {
 
 NrBuilder nr_builder_at_end(NrFunc *f, NrBlockId b);
 NrBuilder nr_builder_before(NrFunc *f, NrOpId op);
+/* Right after op (before its next op, or at the end of its block), at op's location. */
+NrBuilder nr_builder_after(NrFunc *f, NrOpId op);
 /* Create op at the builder's point and return it. */
 NrOpId nr_build(NrBuilder *b, NrOpcode opc, int nopnds, const NrValId *opnds, int nres, const NrTypeId *rtypes,
                 int nregions);
