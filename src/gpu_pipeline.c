@@ -54,7 +54,9 @@
  * gpu-barriers then puts one barrier after the wait: it orders the copies of
  * this iteration after every thread's reads of that buffer in the previous
  * one (by every dot that reads it), and the reads after every thread's
- * copies.  Copies past the end of the loop are masked off (cp.async
+ * copies.  When the body's only dot reads both its operands from the
+ * stages, the copies move after it (see after_dot below), and gpu-barriers
+ * puts a second barrier before them.  Copies past the end of the loop are masked off (cp.async
  * zero-fills); gpu-smem keeps the buffers live until the drain.  Loads with
  * another `other` than 0, or whose pointers or masks depend on other
  * loop-carried values, stay as they are.
@@ -547,6 +549,27 @@ static int64_t stage_bytes(const Pipe *p, const Cand *cands, int nc) {
     return n;
 }
 
+/* The body's only dot when it is an mma.sync dot both of whose operands
+ * are candidates converted into its operand layouts (local_loads after
+ * pipelining). */
+static NrOpId sync_dot(Pipe *p, const Cand *cands, int nc) {
+    NrFunc *f = p->f;
+    NrBlockId body = f->ops[p->loop].regions[0];
+    NrOpId dot = NR_NONE;
+    NR_FOR_OPS(f, body, o) {
+        if (f->ops[o].opc == NR_OP_WARP_GROUP_DOT || (f->ops[o].opc == NR_OP_DOT && dot)) return NR_NONE;
+        if (f->ops[o].opc == NR_OP_DOT) dot = o;
+    }
+    if (!dot) return NR_NONE;
+    for (int i = 0; i < 2; i++) {
+        bool staged = false;
+        for (int k = 0; k < nc; k++) staged |= f->ops[cands[k].conv].opc == NR_OP_CONVERT_LAYOUT &&
+                                              f->ops[cands[k].conv].results[0] == f->ops[dot].opnds[i];
+        if (!staged) return NR_NONE;
+    }
+    return dot;
+}
+
 /* Dot wg (see async_dot) becomes asynchronous: a wait for all but its own
  * group follows it in the body (at_end: at the end of the body), and one
  * for every group the loop's result. */
@@ -905,14 +928,16 @@ static void pipeline_loop(Pipe *p) {
     NrValId cc[2] = {iv_ahead, ub};
     NrOpId cmp = nr_build(&top, NR_OP_CMP, 2, cc, 1, &i1, 0);
     nr_op_set_str(f, cmp, NR_A_PRED, "lt");
-    /* With an async dot and cp.async alone, the copies are issued right
-     * after the dot (their addresses and masks still computed up here): the
-     * tensor cores get this iteration's wgmma as soon as its stage is in,
-     * and the copies' issue overlaps it.  The buffer they fill is the one
-     * two dots back, which this iteration's wait and barrier have freed. */
-    bool after_dot = wg && any_cp && !any_tma;
+    /* With cp.async alone, the copies are issued right after the dot
+     * (their addresses and masks still computed up here): the tensor cores
+     * get this iteration's wgmma, or its first mma.sync, as soon as its
+     * stage is in, and the copies' issue overlaps the dot.  The buffer they
+     * fill is one the previous iterations read (two dots back for an async
+     * wgmma), which this iteration's wait and barrier have freed. */
+    NrOpId sdot = wg ? NR_NONE : sync_dot(p, cands, nc);
+    bool after_dot = (wg || sdot) && any_cp && !any_tma;
     NrBuilder cpb = top;
-    if (after_dot) cpb = nr_builder_after(f, wg);
+    if (after_dot) cpb = nr_builder_after(f, wg ? wg : sdot);
     for (int j = 0; j < nc; j++) {
         Cand *c = &cands[j];
         if (c->tma) continue;

@@ -1,7 +1,9 @@
 # gpu-pipeline: a loop that tl.range asks to pipeline 3 deep, whose A and B
 # tiles feed a dot, stages them through 3-buffered shared memory with
-# cp.async copies issued 2 iterations ahead; one barrier per iteration, a
-# drain after the loop. A loop without num_stages is left alone.
+# cp.async copies issued 2 iterations ahead, right after the dot: a barrier
+# after the wait before the stage is read, another before the copies (which
+# fill the stage the previous iteration read), a drain after the loop. A loop
+# without num_stages is left alone.
 # RUN: nereid ir %s -k matmul -s '*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:16, 64, 64, 32' | nereid opt - --pass gpu-convert --pass gpu-coalesce --pass gpu-remove-converts --pass gpu-pipeline --pass gpu-remove-converts --pass gpu-smem --pass gpu-barriers | filecheck %s
 # RUN: nereid ir %s -k plain -s '*fp16:16, *fp16:16, *fp32:16, i32:16, 32' | nereid opt - --pass gpu-convert --pass gpu-coalesce --pass gpu-remove-converts --pass gpu-pipeline | filecheck %s --check-prefix=PLAIN
 import triton
@@ -40,17 +42,19 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, BM: tl.constexpr,
 # CHECK: = for {{.*}} {num_stages = 3} : tensor<64x64xf32, #{{L[0-9]+}}>, tensor<64x32xptr<f16>, {{.*}}>, tensor<32x64xptr<f16>, {{.*}}>, i32, i32 {
 # CHECK-NEXT: ^(%{{[0-9]+}}: i32, {{.*}}, [[R:%[0-9]+]]: i32, [[W:%[0-9]+]]: i32):
 # CHECK-NEXT: async_wait {num = 1}
-# CHECK: memdesc_index [[A]], [[W]]
+# CHECK-NOT: async_copy
+# CHECK: [[VA:%[0-9]+]] = memdesc_index [[A]], [[R]]
 # CHECK-NEXT: barrier
-# CHECK-NEXT: async_copy
-# CHECK: memdesc_index [[B]], [[W]]
-# CHECK-NEXT: async_copy
-# CHECK-NEXT: async_commit_group
-# CHECK-NEXT: [[VA:%[0-9]+]] = memdesc_index [[A]], [[R]]
 # CHECK-NEXT: [[TA:%[0-9]+]] = local_load [[VA]]
 # CHECK-NEXT: [[VB:%[0-9]+]] = memdesc_index [[B]], [[R]]
 # CHECK-NEXT: [[TB:%[0-9]+]] = local_load [[VB]]
 # CHECK-NEXT: dot [[TA]], [[TB]]
+# CHECK-NEXT: memdesc_index [[A]], [[W]]
+# CHECK-NEXT: barrier
+# CHECK-NEXT: async_copy
+# CHECK-NEXT: memdesc_index [[B]], [[W]]
+# CHECK-NEXT: async_copy
+# CHECK-NEXT: async_commit_group
 # CHECK-NOT: barrier
 # CHECK: yield
 # CHECK-NEXT: }

@@ -47,18 +47,20 @@ def ivmm(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, BM: tl.constexpr, BN: tl.
 # CHECK-NEXT: [[AHEAD:%[0-9]+]] = add [[IV]], %{{[0-9]+}} : i32
 # CHECK-NEXT: cmp [[AHEAD]], %K {pred = "lt"} : i1
 # CHECK: splat [[AHEAD]]
+# CHECK-NOT: async_copy
+# CHECK: [[VA:%[0-9]+]] = memdesc_index [[A]], [[R]]
+# CHECK-NEXT: barrier
+# CHECK-NEXT: [[TA:%[0-9]+]] = local_load [[VA]]
+# CHECK: [[VB:%[0-9]+]] = memdesc_index [[B]], [[R]]
+# CHECK-NEXT: [[TB:%[0-9]+]] = local_load [[VB]]
+# CHECK: dot [[TA]], [[TB]]
+# The copies follow the dot.
 # CHECK: memdesc_index [[A]], [[W]]
 # CHECK-NEXT: barrier
 # CHECK-NEXT: async_copy
 # CHECK: memdesc_index [[B]], [[W]]
 # CHECK-NEXT: async_copy
 # CHECK-NEXT: async_commit_group
-# CHECK-NOT: barrier
-# CHECK: [[VA:%[0-9]+]] = memdesc_index [[A]], [[R]]
-# CHECK-NEXT: [[TA:%[0-9]+]] = local_load [[VA]]
-# CHECK: [[VB:%[0-9]+]] = memdesc_index [[B]], [[R]]
-# CHECK-NEXT: [[TB:%[0-9]+]] = local_load [[VB]]
-# CHECK: dot [[TA]], [[TB]]
 # CHECK-NOT: barrier
 # CHECK-NOT: load
 # CHECK: yield

@@ -17,14 +17,21 @@
 # S3: cp.async.commit_group;
 # S3: cp.async.cg.shared.global
 # S3: cp.async.commit_group;
-# The loop: wait for the oldest stage, barrier, copy ahead, read the stage.
+# The loop: wait for the oldest stage, barrier, read the stage into the
+# mma.sync fragments, then (after a barrier) the copies ahead.
 # S3: cp.async.wait_group 1;
 # S3: bar.sync 0;
+# S3-NOT: cp.async
+# S3: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%r{{[0-9]+}}];
+# S3-NOT: cp.async
+# S3: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+# S3-NOT: cp.async
+# S3: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+# S3: bar.sync 0;
+# S3-NOT: mma.sync
 # S3: cp.async.cg.shared.global
 # S3: cp.async.commit_group;
-# S3: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%r{{[0-9]+}}];
-# S3: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
-# S3: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+# S3-NOT: mma.sync
 # S3: bra.uni
 # After the loop: drain, then the epilogue through shared memory.
 # S3: cp.async.wait_group 0;
