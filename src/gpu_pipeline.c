@@ -56,10 +56,10 @@
  * one (by every dot that reads it), and the reads after every thread's
  * copies.  When the body's only dot reads both its operands from the
  * stages, the copies move after it (see after_dot below), and gpu-barriers
- * puts a second barrier before them.  Copies past the end of the loop are masked off (cp.async
- * zero-fills); gpu-smem keeps the buffers live until the drain.  Loads with
- * another `other` than 0, or whose pointers or masks depend on other
- * loop-carried values, stay as they are.
+ * puts a second barrier before them.  Copies past the end of the loop are
+ * masked off (cp.async zero-fills); gpu-smem keeps the buffers live until
+ * the drain.  Loads with another `other` than 0, or whose pointers or masks
+ * depend on other loop-carried values, stay as they are.
  *
  * S is capped so that the S buffers fit in shared memory beside what else
  * the loop keeps there (other buffers, the largest scratch of its ops).  A
@@ -503,6 +503,27 @@ static void drop_dead_pointers(Pipe *p, int arg) {
     nr_block_remove_arg(f, body, arg);
 }
 
+/* The body's only dot (of either kind) when it is an `opc` op both of whose
+ * operands are candidates' `staging` ops (a local_alloc staging a tile for
+ * warp_group_dot, a convert_layout into an mma.sync operand layout). */
+static NrOpId staged_dot(Pipe *p, const Cand *cands, int nc, NrOpcode opc, NrOpcode staging) {
+    NrFunc *f = p->f;
+    NrOpId dot = NR_NONE;
+    NR_FOR_OPS(f, f->ops[p->loop].regions[0], o) {
+        if (f->ops[o].opc != NR_OP_DOT && f->ops[o].opc != NR_OP_WARP_GROUP_DOT) continue;
+        if (dot || f->ops[o].opc != opc) return NR_NONE;
+        dot = o;
+    }
+    if (!dot) return NR_NONE;
+    for (int i = 0; i < 2; i++) {
+        bool staged = false;
+        for (int k = 0; k < nc; k++) staged |= f->ops[cands[k].conv].opc == staging &&
+                                              f->ops[cands[k].conv].results[0] == f->ops[dot].opnds[i];
+        if (!staged) return NR_NONE;
+    }
+    return dot;
+}
+
 /* The loop's warp_group_dot, if it may run asynchronously, one group in
  * flight across iterations: S >= 3; it is the body's only dot; both its
  * operands are staged by the candidates; its accumulator is a carried
@@ -513,19 +534,9 @@ static NrOpId async_dot(Pipe *p, const Cand *cands, int nc) {
     NrFunc *f = p->f;
     NrBlockId body = f->ops[p->loop].regions[0];
     if (p->stages < 3) return NR_NONE;
-    NrOpId wg = NR_NONE;
-    NR_FOR_OPS(f, body, o) {
-        if (f->ops[o].opc == NR_OP_DOT || (f->ops[o].opc == NR_OP_WARP_GROUP_DOT && wg)) return NR_NONE;
-        if (f->ops[o].opc == NR_OP_WARP_GROUP_DOT) wg = o;
-    }
+    NrOpId wg = staged_dot(p, cands, nc, NR_OP_WARP_GROUP_DOT, NR_OP_LOCAL_ALLOC);
     if (!wg) return NR_NONE;
     const NrOp *w = &f->ops[wg];
-    for (int i = 0; i < 2; i++) {
-        bool staged = false;
-        for (int k = 0; k < nc; k++) staged |= f->ops[cands[k].conv].opc == NR_OP_LOCAL_ALLOC &&
-                                              f->ops[cands[k].conv].results[0] == w->opnds[i];
-        if (!staged) return NR_NONE;
-    }
     NrValId acc = w->opnds[2], r = w->results[0];
     if (f->vals[acc].def || f->vals[acc].block != body || uses_of(f, acc) != 1 || uses_of(f, r) != 1) return NR_NONE;
     if (nr_dtype_info[p->m->types[f->vals[r].type].dtype].bytes != 4) return NR_NONE;
@@ -547,27 +558,6 @@ static int64_t stage_bytes(const Pipe *p, const Cand *cands, int nc) {
         n += nr_type_numel(p->m, t) * nr_dtype_info[p->m->types[t].dtype].bytes;
     }
     return n;
-}
-
-/* The body's only dot when it is an mma.sync dot both of whose operands
- * are candidates converted into its operand layouts (local_loads after
- * pipelining). */
-static NrOpId sync_dot(Pipe *p, const Cand *cands, int nc) {
-    NrFunc *f = p->f;
-    NrBlockId body = f->ops[p->loop].regions[0];
-    NrOpId dot = NR_NONE;
-    NR_FOR_OPS(f, body, o) {
-        if (f->ops[o].opc == NR_OP_WARP_GROUP_DOT || (f->ops[o].opc == NR_OP_DOT && dot)) return NR_NONE;
-        if (f->ops[o].opc == NR_OP_DOT) dot = o;
-    }
-    if (!dot) return NR_NONE;
-    for (int i = 0; i < 2; i++) {
-        bool staged = false;
-        for (int k = 0; k < nc; k++) staged |= f->ops[cands[k].conv].opc == NR_OP_CONVERT_LAYOUT &&
-                                              f->ops[cands[k].conv].results[0] == f->ops[dot].opnds[i];
-        if (!staged) return NR_NONE;
-    }
-    return dot;
 }
 
 /* Dot wg (see async_dot) becomes asynchronous: a wait for all but its own
@@ -934,7 +924,7 @@ static void pipeline_loop(Pipe *p) {
      * stage is in, and the copies' issue overlaps the dot.  The buffer they
      * fill is one the previous iterations read (two dots back for an async
      * wgmma), which this iteration's wait and barrier have freed. */
-    NrOpId sdot = wg ? NR_NONE : sync_dot(p, cands, nc);
+    NrOpId sdot = wg ? NR_NONE : staged_dot(p, cands, nc, NR_OP_DOT, NR_OP_CONVERT_LAYOUT);
     bool after_dot = (wg || sdot) && any_cp && !any_tma;
     NrBuilder cpb = top;
     if (after_dot) cpb = nr_builder_after(f, wg ? wg : sdot);

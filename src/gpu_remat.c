@@ -498,8 +498,7 @@ static NrBuilder after_def(NrFunc *f, NrValId v) {
         NrOpId first = f->blocks[b].first;
         return first ? nr_builder_before(f, first) : nr_builder_at_end(f, b);
     }
-    NrBuilder b = nr_builder_after(f, def);
-    return b;
+    return nr_builder_after(f, def);
 }
 
 static bool cheap(const NrOp *o) {
