@@ -1,7 +1,8 @@
 /* arena.h - one bump allocator per compilation.
  *
  * Everything a compilation allocates (AST, IR, diagnostics, strings) comes
- * from one NrArena and is released by one nr_arena_free().  Allocations are
+ * from one NrArena and is released by one nr_arena_free() (its standard-size
+ * chunks to the calling thread's cache, which the thread's next arenas use).  Allocations are
  * zeroed and 16-byte aligned.  Growable arrays use nr_arena_grow(), which
  * extends the newest allocation in place and otherwise copies. */
 #ifndef NR_ARENA_H
