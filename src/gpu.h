@@ -179,6 +179,7 @@ bool nr_gpu_convert(NrModule *m, NrDiags *d);
 bool nr_gpu_coalesce(NrModule *m, NrDiags *d);
 bool nr_gpu_remove_converts(NrModule *m, NrDiags *d);
 bool nr_gpu_pipeline_loops(NrModule *m, NrDiags *d);
+bool nr_gpu_hoist_loads(NrModule *m, NrDiags *d);
 bool nr_gpu_tma_stores(NrModule *m, NrDiags *d);
 bool nr_gpu_alloc_smem(NrModule *m, NrDiags *d);
 bool nr_gpu_barriers(NrModule *m, NrDiags *d);

@@ -1260,6 +1260,7 @@ bool nr_run_gpu_pipeline(NrModule *m, const NrGpuOptions *opt, NrDiags *d) {
         run(&r, "gpu-pipeline", nr_gpu_pipeline_loops);
         run(&r, "gpu-remove-converts", nr_gpu_remove_converts);
     }
+    run(&r, "gpu-hoist-loads", nr_gpu_hoist_loads);
     run(&r, "gpu-tma-stores", nr_gpu_tma_stores);
     run(&r, "gpu-smem", nr_gpu_alloc_smem);
     run(&r, "gpu-barriers", nr_gpu_barriers);
