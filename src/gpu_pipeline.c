@@ -731,7 +731,8 @@ static int64_t alloc_bytes(const Pipe *p, NrValId v) {
 /* Bytes of shared memory the ring buffers cannot have while the loop runs:
  * the buffers live in it (allocated in the body, or before it and read in
  * it) other than the tiles the candidates stage, and the largest scratch of
- * an op of the body, with room for alignment. */
+ * an op of the body other than the conversions the candidates stage, with
+ * room for alignment. */
 static int64_t other_smem(const Pipe *p, const Cand *cands, int nc) {
     NrFunc *f = p->f;
     int64_t allocs = 0, scratch = 0;
@@ -744,6 +745,10 @@ static int64_t other_smem(const Pipe *p, const Cand *cands, int nc) {
             for (int k = 0; k < nc; k++) staged |= cands[k].conv == o;
             if (!staged && (in || read_inside(p, op->results[0]))) allocs += alloc_bytes(p, op->results[0]) + 1024;
         } else if (in) {
+            /* the conversions the candidates stage go away with their scratch */
+            bool staged = false;
+            for (int k = 0; k < nc; k++) staged |= cands[k].conv == o || cands[k].mid == o;
+            if (staged) continue;
             int64_t b = nr_gpu_scratch_bytes(f, o);
             if (b > scratch) scratch = b;
         }
