@@ -20,7 +20,7 @@
 #include "gpu_impl.h"
 #include "util.h"
 
-enum { MAX_BYTES = 64, MAX_TOTAL = 128 };
+enum { MAX_BYTES = 16, MAX_TOTAL = 32 };
 
 typedef struct Hoist {
     NrFunc *f;

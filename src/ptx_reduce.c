@@ -530,6 +530,25 @@ static void reduce_emit(NrPtx *p, NrOpId op, const Comb *c, NrDtype dt, const Nr
         if (c->arg) nr_ptx_st_shared(p, NR_DT_I32, nr_ptx_smem_index_addr(p, ioff, slot, 4), gi[g], nr_pv_pred(true));
     }
     nr_ptx_bar(p);
+    if (nout == 1 && R.nwax >= 2 && R.nwax <= 5) {
+        /* One result per thread: lane l reads the partial of warp l mod W,
+         * and a butterfly over the lanes combines the W partials, so each
+         * thread holds one partial instead of W. */
+        NrPv o = D ? nr_pb_bin(p, NR_PO_XOR, NR_PT_B32, dtflat, nr_pv_i32(D->regflat[0])) : nr_pv_i32(0);
+        NrPv lw = nr_pb_bin(p, NR_PO_AND, NR_PT_B32, lane_v(p), nr_pv_i32((1u << R.nwax) - 1));
+        NrPv slot = nr_pb_bin(p, NR_PO_ADD, NR_PT_U32, o,
+                              nr_pb_bin(p, NR_PO_MUL, NR_PT_U32, lw, nr_pv_i32((uint32_t)R.numel_out)));
+        NrPv v = nr_ptx_ld_shared(p, c->adt, nr_ptx_smem_index_addr(p, off, slot, es));
+        NrPv idx = c->arg ? nr_ptx_ld_shared(p, NR_DT_I32, nr_ptx_smem_index_addr(p, ioff, slot, 4)) : nr_pv_i32(0);
+        for (int i = 0; i < R.nwax; i++) {
+            NrPv v2 = shfl(p, "bfly", v, nr_pv_i32(1 << i));
+            NrPv i2 = c->arg ? shfl(p, "bfly", idx, nr_pv_i32(1 << i)) : nr_pv_i32(0);
+            combine(p, c, &v, &idx, v2, i2);
+        }
+        out[0] = v;
+        if (outi) outi[0] = idx;
+        return;
+    }
     for (int r = 0; r < nout; r++) {
         NrPv o = D ? nr_pb_bin(p, NR_PO_XOR, NR_PT_B32, dtflat, nr_pv_i32(D->regflat[r])) : nr_pv_i32(0);
         NrPv v = {0}, idx = nr_pv_i32(0);
