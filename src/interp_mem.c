@@ -29,10 +29,22 @@ static const char *op_verb(const NrOp *op) {
 static NrIStatus access_fail(NrInterp *in, const NrOp *op, const NrType *t, int64_t lane, uint64_t addr, int size) {
     const char *what = nr_op_info[op->opc].name, *verb = op_verb(op);
     const char *where = nr_iwhere(in, t, lane);
-    uint64_t idx = (addr >> NR_INTERP_SHIFT) - 1;
-    if (addr >> NR_INTERP_SHIFT && idx < (uint64_t)in->nbufs && in->bufs[idx].is_buf) {
-        const NrIBuf *b = &in->bufs[idx];
-        int64_t off = (int64_t)(addr - b->vbase);
+    /* The nearest buffer: the one whose region holds addr, or the next one
+     * up when addr lies less than 1 MiB below its base (a buffer's base
+     * keeps the host address's low bits, so a small negative offset may
+     * fall into the region below). */
+    const NrIBuf *b = NULL;
+    int64_t off = 0;
+    for (uint64_t r = addr >> NR_INTERP_SHIFT; r <= (addr >> NR_INTERP_SHIFT) + 1; r++) {
+        if (r == 0 || r - 1 >= (uint64_t)in->nbufs || !in->bufs[r - 1].is_buf) continue;
+        int64_t o = (int64_t)(addr - in->bufs[r - 1].vbase);
+        if (o < -(INT64_C(1) << 20)) continue;
+        if (!b || llabs(o) < llabs(off)) {
+            b = &in->bufs[r - 1];
+            off = o;
+        }
+    }
+    if (b) {
         if (off >= 0 && (uint64_t)off < b->bytes && b->bytes - (uint64_t)off >= (uint64_t)size)
             return nr_ifail(in, op,
                             "misaligned %s: %s %s a %d-byte element at byte %" PRId64

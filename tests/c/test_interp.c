@@ -1302,7 +1302,10 @@ static void check_fault(Fault fault, const char *want) {
             store(&k, ptrs(&k, k.arg[1], NB), op_, 0);
     }
     ret(&k);
-    float x[16], out[NB];
+    /* x starts a page, so a read 12 bytes before it leaves x's region of
+     * the interpreter's address space: the message must still name x. */
+    static _Alignas(4096) float x[16];
+    float out[NB];
     for (int i = 0; i < 16; i++) x[i] = 1;
     for (int i = 0; i < NB; i++) out[i] = -1;
     /* x has 16 floats (64 bytes); 32-lane blocks of program 0 overrun it at lane 16. */
