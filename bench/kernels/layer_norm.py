@@ -4,13 +4,13 @@ Forward: one program per row, the whole row in one block (BLOCK >= n_cols),
 statistics in fp32; the mean and 1/std of each row are kept for the backward.
 
 Backward, in two kernels:
-  1. one program per row computes dx, and adds the row's contributions to dw
-     and db into one of GROUP partial sums (row % GROUP).  Programs that share
-     a partial sum take turns through a spin lock (atomic_cas / atomic_xchg);
-     a counter per group says whether the partial sum holds data yet, so the
-     partial buffers need no clearing.  locks holds GROUP locks, then GROUP
-     counters, and must be zero at launch.
-  2. programs over column blocks sum the partial sums into dw and db.
+  1. each of P programs takes a run of consecutive rows, computes their dx,
+     and sums the rows' contributions to dw and db in registers; it stores
+     the two sums as its row of the (P, n_cols) fp32 partial buffers.  No
+     locks and no atomics: every partial row has one writer.
+  2. programs over column blocks sum the P partial rows into dw and db.
+(examples/layer_norm.py keeps the tutorial's form, one program per row
+adding into shared partial sums under atomic_cas spin locks.)
 
 Written in the Triton dialect; bench/harness.py executes this file once with
 `triton` bound to Triton and once to Nereid."""
@@ -39,41 +39,36 @@ def layer_norm_fwd_kernel(x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, stride
 
 @triton.jit
 def layer_norm_bwd_dx_kernel(dx_ptr, dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dw_part_ptr, db_part_ptr,
-                             locks_ptr, stride, n_cols, GROUP: tl.constexpr, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
+                             stride, n_rows, n_cols, rows_per_prog, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
-    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
-    dy = tl.load(dy_ptr + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
     w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
-    mean = tl.load(mean_ptr + row)
-    rstd = tl.load(rstd_ptr + row)
-    xhat = tl.where(mask, (x - mean) * rstd, 0.0)
-    wdy = w * dy
-    c1 = tl.sum(xhat * wdy, axis=0) / n_cols
-    c2 = tl.sum(wdy, axis=0) / n_cols
-    dx = (wdy - (xhat * c1 + c2)) * rstd
-    tl.store(dx_ptr + row * stride + cols, dx.to(dx_ptr.dtype.element_ty), mask=mask)
-
-    group = row % GROUP
-    lock = locks_ptr + group
-    count = locks_ptr + GROUP + group
-    dw_ptrs = dw_part_ptr + group * n_cols + cols
-    db_ptrs = db_part_ptr + group * n_cols + cols
-    dw = dy * xhat
-    db = dy
-    while tl.atomic_cas(lock, 0, 1) == 1:
-        pass
-    if tl.load(count) == 0:
-        tl.atomic_xchg(count, 1)
-    else:
-        dw += tl.load(dw_ptrs, mask=mask, other=0.0)
-        db += tl.load(db_ptrs, mask=mask, other=0.0)
-    tl.store(dw_ptrs, dw, mask=mask)
-    tl.store(db_ptrs, db, mask=mask)
-    # Every thread's stores must be done before the lock is released.
-    tl.debug_barrier()
-    tl.atomic_xchg(lock, 0)
+    dw = tl.zeros((BLOCK,), tl.float32)
+    db = tl.zeros((BLOCK,), tl.float32)
+    start = pid * rows_per_prog
+    end = tl.minimum(start + rows_per_prog, n_rows)
+    # Each row's x and dy are loaded one iteration ahead, so that the loads
+    # of the next row overlap this row's reductions.
+    x_next = tl.load(x_ptr + start * stride + cols, mask=mask & (start < end), other=0.0)
+    dy_next = tl.load(dy_ptr + start * stride + cols, mask=mask & (start < end), other=0.0)
+    for row in range(start, end):
+        x = x_next.to(tl.float32)
+        dy = dy_next.to(tl.float32)
+        x_next = tl.load(x_ptr + (row + 1) * stride + cols, mask=mask & (row + 1 < end), other=0.0)
+        dy_next = tl.load(dy_ptr + (row + 1) * stride + cols, mask=mask & (row + 1 < end), other=0.0)
+        mean = tl.load(mean_ptr + row)
+        rstd = tl.load(rstd_ptr + row)
+        xhat = tl.where(mask, (x - mean) * rstd, 0.0)
+        wdy = w * dy
+        c1 = tl.sum(xhat * wdy, axis=0) / n_cols
+        c2 = tl.sum(wdy, axis=0) / n_cols
+        dx = (wdy - (xhat * c1 + c2)) * rstd
+        tl.store(dx_ptr + row * stride + cols, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+        dw += dy * xhat
+        db += dy
+    tl.store(dw_part_ptr + pid * n_cols + cols, dw, mask=mask)
+    tl.store(db_part_ptr + pid * n_cols + cols, db, mask=mask)
 
 
 @triton.jit
@@ -96,13 +91,9 @@ def warps_for(block):
     return min(max(block // 256, 1), 8)
 
 
-def group_for(n_cols):
-    """Partial sums for dw and db: more groups (less lock contention) for short rows."""
-    if n_cols <= 1024:
-        return 256
-    if n_cols <= 4096:
-        return 128
-    return 64
+def partials_for(n_rows, programs):
+    """Rows of the backward's partial sums (and programs of its first kernel) for `programs` asked."""
+    return max(1, min(n_rows, programs))
 
 
 def forward(y, mean, rstd, x, w, b, n_rows, n_cols, stride, eps):
@@ -112,13 +103,15 @@ def forward(y, mean, rstd, x, w, b, n_rows, n_cols, stride, eps):
     return y
 
 
-def backward(dx, dw, db, dy, x, w, mean, rstd, dw_part, db_part, locks, n_rows, n_cols, stride):
-    """dw_part and db_part: fp32 (group_for(n_cols), n_cols); locks: int32 (2 * group), zero."""
+def backward(dx, dw, db, dy, x, w, mean, rstd, dw_part, db_part, n_rows, n_cols, stride, programs):
+    """dw_part and db_part: fp32, at least (partials_for(n_rows, programs), n_cols).  One to four
+    programs per SM do best on an H100 (more for shorter rows)."""
     block = triton.next_power_of_2(n_cols)
-    group = group_for(n_cols)
-    layer_norm_bwd_dx_kernel[(n_rows,)](dx, dy, x, w, mean, rstd, dw_part, db_part, locks, stride, n_cols,
-                                        GROUP=group, BLOCK=block, num_warps=warps_for(block))
-    block_n = 128
-    layer_norm_bwd_dwdb_kernel[(triton.cdiv(n_cols, block_n),)](dw_part, db_part, dw, db, min(group, n_rows),
-                                                                 n_cols, BLOCK_M=32, BLOCK_N=block_n)
+    programs = partials_for(n_rows, programs)
+    rows_per_prog = triton.cdiv(n_rows, programs)
+    layer_norm_bwd_dx_kernel[(programs,)](dx, dy, x, w, mean, rstd, dw_part, db_part, stride, n_rows, n_cols,
+                                          rows_per_prog, BLOCK=block, num_warps=warps_for(block))
+    block_n = 32
+    layer_norm_bwd_dwdb_kernel[(triton.cdiv(n_cols, block_n),)](dw_part, db_part, dw, db, programs, n_cols,
+                                                                 BLOCK_M=64, BLOCK_N=block_n)
     return dx, dw, db

@@ -1,6 +1,6 @@
 """Layer normalization over rows, fp16, M = 4096 rows x N = 512 .. 8192:
-the forward, and the backward as two kernels (dx with dw/db partial sums
-under per-group locks, then the reduction of the partial sums).
+the forward, and the backward as two kernels (dx with dw/db partial sums,
+one per program over a run of rows, then the reduction of the partial sums).
 torch: torch.nn.functional.layer_norm and its autograd backward."""
 from . import Case, Prepared, Workload, kernel_candidates, once
 
@@ -60,15 +60,15 @@ def prepare_bwd(case, env):
         dx = torch.empty_like(x)
         dw = torch.empty_like(w)
         db = torch.empty_like(b)
-        group = mod.group_for(cols)
-        dw_part = torch.empty(group, cols, device=env.device, dtype=torch.float32)
-        db_part = torch.empty(group, cols, device=env.device, dtype=torch.float32)
-        locks = torch.zeros(2 * group, device=env.device, dtype=torch.int32)
 
-        def run():
-            locks.zero_()
-            return mod.backward(dx, dw, db, dy, x, w, mean, rstd, dw_part, db_part, locks, rows, cols, x.stride(0))
-        return [("dx+dwdb", run)]
+        def candidate(per_sm):
+            programs = mod.partials_for(rows, per_sm * env.num_sms)
+            dw_part = torch.empty(programs, cols, device=env.device, dtype=torch.float32)
+            db_part = torch.empty(programs, cols, device=env.device, dtype=torch.float32)
+            return (f"dx+dwdb P={per_sm}/SM", lambda: mod.backward(dx, dw, db, dy, x, w, mean, rstd, dw_part, db_part,
+                                                                  rows, cols, x.stride(0), programs))
+        # programs per SM for the dx kernel (and rows of partial sums)
+        return [candidate(per_sm) for per_sm in (1, 2, 4)]
 
     candidates, notes = kernel_candidates(env, "layer_norm", make)
 

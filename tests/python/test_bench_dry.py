@@ -315,7 +315,7 @@ def layer_norm_ref(x, w, b, dy, eps):
     return y, mean[:, 0], rstd[:, 0], dx, (dy64 * xhat).sum(axis=0), dy64.sum(axis=0)
 
 
-@pytest.mark.parametrize("rows,cols", [(300, 200), (7, 1000), (3, 1)])
+@pytest.mark.parametrize("rows,cols", [(300, 200), (7, 1000), (3, 1), (1000, 24)])
 def test_layer_norm_kernels(rng, rows, cols):
     mod = kernels("layer_norm")
     eps = 1e-5
@@ -328,15 +328,14 @@ def test_layer_norm_kernels(rng, rows, cols):
     mod.forward(y, mean, rstd, x, w, b, rows, cols, cols, eps)
     assert rel_err(y, y_ref) < harness.tolerance("fp16")
     assert rel_err(mean, mean_ref) < 1e-5 and rel_err(rstd, rstd_ref) < 1e-5
-    group = mod.group_for(cols)
-    dw_part, db_part = poisoned((group, cols), np.float32), poisoned((group, cols), np.float32)
-    locks = np.zeros(2 * group, np.int32)
-    dx, dw, db = poisoned((rows, cols), np.float16), poisoned(cols, np.float16), poisoned(cols, np.float16)
-    mod.backward(dx, dw, db, dy, x, w, mean, rstd, dw_part, db_part, locks, rows, cols, cols)
-    assert rel_err(dx, dx_ref) < harness.tolerance("fp16")
-    assert rel_err(dw, dw_ref) < harness.tolerance("fp16")
-    assert rel_err(db, db_ref) < harness.tolerance("fp16")
-    assert not locks[:group].any()  # every lock released
+    for programs in (1, 5, 256):  # one program for all rows, several rows each, one row each (or none)
+        parts = mod.partials_for(rows, programs)
+        dw_part, db_part = poisoned((parts, cols), np.float32), poisoned((parts, cols), np.float32)
+        dx, dw, db = poisoned((rows, cols), np.float16), poisoned(cols, np.float16), poisoned(cols, np.float16)
+        mod.backward(dx, dw, db, dy, x, w, mean, rstd, dw_part, db_part, rows, cols, cols, programs)
+        assert rel_err(dx, dx_ref) < harness.tolerance("fp16")
+        assert rel_err(dw, dw_ref) < harness.tolerance("fp16")
+        assert rel_err(db, db_ref) < harness.tolerance("fp16")
 
 
 def gelu_ref(x):
