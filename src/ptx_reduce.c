@@ -530,10 +530,14 @@ static void reduce_emit(NrPtx *p, NrOpId op, const Comb *c, NrDtype dt, const Nr
         if (c->arg) nr_ptx_st_shared(p, NR_DT_I32, nr_ptx_smem_index_addr(p, ioff, slot, 4), gi[g], nr_pv_pred(true));
     }
     nr_ptx_bar(p);
-    if (nout == 1 && R.nwax >= 2 && R.nwax <= 5) {
-        /* One result per thread: lane l reads the partial of warp l mod W,
-         * and a butterfly over the lanes combines the W partials, so each
-         * thread holds one partial instead of W. */
+    bool same = nout == 1 && R.nwax >= 2 && R.nwax <= 5;
+    for (int i = 0; same && D && i < R.nwax; i++) same = i >= D->nlane || !D->laneb[i];
+    if (same) {
+        /* One result per thread, the same in the W lanes of each group of
+         * lanes 0..W-1 (a scalar, or replicated there): lane l reads the
+         * partial of warp l mod W for its result, and a butterfly over
+         * those lanes combines the W partials, so each thread holds one
+         * partial instead of W. */
         NrPv o = D ? nr_pb_bin(p, NR_PO_XOR, NR_PT_B32, dtflat, nr_pv_i32(D->regflat[0])) : nr_pv_i32(0);
         NrPv lw = nr_pb_bin(p, NR_PO_AND, NR_PT_B32, lane_v(p), nr_pv_i32((1u << R.nwax) - 1));
         NrPv slot = nr_pb_bin(p, NR_PO_ADD, NR_PT_U32, o,
