@@ -6,10 +6,9 @@
  * reductions, each through shared memory with barriers) and only then
  * loads its weights, so every program waits for two memory latencies in a
  * row.  This pass moves such a load, with the pure ops that compute its
- * operands, to just before the first op between it and the last memory
- * effect that may synchronize the program: reduce, argreduce, gather,
- * histogram, convert_layout and dots.  The load then overlaps the
- * reductions.
+ * operands, to just before the first op since the last memory effect
+ * that may synchronize the program (reduce, argreduce, gather, histogram,
+ * convert_layout and dots).  The load then overlaps the reductions.
  *
  * Only the function body is scanned (loops and branches are left to the
  * pipeliner and to ptxas).  A load does not move across a store, atomic,
