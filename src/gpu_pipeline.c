@@ -739,16 +739,15 @@ static int64_t other_smem(const Pipe *p, const Cand *cands, int nc) {
     for (NrOpId o = 1; o < f->nops; o++) {
         const NrOp *op = &f->ops[o];
         if (op->dead || !op->block || o == p->loop) continue;
+        /* what the candidates stage (a tile's local_alloc, or the conversions
+         * it replaces, with their scratch) goes away */
+        bool staged = false;
+        for (int k = 0; k < nc; k++) staged |= cands[k].conv == o || cands[k].mid == o;
+        if (staged) continue;
         bool in = block_inside(p, op->block);
         if (op->opc == NR_OP_LOCAL_ALLOC) {
-            bool staged = false;
-            for (int k = 0; k < nc; k++) staged |= cands[k].conv == o;
-            if (!staged && (in || read_inside(p, op->results[0]))) allocs += alloc_bytes(p, op->results[0]) + 1024;
+            if (in || read_inside(p, op->results[0])) allocs += alloc_bytes(p, op->results[0]) + 1024;
         } else if (in) {
-            /* the conversions the candidates stage go away with their scratch */
-            bool staged = false;
-            for (int k = 0; k < nc; k++) staged |= cands[k].conv == o || cands[k].mid == o;
-            if (staged) continue;
             int64_t b = nr_gpu_scratch_bytes(f, o);
             if (b > scratch) scratch = b;
         }

@@ -420,6 +420,13 @@ static void combine(NrPtx *p, const Comb *c, NrPv *v1, NrPv *i1, NrPv v2, NrPv i
 }
 
 /* Axis coordinate of register r's element (i32). */
+/* Combines (v, i) with the value (and index) of lane ^ bit. */
+static void combine_lane(NrPtx *p, const Comb *c, NrPv *v, NrPv *i, int bit) {
+    NrPv v2 = shfl(p, "bfly", *v, nr_pv_i32(bit));
+    NrPv i2 = c->arg ? shfl(p, "bfly", *i, nr_pv_i32(bit)) : nr_pv_i32(0);
+    combine(p, c, v, i, v2, i2);
+}
+
 static NrPv axis_index(NrPtx *p, int sl, const Red *R, int r) {
     NrPv f = nr_ptx_flat(p, sl, r);
     return nr_pb_bin(p, NR_PO_AND, NR_PT_B32, nr_pb_bin(p, NR_PO_SHR, NR_PT_U32, f, nr_pv_i32(R->off)),
@@ -497,11 +504,7 @@ static void reduce_emit(NrPtx *p, NrOpId op, const Comb *c, NrDtype dt, const Nr
     /* 2. Across the lanes along the axis. */
     for (int i = 0; i < S->nlane; i++) {
         if (!(R.lane_ax >> i & 1)) continue;
-        for (int g = 0; g < ng; g++) {
-            NrPv v2 = shfl(p, "bfly", gv[g], nr_pv_i32(1 << i));
-            NrPv i2 = c->arg ? shfl(p, "bfly", gi[g], nr_pv_i32(1 << i)) : nr_pv_i32(0);
-            combine(p, c, &gv[g], &gi[g], v2, i2);
-        }
+        for (int g = 0; g < ng; g++) combine_lane(p, c, &gv[g], &gi[g], 1 << i);
     }
     if (R.direct) {
         for (int r = 0; r < nout; r++) {
@@ -544,11 +547,7 @@ static void reduce_emit(NrPtx *p, NrOpId op, const Comb *c, NrDtype dt, const Nr
                               nr_pb_bin(p, NR_PO_MUL, NR_PT_U32, lw, nr_pv_i32((uint32_t)R.numel_out)));
         NrPv v = nr_ptx_ld_shared(p, c->adt, nr_ptx_smem_index_addr(p, off, slot, es));
         NrPv idx = c->arg ? nr_ptx_ld_shared(p, NR_DT_I32, nr_ptx_smem_index_addr(p, ioff, slot, 4)) : nr_pv_i32(0);
-        for (int i = 0; i < R.nwax; i++) {
-            NrPv v2 = shfl(p, "bfly", v, nr_pv_i32(1 << i));
-            NrPv i2 = c->arg ? shfl(p, "bfly", idx, nr_pv_i32(1 << i)) : nr_pv_i32(0);
-            combine(p, c, &v, &idx, v2, i2);
-        }
+        for (int i = 0; i < R.nwax; i++) combine_lane(p, c, &v, &idx, 1 << i);
         out[0] = v;
         if (outi) outi[0] = idx;
         return;
