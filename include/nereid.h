@@ -62,8 +62,8 @@ typedef struct NrOptions {
     int debug;                /* keep device_assert checks (default 1 on the interpreter) */
     const char *arch;         /* NULL or "": block IR for the interpreter; "sm_80", "sm_90", "sm_90a":
                                  GPU IR and PTX for that target */
-    int maxnreg;              /* GPU kernels: registers per thread at most when the driver compiles
-                                 the PTX (0: no limit) */
+    int maxnreg;              /* GPU kernels: registers per thread at most, the PTX's .maxnreg
+                                 (0: no limit; at most 255) */
     int fp_fusion;            /* GPU kernels: 1 (default), a float multiply and the add or subtract
                                  that uses it may become one fma, as with Triton's enable_fp_fusion;
                                  0: each rounds on its own, as on the interpreter */

@@ -246,6 +246,10 @@ NrStatus nr_compile(NrContext *ctx, const char *src, size_t len, const char *fil
         ctx_error(ctx, nr_sprintf(&ctx->arena, "num_warps must be 1, 2, 4, 8 or 16, got %d", o.num_warps));
         return NR_ERR_INVALID;
     }
+    if (o.maxnreg < 0 || o.maxnreg > 255) {
+        ctx_error(ctx, nr_sprintf(&ctx->arena, "maxnreg must be from 0 (no limit) to 255, got %d", o.maxnreg));
+        return NR_ERR_INVALID;
+    }
     NrKernel *k = calloc(1, sizeof *k);
     if (!k) return NR_ERR_INTERNAL;
     pthread_mutex_init(&k->lock, NULL);
@@ -271,7 +275,7 @@ NrStatus nr_compile(NrContext *ctx, const char *src, size_t len, const char *fil
     }
     if (sm && !stop_in_block) {
         NrGpuOptions go = {o.num_warps, o.num_stages, sm, sm_a, o.stop_after, o.verify_each != 0, NULL, !o.fp_fusion,
-                            o.no_tma != 0};
+                            o.no_tma != 0, o.maxnreg > 0 ? o.maxnreg : 0};
         if (!nr_run_gpu_pipeline(k->mod, &go, &d) || nr_has_errors(&d)) goto fail;
         k->gpu = true;
         k->maxnreg = o.maxnreg > 0 ? o.maxnreg : 0;
@@ -407,6 +411,27 @@ static NrCuda *ctx_cuda(NrContext *ctx, int device) {
 }
 
 /* Load k on `device` through the disk cache of cubins; the caller holds k->lock. */
+
+/* The cubin of k's PTX from ptxas (found as docs/aot.md says), when there is
+ * one and its code runs on a device of compute capability dev_sm (the same
+ * major version); else NULL, and the driver compiles the PTX.  The driver's
+ * PTX compiler, run through cuLinkAddData for the cubin it returns, compiles
+ * as for separate linking, which allocates registers less tightly (layer
+ * norm forward at 1024 columns: 64 registers against ptxas's 44), and a
+ * kernel's occupancy depends on them.  NEREID_PTXAS=0 skips ptxas;
+ * NEREID_PTXAS=PATH names it. */
+static const void *whole_program_cubin(NrArena *a, const NrKernel *k, int dev_sm, size_t *size) {
+    const char *env = getenv("NEREID_PTXAS");
+    if ((env && strcmp(env, "0") == 0) || dev_sm / 10 != k->sm / 10 || (k->sm_a && dev_sm != k->sm)) return NULL;
+    const char *ptxas = env && *env ? env : nr_tool_find(a, "ptxas");
+    if (!ptxas) return NULL;
+    char arch[16];
+    snprintf(arch, sizeof arch, "sm_%d%s", k->sm, k->sm_a ? "a" : "");
+    const void *bin = NULL;
+    if (nr_ptxas_assemble(a, ptxas, k->ptx, arch, &bin, size, NULL) != NULL) return NULL;
+    return bin;
+}
+
 static NrLoaded *kernel_load(NrContext *ctx, NrKernel *k, int device) {
     NrLoaded *ld = &k->loaded[device];
     if (ld->fn) return ld;
@@ -427,17 +452,13 @@ static NrLoaded *kernel_load(NrContext *ctx, NrKernel *k, int device) {
                                   k->name, k->sm, k->sm_a ? "a" : "", device, di->name, dev_sm));
         return NULL;
     }
-    char cc[32], drv[32], regs[32];
+    char cc[32], drv[32];
     snprintf(cc, sizeof cc, "sm_%d", dev_sm);
     snprintf(drv, sizeof drv, "%d", di->driver_version);
-    snprintf(regs, sizeof regs, "maxnreg=%d", k->maxnreg);
-    NrCachePart parts[6] = {NR_CACHE_STR("nereid-cubin"), NR_CACHE_STR(NEREID_VERSION), NR_CACHE_STR(k->ptx),
-                            NR_CACHE_STR(cc), NR_CACHE_STR(drv), NR_CACHE_STR(regs)};
-    /* Without a register limit the key is the one it always was (five parts). */
-    NrCacheKey key = nr_cache_key(parts, k->maxnreg ? 6 : 5);
-    NrCudaJitOptions jo;
-    nr_cuda_jit_options_default(&jo);
-    jo.max_registers = k->maxnreg;
+    /* (a register limit is the PTX's .maxnreg, so the PTX text covers it) */
+    NrCachePart parts[5] = {NR_CACHE_STR("nereid-cubin"), NR_CACHE_STR(NEREID_VERSION), NR_CACHE_STR(k->ptx),
+                            NR_CACHE_STR(cc), NR_CACHE_STR(drv)};
+    NrCacheKey key = nr_cache_key(parts, 5);
     NrCache *cache = NULL;
     nr_cache_open(NULL, &cache);
     NrArena tmp;
@@ -447,14 +468,17 @@ static NrLoaded *kernel_load(NrContext *ctx, NrKernel *k, int device) {
     NrCudaStatus st = NR_CUDA_ERR_JIT;
     if (cache && nr_cache_get(cache, &key, &tmp, &bin, &binlen) == 1)
         st = nr_cuda_module_load_cubin(ld->cu, bin, binlen, &ld->mod);
-    if (st != NR_CUDA_OK) {
-        st = nr_cuda_module_load_ptx(ld->cu, k->ptx, strlen(k->ptx), k->maxnreg ? &jo : NULL, &ld->mod);
-        if (st == NR_CUDA_OK && cache) {
-            size_t n = 0;
-            const void *cub = nr_cuda_module_cubin(ld->mod, &n);
-            if (cub && n) nr_cache_put(cache, &key, cub, n);
-        }
+    bool put = false;
+    if (st != NR_CUDA_OK && (bin = whole_program_cubin(&tmp, k, dev_sm, &binlen)) != NULL) {
+        st = nr_cuda_module_load_cubin(ld->cu, bin, binlen, &ld->mod);
+        put = st == NR_CUDA_OK;
     }
+    if (st != NR_CUDA_OK) {
+        st = nr_cuda_module_load_ptx(ld->cu, k->ptx, strlen(k->ptx), NULL, &ld->mod);
+        bin = st == NR_CUDA_OK ? nr_cuda_module_cubin(ld->mod, &binlen) : NULL;
+        put = bin && binlen;
+    }
+    if (put && cache) nr_cache_put(cache, &key, bin, binlen);
     nr_arena_free(&tmp);
     nr_cache_close(cache);
     if (st == NR_CUDA_OK) st = nr_cuda_get_function(ld->cu, ld->mod, k->fn->name, &ld->fn);

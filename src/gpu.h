@@ -156,6 +156,7 @@ typedef struct NrGpuOptions {
     FILE *dump;
     bool no_fp_fusion;   /* float a*b + c stays a rounded multiply and add (no fma) */
     bool no_tma;         /* host tensor descriptors load through pointers, not TMA */
+    int maxnreg;         /* the kernel's .maxnreg: registers per thread at most (0: no limit) */
 } NrGpuOptions;
 
 /* The GPU passes, each runnable alone (`nereid opt --pass NAME`); the target

@@ -1239,7 +1239,7 @@ static void run(Run *r, const char *name, NrPassFn fn) {
 }
 
 bool nr_run_gpu_pipeline(NrModule *m, const NrGpuOptions *opt, NrDiags *d) {
-    NrGpuOptions dflt = {4, 1, 80, false, NULL, false, NULL, false, false};
+    NrGpuOptions dflt = {4, 1, 80, false, NULL, false, NULL, false, false, 0};
     if (!opt) opt = &dflt;
     NrLoc none = {0, 0, 0};
     if (opt->num_warps < 1 || opt->num_warps > 16 || !nr_is_pow2(opt->num_warps)) {

@@ -173,6 +173,8 @@ typedef struct NrPtx {
     int nlabels, nstrings;
     int32_t tid, lane, warp;   /* .b32 registers (prologue) */
     int32_t thread0;           /* .pred tid == 0 (prologue), 0 until needed */
+    int32_t warp0;             /* .pred warp 0, warp-uniform (prologue), 0 until needed */
+    int maxnreg;                /* .maxnreg of the entry (NrGpuOptions.maxnreg), 0: none */
     int32_t smem;              /* .b32 shared address of the dynamic shared buffer, 0 until needed */
     int64_t smem_bytes;        /* the kernel's dynamic shared memory */
     int64_t scratch_base;      /* where ops without an smem_offset put their scratch */
@@ -281,6 +283,7 @@ int32_t nr_ptx_tflat(NrPtx *p, int lay);
 int32_t nr_ptx_owner(NrPtx *p, int lay);
 /* tid == 0, as a predicate (prologue). */
 int32_t nr_ptx_thread0(NrPtx *p);
+NrPv nr_ptx_elect_one(NrPtx *p);
 /* Flat (row-major index) of register r of layout lay in this thread (.b32). */
 NrPv nr_ptx_flat(NrPtx *p, int lay, int r);
 /* The .b32 shared address of byte `off` of the kernel's shared buffer. */

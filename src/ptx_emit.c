@@ -629,6 +629,27 @@ int32_t nr_ptx_thread0(NrPtx *p) {
     return p->thread0;
 }
 
+/* One thread that issues an asynchronous copy for the whole program: an
+ * elect.sync lane of warp 0.  Every thread of the program must execute the
+ * call (elect.sync takes the full warp).  warp 0 is tested on a value
+ * shfl.sync broadcasts from lane 0, which ptxas knows to be the same across
+ * the warp, and the elected lane is known to be alone: the copy's operands
+ * move to uniform registers directly, where a tid == 0 predicate makes
+ * ptxas wrap each TMA instruction in a loop over the active lanes' values. */
+NrPv nr_ptx_elect_one(NrPtx *p) {
+    if (!p->warp0) {
+        NrPtxBuf *saved = to_prologue(p);
+        int32_t w = nr_ptx_newreg(p, NR_PK_I32);
+        nr_ptx_emit(p, "shfl.sync.idx.b32 %s, %s, 0, 31, -1;", nr_ptx_reg(p, w), nr_ptx_reg(p, p->warp));
+        NrPv wv = {NR_PK_I32, w, 0};
+        p->warp0 = nr_ptx_inreg(p, nr_pb_setp(p, NR_PC_EQ, NR_PT_U32, wv, nr_pv_i32(0))).r;
+        p->out = saved;
+    }
+    int32_t lane = nr_ptx_newreg(p, NR_PK_I32), e = nr_ptx_newreg(p, NR_PK_P);
+    nr_ptx_emit(p, "elect.sync %s|%s, -1;", nr_ptx_reg(p, lane), nr_ptx_reg(p, e));
+    return nr_ptx_inreg(p, nr_pb_pand(p, (NrPv){NR_PK_P, e, 0}, (NrPv){NR_PK_P, p->warp0, 0}));
+}
+
 NrPv nr_ptx_flat(NrPtx *p, int lay, int r) {
     NrPv t = {NR_PK_I32, nr_ptx_tflat(p, lay), 0};
     return nr_pb_bin(p, NR_PO_XOR, NR_PT_B32, t, nr_pv_i32(p->lays[lay].regflat[r]));
@@ -1457,8 +1478,10 @@ static char *assemble(NrPtx *p, NrPtxBuf *params, const NrPtxBuf *funcs) {
     if (p->smem_bytes > 0)
         buf_add(a, &out, ".extern .shared .align %d .b8 nr_smem[];\n", p->smem_align > 16 ? p->smem_align : 16);
     if (funcs->n) buf_put(a, &out, funcs->s, funcs->n);
-    buf_add(a, &out, "\n.visible .entry %s(\n%.*s\n)\n.reqntid %d, 1, 1\n{\n", p->f->name, (int)params->n,
-            params->s ? params->s : "", 32 * p->num_warps);
+    buf_add(a, &out, "\n.visible .entry %s(\n%.*s\n)\n", p->f->name, (int)params->n, params->s ? params->s : "");
+    /* .maxnreg, not the JIT's register limit: ptxas ignores -maxrregcount for a kernel with .reqntid */
+    if (p->maxnreg) buf_add(a, &out, ".maxnreg %d\n", p->maxnreg);
+    buf_add(a, &out, ".reqntid %d, 1, 1\n{\n", 32 * p->num_warps);
     function_body(p, a, &out);
     return out.s;
 }
@@ -1472,6 +1495,7 @@ static void init_ctx(NrPtx *p, NrFunc *f, const NrGpuOptions *opt, NrDiags *d, N
     p->sm = opt && opt->sm ? opt->sm : (f->mod->sm ? f->mod->sm : 80);
     p->sm_a = opt ? opt->sm_a : f->mod->sm_a;
     p->num_warps = f->mod->num_warps ? f->mod->num_warps : (opt && opt->num_warps ? opt->num_warps : 4);
+    p->maxnreg = opt && opt->maxnreg > 0 ? opt->maxnreg : 0;
     p->fp_fusion = !(opt && opt->no_fp_fusion);
     p->vals = nr_alloc(p->a, sizeof(NrPtxVal) * (size_t)(f->nvals + 1));
     p->body.chunked = p->pro.chunked = true;

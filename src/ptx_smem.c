@@ -29,8 +29,9 @@
  * In a function with a warp_group_dot (wgmma reads through the async
  * proxy), buffer stores and cp.async waits are followed by
  * fence.proxy.async.  mbarriers and TMA copies (sm_90): thread 0
- * initializes, arrives and issues cp.async.bulk.tensor boxes; every
- * reader waits on the mbarrier's phase (see nr_tma_plan). */
+ * initializes them; one elected lane of warp 0 arrives and issues the
+ * cp.async.bulk.tensor boxes; every reader waits on the mbarrier's phase
+ * (see nr_tma_plan). */
 #include "ptx.h"
 
 #include <math.h>
@@ -740,9 +741,10 @@ static bool need_sm90(NrPtx *p, const char *what) {
     return false;
 }
 
-/* thread 0, and the op's optional predicate operand i */
+/* one elected thread (nr_ptx_elect_one), and the op's optional predicate
+ * operand i */
 static NrPv issuer(NrPtx *p, NrOpId op, int i) {
-    NrPv t0 = {NR_PK_P, nr_ptx_thread0(p), 0};
+    NrPv t0 = nr_ptx_elect_one(p);
     NrValId pv = i < p->f->ops[op].nopnds ? p->f->ops[op].opnds[i] : NR_NONE;
     return pv ? nr_ptx_inreg(p, nr_pb_pand(p, t0, nr_ptx_val(p, pv)->e[0])) : t0;
 }
@@ -874,9 +876,9 @@ static void box_coords(NrPtx *p, NrOpId op, int first, const NrTmaPlan *pl, int6
 }
 
 /* Every thread's generic-proxy writes of the buffer are made visible to
- * the async proxy (fence.proxy.async) and the program synchronizes; thread
- * 0 then copies it box by box and waits until TMA has read it, so that the
- * buffer may be reused after the next barrier. */
+ * the async proxy (fence.proxy.async) and the program synchronizes; one
+ * elected thread then copies it box by box and waits until TMA has read
+ * it, so that the buffer may be reused after the next barrier. */
 bool nr_ptx_op_tma_store(NrPtx *p, NrOpId op) {
     if (!need_sm90(p, "tma_store")) return false;
     const NrOp *o = &p->f->ops[op];
@@ -890,10 +892,10 @@ bool nr_ptx_op_tma_store(NrPtx *p, NrOpId op) {
     if (!record_tmap(p, op, &pl, bt)) return false;
     NrPv map = nr_ptx_inreg(p, nr_ptx_val(p, o->opnds[0])->e[0]);
     NrPv src = nr_ptx_inreg(p, buffer_addr(p, o->opnds[1]));
-    NrPv t0 = {NR_PK_P, nr_ptx_thread0(p), 0};
     need_align(p, p->m, bt->layout);
     nr_ptx_emit(p, "fence.proxy.async.shared::cta;");
     nr_ptx_bar(p);
+    NrPv t0 = nr_ptx_elect_one(p); /* the copies, their commit and their wait: one thread's bulk group */
     for (int64_t j = 0; j < pl.nbox; j++) {
         char coords[160];
         box_coords(p, op, 2, &pl, j, coords, sizeof coords);

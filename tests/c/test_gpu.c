@@ -278,7 +278,7 @@ static void test_pipeline(void) {
         char *dump = NULL;
         size_t len = 0;
         FILE *out = open_memstream(&dump, &len);
-        NrGpuOptions o = {nw, 1, 80, false, NULL, true, out, false, false};
+        NrGpuOptions o = {nw, 1, 80, false, NULL, true, out, false, false, 0};
         bool ok = nr_run_gpu_pipeline(c.m, &o, &c.d);
         fclose(out);
         CHECK(ok, "pipeline with %d warps: %s", nw, nr_diags_render(&c.a, &c.d));
@@ -294,18 +294,18 @@ static void test_pipeline(void) {
     /* stop_after */
     Ctx c;
     if (!ctx_parse(&c, vadd_text)) return;
-    NrGpuOptions o = {4, 1, 80, false, "gpu-coalesce", true, NULL, false, false};
+    NrGpuOptions o = {4, 1, 80, false, "gpu-coalesce", true, NULL, false, false, 0};
     CHECK(nr_run_gpu_pipeline(c.m, &o, &c.d), "pipeline up to gpu-coalesce");
     CHECK(count_ops(c.m->funcs[0], NR_OP_CONVERT_LAYOUT) > 0, "stopped before gpu-remove-converts");
     ctx_free(&c);
     /* bad options are diagnostics */
     if (!ctx_parse(&c, vadd_text)) return;
-    NrGpuOptions bad = {3, 1, 80, false, NULL, false, NULL, false, false};
+    NrGpuOptions bad = {3, 1, 80, false, NULL, false, NULL, false, false, 0};
     CHECK(!nr_run_gpu_pipeline(c.m, &bad, &c.d) && strstr(nr_diags_render(&c.a, &c.d), "num_warps"),
           "num_warps = 3 is refused");
     ctx_free(&c);
     if (!ctx_parse(&c, vadd_text)) return;
-    NrGpuOptions old = {4, 1, 75, false, NULL, false, NULL, false, false};
+    NrGpuOptions old = {4, 1, 75, false, NULL, false, NULL, false, false, 0};
     CHECK(!nr_run_gpu_pipeline(c.m, &old, &c.d) && strstr(nr_diags_render(&c.a, &c.d), "sm_80"), "sm_75 is refused");
     ctx_free(&c);
 }
@@ -328,7 +328,7 @@ static void test_scratch(void) {
                        "  }\n"
                        "}\n"))
         return;
-    NrGpuOptions o = {4, 1, 80, false, NULL, true, NULL, false, false};
+    NrGpuOptions o = {4, 1, 80, false, NULL, true, NULL, false, false, 0};
     CHECK(nr_run_gpu_pipeline(c.m, &o, &c.d), "pipeline: %s", nr_diags_render(&c.a, &c.d));
     NrFunc *f = c.m->funcs[0];
     int64_t end = 0;
@@ -386,7 +386,7 @@ static void test_pipelined_matmul(void) {
     for (int stages = 1; stages <= 4; stages++) {
         Ctx c;
         if (!ctx_parse(&c, text)) return;
-        NrGpuOptions o = {4, stages, 80, false, NULL, true, NULL, false, false};
+        NrGpuOptions o = {4, stages, 80, false, NULL, true, NULL, false, false, 0};
         CHECK(nr_run_gpu_pipeline(c.m, &o, &c.d), "pipeline (%d stages): %s", stages, nr_diags_render(&c.a, &c.d));
         NrFunc *f = c.m->funcs[0];
         int allocs = count_ops(f, NR_OP_LOCAL_ALLOC), copies = count_ops(f, NR_OP_ASYNC_COPY);

@@ -52,3 +52,46 @@ def test_matmul_epilogue_no_spills(arch, tile, epilogue):
 def test_persistent_matmul_no_spills(arch, epilogue):
     regs, st, ld = info(MATMUL, "matmul_persistent_kernel", f"{MM_SIG}, 128, 256, 64, 8, {epilogue}, 132", arch, 8, 3)
     assert st == 0 and ld == 0, f"{arch} {epilogue}: {regs} registers, {st} bytes spilled, {ld} reloaded"
+
+
+import nereid as triton  # noqa: E402
+import nereid.language as tl  # noqa: E402
+
+
+@triton.jit
+def _row_stats(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # one row of BLOCK floats per program: 32 values a thread on 4 warps, all live across two reductions
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + tl.program_id(0) * n + cols, mask=cols < n, other=0.0)
+    mean = tl.sum(x, axis=0) / n
+    d = x - mean
+    var = tl.sum(d * d, axis=0) / n
+    tl.store(out_ptr + tl.program_id(0) * n + cols, d * tl.rsqrt(var + 1e-5) + x * mean, mask=cols < n)
+
+
+def _ptxas_regs(ptx, arch):
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        with open(src, "w") as f:
+            f.write(ptx)
+        r = subprocess.run([ptxas_path(), f"-arch={arch}", "-v", src, "-o", os.path.join(d, "k.cubin")],
+                           capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return int(re.search(r"Used (\d+) registers", r.stderr).group(1))
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_maxnreg_is_a_ptx_directive(arch):
+    """maxnreg is the entry's .maxnreg: ptxas ignores a register limit given as an option
+    (-maxrregcount, or the driver JIT's) for a kernel with .reqntid, as every kernel has."""
+    sig = "*fp32:16, *fp32:16, i32:16, 4096"
+    free = _row_stats.compile(sig, num_warps=4, arch=arch)
+    assert ".maxnreg" not in free.ptx
+    limited = _row_stats.compile(sig, num_warps=4, arch=arch, maxnreg=40)
+    assert re.search(r"^\.maxnreg 40\n\.reqntid 128, 1, 1$", limited.ptx, re.M), limited.ptx[:2000]
+    used = _ptxas_regs(free.ptx, arch)
+    assert used > 40, f"the test kernel needs only {used} registers; it checks nothing"
+    assert _ptxas_regs(limited.ptx, arch) <= 40
+    with pytest.raises(Exception, match="maxnreg must be from 0"):
+        _row_stats.compile(sig, num_warps=4, arch=arch, maxnreg=256)
