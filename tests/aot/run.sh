@@ -52,7 +52,8 @@ $CC $SAN -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -shared -Wall -Wextra -Werror -Iinc
     -Wl,--exclude-libs,ALL -Wl,-soname,libcuda.so.1 -o "$B/fakecuda/libcuda.so.1" -lm -lpthread -ldl \
     || { fail "building the fake driver"; exit 1; }
 ln -sf libcuda.so.1 "$B/fakecuda/libcuda.so"
-FAKE="env LD_LIBRARY_PATH=$B/fakecuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# (NEREID_PTXAS=0: the JIT hands the fake driver PTX, which it runs, not a cubin from ptxas)
+FAKE="env NEREID_PTXAS=0 LD_LIBRARY_PATH=$B/fakecuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 step "the C examples, on the fake driver"
 make --no-print-directory -s -C examples/c NEREID="$NEREID" OUT="$B/examples" CUDA_LIB="$B/fakecuda" \

@@ -208,3 +208,26 @@ def test_byte_offsets_past_2_32(rng):
     out = poisoned(32, np.float32)
     far_index_kernel[(1,)](x, out, row, stride, BLOCK=32)
     assert np.array_equal(out, x[row * stride:row * stride + 32])
+
+
+@triton.jit
+def range_end_kernel(out_ptr, lo, hi, STEP: tl.constexpr):
+    # a loop whose induction variable ends at the top of int32: with a step
+    # of 1 the last increment reaches hi at most; larger steps must stop
+    # where the next value would leave int32 rather than wrap
+    count = 0
+    last = 0
+    for i in range(lo, hi, STEP):
+        count += 1
+        last = i
+    tl.store(out_ptr, count)
+    tl.store(out_ptr + 1, last)
+
+
+@pytest.mark.parametrize("lo, hi, step", [(2**31 - 4, 2**31 - 1, 1), (2**31 - 7, 2**31 - 1, 3),
+                                          (2**31 - 5, 2**31 - 1, 3), (-5, 3, 1), (5, 5, 1)])
+def test_loop_at_the_top_of_int32(lo, hi, step):
+    out = poisoned(2, np.int32)
+    range_end_kernel[(1,)](out, lo, hi, STEP=step)
+    vals = list(range(lo, hi, step))
+    assert out[0] == len(vals) and (not vals or out[1] == vals[-1]), (out, len(vals))
