@@ -1005,8 +1005,7 @@ static bool check_term(NrPtx *p, NrOpId term, NrOpcode want, int nopnds) {
 static NrDtype scalar_dt(NrPtx *p, NrValId v) { return (NrDtype)nr_type(p->m, nr_val_type(p->f, v))->dtype; }
 
 /* for iv = lb; iv < ub; iv += step.  The loop ends when iv + step leaves
- * the range of iv's type (as the interpreter does) instead of wrapping;
- * with a step of 1 it cannot. */
+ * the range of iv's type (as the interpreter does) instead of wrapping. */
 static bool op_for(NrPtx *p, NrOpId op, int depth) {
     NrOp *o = O(p, op);
     int nc = o->nopnds - 3;
@@ -1032,11 +1031,14 @@ static bool op_for(NrPtx *p, NrOpId op, int depth) {
     NrOpId term = emit_block(p, o->regions[0], depth + 1);
     if (!check_term(p, term, NR_OP_YIELD, nc)) return false;
     if (term) copy_vals(p, body->args + 1, O(p, term)->opnds, nc);
-    /* iv + step, computed wide enough to see it leave the type's range;
-     * a step of 1 cannot leave it, as iv < ub here. */
-    NrPv next, ovf = nr_pv_pred(false);
-    if (nr_pv_is_imm(step) && step.c == 1) {
+    /* iv + step, checked for leaving the type's range: with a constant
+     * positive step, iv + step wraps exactly when it comes out below iv;
+     * otherwise the sum is computed wide enough to see it. */
+    NrPv next, ovf;
+    int64_t sc = !nr_pv_is_imm(step) ? 0 : bits == 64 ? (int64_t)step.c : (int64_t)(int32_t)(uint32_t)step.c;
+    if (sc > 0) {
         next = nr_pb_bin(p, NR_PO_ADD, bits == 64 ? NR_PT_S64 : NR_PT_S32, iv, step);
+        ovf = nr_pb_setp(p, NR_PC_LT, t, next, iv);
     } else if (bits < 64) {
         NrPt wt = uns ? NR_PT_U64 : NR_PT_S64, nt = uns ? NR_PT_U32 : NR_PT_S32;
         NrPv s = nr_pb_bin(p, NR_PO_ADD, NR_PT_S64, nr_pb_cvt(p, NR_PR_NONE, wt, nt, nr_ptx_inreg(p, iv)),
@@ -1062,7 +1064,7 @@ static bool op_for(NrPtx *p, NrOpId op, int depth) {
             ovf = nr_pb_setp(p, NR_PC_LT, NR_PT_S64, x, nr_pv_i64(0));
         }
     }
-    if (!nr_pv_is_imm(ovf)) ovf = nr_ptx_inreg(p, ovf);
+    ovf = nr_ptx_inreg(p, ovf);
     if (ovf.r) nr_ptx_emit(p, "@%s bra.uni $L%d;", nr_ptx_reg(p, ovf.r), end);
     else if (ovf.c) nr_ptx_emit(p, "bra.uni $L%d;", end);
     nr_pb_mov_to(p, iv, next);
