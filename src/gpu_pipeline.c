@@ -83,7 +83,21 @@
  * with the copies D = NB - 2 iterations ahead in NB buffers: the stage
  * they overwrite was read by the dot two iterations back, which every
  * warpgroup has waited for before the barrier.  NB is S + 1 where shared
- * memory has room (the copies stay S - 1 ahead), else S. */
+ * memory has room (the copies stay S - 1 ahead), else S.
+ *
+ * The second of two dots (attention's P V after Q K^T, chain_async_dot)
+ * may instead stay in flight into the next iteration, its accumulator
+ * waited for after the next iteration's first dot:
+ *
+ *   for iv ... carrying acc:
+ *     s = warp_group_dot q, buf_k[r], 0          (waits for all its groups)
+ *     acc' = warp_group_dot_wait acc {num = 0}
+ *     ... x = acc' * alpha ...
+ *     r2 = warp_group_dot p, buf_v[r], x {is_async}
+ *     yield r2
+ *   acc = warp_group_dot_wait acc {num = 0}
+ *
+ * with the same buffers and look-ahead as an async single dot. */
 enum { MAX_CLONE = 128, MAX_CANDS = 8 };
 
 typedef struct Cand {
@@ -546,6 +560,95 @@ static NrOpId async_dot(Pipe *p, const Cand *cands, int nc) {
     return wg;
 }
 
+/* Whether op, or an op nested in its regions, reads v. */
+static bool reads_value(const NrFunc *f, NrOpId op, NrValId v) {
+    const NrOp *o = &f->ops[op];
+    for (int i = 0; i < o->nopnds; i++)
+        if (o->opnds[i] == v) return true;
+    for (int r = 0; r < o->nregions; r++) {
+        NR_FOR_OPS(f, o->regions[r], x) {
+            if (reads_value(f, x, v)) return true;
+        }
+    }
+    return false;
+}
+
+/* The second of two warp_group_dots, when it may stay in flight into the
+ * next iteration (attention's P V, after Q K^T):
+ *   s = warp_group_dot a1, b1, c1          d1: synchronous, it waits for every group
+ *   ...
+ *   x = <ops of acc>                       (acc * alpha)
+ *   r = warp_group_dot a2, buf[r], x       d2
+ *   yield ..., r, ...                      into argument acc
+ * d1 and d2 are the body's only dots, in this order, in the body itself;
+ * d2's B operand and any buffer A are staged by the candidates (a
+ * register A is rewritten only after d1's wait); its accumulator x has
+ * 32-bit elements and d2 alone uses it; r is used only by the yield; and
+ * no op before d1 reads acc.  Its group then completes at d1 of the next
+ * iteration, where a wait for acc goes (*d1_out). */
+static NrOpId chain_async_dot(Pipe *p, const Cand *cands, int nc, NrOpId *d1_out) {
+    NrFunc *f = p->f;
+    NrBlockId body = f->ops[p->loop].regions[0];
+    if (p->stages < 3) return NR_NONE;
+    NrOpId dots[2];
+    int nd = 0;
+    NR_FOR_OPS(f, body, o) {
+        if (f->ops[o].opc != NR_OP_DOT && f->ops[o].opc != NR_OP_WARP_GROUP_DOT) continue;
+        if (nd == 2 || f->ops[o].opc != NR_OP_WARP_GROUP_DOT) return NR_NONE;
+        dots[nd++] = o;
+    }
+    if (nd != 2) return NR_NONE;
+    const NrOp *d2 = &f->ops[dots[1]];
+    for (int i = 0; i < 2; i++) {
+        NrValId v = d2->opnds[i];
+        if (i == 0 && p->m->types[f->vals[v].type].kind != NR_TK_MEMDESC) continue;
+        bool staged = false;
+        for (int k = 0; k < nc; k++)
+            staged |= f->ops[cands[k].conv].opc == NR_OP_LOCAL_ALLOC && f->ops[cands[k].conv].results[0] == v;
+        if (!staged) return NR_NONE;
+    }
+    NrValId x = d2->opnds[2], r = d2->results[0];
+    if (!f->vals[x].def || f->ops[f->vals[x].def].block != body || uses_of(f, x) != 1 || uses_of(f, r) != 1) return NR_NONE;
+    if (nr_dtype_info[p->m->types[f->vals[r].type].dtype].bytes != 4) return NR_NONE;
+    NrOpId y = nr_block_terminator(f, body);
+    int slot = -1;
+    for (int i = 0; y && i < f->ops[y].nopnds; i++)
+        if (f->ops[y].opnds[i] == r) slot = i;
+    if (slot < 0) return NR_NONE;
+    NrValId acc = f->blocks[body].args[slot + 1];
+    if (f->vals[acc].type != f->vals[r].type) return NR_NONE;
+    for (NrOpId o = f->blocks[body].first; o != dots[0]; o = f->ops[o].next)
+        if (reads_value(f, o, acc)) return NR_NONE;
+    *d1_out = dots[0];
+    return dots[1];
+}
+
+/* Dot d2 (see chain_async_dot) becomes asynchronous: its argument is
+ * waited for right after d1, and the loop's result after the loop. */
+static void make_chain_async(Pipe *p, NrOpId d1, NrOpId d2, NrBuilder *after_loop) {
+    NrFunc *f = p->f;
+    nr_op_set_bool(f, d2, NR_A_IS_ASYNC, true);
+    NrBlockId body = f->ops[p->loop].regions[0];
+    NrOpId y = nr_block_terminator(f, body);
+    int slot = -1;
+    for (int i = 0; i < f->ops[y].nopnds; i++)
+        if (f->ops[y].opnds[i] == f->ops[d2].results[0]) slot = i;
+    NR_ASSERT(slot >= 0);
+    NrValId acc = f->blocks[body].args[slot + 1];
+    NrTypeId t = f->vals[acc].type;
+    NrBuilder b = nr_builder_after(f, d1);
+    b.loc = f->ops[d2].loc;
+    NrOpId w1 = nr_build(&b, NR_OP_WARP_GROUP_DOT_WAIT, 1, &acc, 1, &t, 0);
+    nr_op_set_int(f, w1, NR_A_NUM, 0);
+    nr_replace_all_uses(f, acc, f->ops[w1].results[0]);
+    f->ops[w1].opnds[0] = acc;
+    NrValId res = f->ops[p->loop].results[slot];
+    NrOpId w0 = nr_build(after_loop, NR_OP_WARP_GROUP_DOT_WAIT, 1, &res, 1, &t, 0);
+    nr_op_set_int(f, w0, NR_A_NUM, 0);
+    nr_replace_all_uses(f, res, f->ops[w0].results[0]);
+    f->ops[w0].opnds[0] = res;
+}
+
 /* Shared memory an extra stage of an async dot's loop may take: sm_90's
  * 227 KiB less room for other buffers and the epilogue's scratch. */
 enum { ASYNC_SMEM_BUDGET = 227 * 1024 - 16 * 1024 };
@@ -785,10 +888,11 @@ static void pipeline_loop(Pipe *p) {
      * With NB buffers the copies run NB - 2 iterations ahead: one more
      * buffer than stages keeps them S - 1 ahead where shared memory allows,
      * else they run S - 2 ahead in S buffers. */
-    NrOpId wg = async_dot(p, cands, nc);
+    NrOpId wg = async_dot(p, cands, nc), d1 = NR_NONE;
+    NrOpId chain = wg ? NR_NONE : chain_async_dot(p, cands, nc, &d1);
     int NB = S;
-    if (wg && (S + 1) * stage <= ASYNC_SMEM_BUDGET && (S + 1) * stage <= room) NB = S + 1;
-    int D = wg ? NB - 2 : S - 1;
+    if ((wg || chain) && (S + 1) * stage <= ASYNC_SMEM_BUDGET && (S + 1) * stage <= room) NB = S + 1;
+    int D = wg || chain ? NB - 2 : S - 1;
     NrValId lb = f->ops[p->loop].opnds[0], ub = f->ops[p->loop].opnds[1], step = f->ops[p->loop].opnds[2];
     NrTypeId ivt = f->vals[lb].type, i1 = nr_type_scalar(m, NR_DT_I1), i32 = nr_type_scalar(m, NR_DT_I32);
     NrValId iv = f->blocks[body].args[0];
@@ -1019,6 +1123,7 @@ static void pipeline_loop(Pipe *p) {
         nr_build(&tail, NR_OP_MBARRIER_INVAL, 1, &bar, 0, NULL, 0);
     }
     if (wg) make_async(p, wg, &tail, after_dot);
+    if (chain) make_chain_async(p, d1, chain, &tail);
 }
 
 static bool has_dot(const NrFunc *f, NrBlockId b) {

@@ -477,6 +477,51 @@ static bool in_place(NrPtx *p, NrValId c, const NrPtxVal *cv) {
     return true;
 }
 
+/* Whether op, or an op nested in its regions, reads v. */
+static bool reads_value(const NrFunc *f, NrOpId op, NrValId v) {
+    const NrOp *o = &f->ops[op];
+    for (int i = 0; i < o->nopnds; i++)
+        if (o->opnds[i] == v) return true;
+    for (int r = 0; r < o->nregions; r++) {
+        NR_FOR_OPS(f, o->regions[r], x) {
+            if (reads_value(f, x, v)) return true;
+        }
+    }
+    return false;
+}
+
+/* For an async dot whose accumulator c is computed in the loop body
+ * (attention's acc * alpha, gpu-pipeline's chain_async_dot): the loop
+ * argument its result r is yielded into, when c and r have no other use,
+ * the argument's elements have registers of their own and nothing after
+ * the dot reads the argument.  The dot then accumulates in that
+ * argument's registers (c is copied there first), so that no copy at the
+ * loop's back edge reads registers the dot still writes. */
+static const NrPtxVal *carried_target(NrPtx *p, NrOpId op, NrValId c, NrValId r) {
+    NrFunc *f = p->f;
+    struct NrPtxMma *s = nr_ptx_mma_state(p);
+    if (!s->uses) s->uses = nr_count_uses(f);
+    if (s->uses[c] != 1 || s->uses[r] != 1) return NULL;
+    NrBlockId body = f->ops[op].block;
+    NrOpId parent = f->blocks[body].parent, y = nr_block_terminator(f, body);
+    if (!parent || f->ops[parent].opc != NR_OP_FOR || !y || f->ops[y].opc != NR_OP_YIELD) return NULL;
+    int slot = -1;
+    for (int i = 0; i < f->ops[y].nopnds; i++)
+        if (f->ops[y].opnds[i] == r) slot = i;
+    if (slot < 0 || slot + 1 >= f->blocks[body].nargs) return NULL;
+    NrValId acc = f->blocks[body].args[slot + 1];
+    if (nr_val_type(f, acc) != nr_val_type(f, r)) return NULL;
+    for (NrOpId o = f->ops[op].next; o && o != y; o = f->ops[o].next)
+        if (reads_value(f, o, acc)) return NULL;
+    const NrPtxVal *av = nr_ptx_val(p, acc);
+    for (int i = 0; i < av->n; i++) {
+        if (!av->e[i].r) return NULL;
+        for (int j = 0; j < i; j++)
+            if (av->e[j].r == av->e[i].r) return NULL;
+    }
+    return av;
+}
+
 /* Instruction suffix and the operands after the descriptors, by types. */
 static bool wg_types(NrPtx *p, NrOpId op, NrDtype adt, NrDtype bdt, NrDtype rdt, char *ins, size_t n, int ni, int kin,
                      bool *ints, bool *trans_ok) {
@@ -683,13 +728,25 @@ bool nr_ptx_op_warp_group_dot(NrPtx *p, NrOpId op) {
     w.R = 1 << p->lays[cl].nreg;
     w.h16 = rdt == NR_DT_F16;
     bool async = nr_op_int(p->f, op, NR_A_IS_ASYNC, 0) != 0;
-    if (async && (w.h16 || !w.a_buf || !in_place(p, c, w.cv))) {
+    const NrPtxVal *carried = NULL;
+    if (async && !w.h16 && !in_place(p, c, w.cv)) carried = carried_target(p, op, c, r);
+    if (async && (w.h16 || (!in_place(p, c, w.cv) && (!carried || carried->n != w.R)))) {
         /* its accumulator may still be written by the previous dot: it cannot be copied */
-        nr_ptx_error(p, "warp_group_dot: an async dot needs A in a buffer and a 32-bit loop-carried accumulator "
-                        "that it alone uses (internal inconsistency of gpu-pipeline)");
+        nr_ptx_error(p, "warp_group_dot: an async dot needs a 32-bit accumulator that is loop-carried, or "
+                        "computed in the loop and yielded back, and that it alone uses (internal inconsistency "
+                        "of gpu-pipeline)");
         return false;
     }
-    NrPv *d = acc_regs(p, &w, c);
+    NrPv *d;
+    if (carried) { /* accumulate in the carried registers, which the previous group left at its wait */
+        d = nr_alloc(p->a, sizeof(NrPv) * (size_t)w.R);
+        for (int i = 0; i < w.R; i++) {
+            d[i] = carried->e[i];
+            nr_pb_mov_to(p, d[i], w.cv->e[i]);
+        }
+    } else {
+        d = acc_regs(p, &w, c);
+    }
     NrPv *aw = w.a_buf ? NULL : a_words(p, &w);
     NrPv abase = w.a_buf ? nr_ptx_val(p, a)->e[0] : nr_pv_i32(0), bbase = nr_ptx_val(p, b)->e[0];
     if (w.adt == NR_DT_F32) {

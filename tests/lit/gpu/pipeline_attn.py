@@ -3,7 +3,11 @@
 # P V with P computed in registers).  Both tiles come from 3-stage rings;
 # each is read where its dot needs it (so that the V tile is not live
 # across the softmax); one barrier per iteration after the wait.  On
-# sm_90a the staged Q tile, loop-invariant, is stored once before the loop.
+# sm_90a the staged Q tile, loop-invariant, is stored once before the loop,
+# and P V stays in flight into the next iteration: the accumulator is
+# waited for after the next Q K^T, the loop's result after the loop, and
+# the rings have a fourth buffer so that the copies, which must not
+# overwrite the stage P V still reads, stay two iterations ahead.
 # RUN: nereid ir %s -k attn -s '*fp16:16, *fp16:16, *fp16:16, *fp32:16, i32, i32:16, 64, 64, 64' --stage gpu --arch sm_90a --num-warps 4 --num-stages 3 | filecheck %s --check-prefix=H
 # RUN: nereid ir %s -k attn -s '*fp16:16, *fp16:16, *fp16:16, *fp32:16, i32, i32:16, 64, 64, 64' --stage gpu --arch sm_80 --num-warps 4 --num-stages 3 | filecheck %s --check-prefix=A
 import triton
@@ -34,12 +38,12 @@ def attn(q_ptr, k_ptr, v_ptr, o_ptr, L, stride, D: tl.constexpr, BM: tl.constexp
     tl.store(o_ptr + rows[:, None] * D + offs_d[None, :], acc / l_i[:, None])
 
 # H: [[Q:%[0-9]+]] = local_alloc %{{[0-9]+}} {smem_offset = {{[0-9]+}}} : !smem<64x64xf16
-# H-DAG: [[K:%[0-9]+]] = local_alloc {smem_offset = {{[0-9]+}}} : !smem<3x64x64xf16
-# H-DAG: [[V:%[0-9]+]] = local_alloc {smem_offset = {{[0-9]+}}} : !smem<3x64x64xf16
+# H-DAG: [[K:%[0-9]+]] = local_alloc {smem_offset = {{[0-9]+}}} : !smem<4x64x64xf16
+# H-DAG: [[V:%[0-9]+]] = local_alloc {smem_offset = {{[0-9]+}}} : !smem<4x64x64xf16
 # H-COUNT-2: async_commit_group
 # H-NOT: load
 # H: = for {{.*}} {num_stages = 3} : tensor<64xf32, {{.*}}>, tensor<64x64xf32, {{.*}}>, tensor<64xf32, {{.*}}>, i32, i32 {
-# H-NEXT: ^({{.*}}, [[R:%[0-9]+]]: i32, [[W:%[0-9]+]]: i32):
+# H-NEXT: ^({{.*}}, [[ACC:%[0-9]+]]: tensor<64x64xf32, {{.*}}>, {{.*}}, [[R:%[0-9]+]]: i32, [[W:%[0-9]+]]: i32):
 # H-NEXT: async_wait {num = 1}
 # H: barrier
 # H-NEXT: async_copy
@@ -49,14 +53,17 @@ def attn(q_ptr, k_ptr, v_ptr, o_ptr, L, stride, D: tl.constexpr, BM: tl.constexp
 # H-NOT: load
 # H: [[VK:%[0-9]+]] = memdesc_index [[K]], [[R]]
 # H-NEXT: warp_group_dot [[Q]], [[VK]]
+# H-NOT: is_async
+# H-NEXT: warp_group_dot_wait [[ACC]] {num = 0}
 # H: reduce
 # H: [[P:%[0-9]+]] = convert_layout
 # H-NEXT: [[VV:%[0-9]+]] = memdesc_index [[V]], [[R]]
-# H-NEXT: warp_group_dot [[P]], [[VV]]
+# H-NEXT: [[PV:%[0-9]+]] = warp_group_dot [[P]], [[VV]], {{.*}} {is_async = true}
 # H-NOT: barrier
-# H: yield
+# H: yield {{.*}}, [[PV]],
 # H-NEXT: }
 # H-NEXT: async_wait {num = 0}
+# H-NEXT: warp_group_dot_wait {{.*}} {num = 0}
 
 # A: [[K:%[0-9]+]] = local_alloc {smem_offset = {{[0-9]+}}} : !smem<3x64x64xf16
 # A-NEXT: [[V:%[0-9]+]] = local_alloc {smem_offset = {{[0-9]+}}} : !smem<3x64x64xf16
