@@ -858,6 +858,17 @@ static int64_t other_smem(const Pipe *p, const Cand *cands, int nc) {
     return allocs + scratch;
 }
 
+/* Programs an SM holds by shared memory (sm_90's 228 KiB, 1 KiB of it
+ * reserved per program) when the loop's NB stages of `stage` bytes come
+ * beside the rest, `room` being the block limit less that rest.  The extra
+ * buffer of an async dot is not worth the second program of an SM (64x64
+ * attention at d128: 2 programs with 3 stages, 1 with 4); registers, not
+ * known here, often allow no more than two anyway. */
+static int64_t programs_by_smem(int64_t room, int NB, int64_t stage) {
+    int64_t bytes = 227 * 1024 - room + NB * stage;
+    return (228 * 1024) / (bytes + 1024);
+}
+
 static void pipeline_loop(Pipe *p) {
     NrFunc *f = p->f;
     NrModule *m = p->m;
@@ -891,7 +902,9 @@ static void pipeline_loop(Pipe *p) {
     NrOpId wg = async_dot(p, cands, nc), d1 = NR_NONE;
     NrOpId chain = wg ? NR_NONE : chain_async_dot(p, cands, nc, &d1);
     int NB = S;
-    if ((wg || chain) && (S + 1) * stage <= ASYNC_SMEM_BUDGET && (S + 1) * stage <= room) NB = S + 1;
+    if ((wg || chain) && (S + 1) * stage <= ASYNC_SMEM_BUDGET && (S + 1) * stage <= room &&
+        (programs_by_smem(room, S + 1, stage) >= 2 || programs_by_smem(room, S, stage) < 2))
+        NB = S + 1;
     int D = wg || chain ? NB - 2 : S - 1;
     NrValId lb = f->ops[p->loop].opnds[0], ub = f->ops[p->loop].opnds[1], step = f->ops[p->loop].opnds[2];
     NrTypeId ivt = f->vals[lb].type, i1 = nr_type_scalar(m, NR_DT_I1), i32 = nr_type_scalar(m, NR_DT_I32);
