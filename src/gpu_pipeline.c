@@ -858,15 +858,39 @@ static int64_t other_smem(const Pipe *p, const Cand *cands, int nc) {
     return allocs + scratch;
 }
 
-/* Programs an SM holds by shared memory (sm_90's 228 KiB, 1 KiB of it
- * reserved per program) when the loop's NB stages of `stage` bytes come
- * beside the rest, `room` being the block limit less that rest.  The extra
- * buffer of an async dot is not worth the second program of an SM (64x64
- * attention at d128: 2 programs with 3 stages, 1 with 4); registers, not
- * known here, often allow no more than two anyway. */
-static int64_t programs_by_smem(int64_t room, int NB, int64_t stage) {
+/* Programs an SM holds (at most 32) when the loop's NB stages of `stage`
+ * bytes come beside the rest of its shared memory, `room` being the block
+ * limit less that rest: the fewer of what sm_90's 228 KiB of shared memory
+ * (1 KiB reserved per program) and its 64K registers allow.  Registers are
+ * not known before ptxas; they are estimated from the blocks the loop keeps
+ * in registers, the carried ones and its largest dot result, at 7/4
+ * registers per 32-bit element plus 16 (the H100's attention and matmul
+ * loops: 1.7 to 2 per element).  The extra buffer of an async dot is not
+ * worth a program per SM (64x64 attention at d64: 3 programs with 4
+ * stages, 2 with 5), but costs nothing where registers bind first. */
+static int64_t programs_per_sm(const Pipe *p, int64_t room, int NB, int64_t stage) {
+    NrFunc *f = p->f;
+    NrModule *m = p->m;
+    NrBlockId body = f->ops[p->loop].regions[0];
+    int64_t threads = 32 * (int64_t)nr_gpu_num_warps(m), words = 0, dot = 0;
+    for (int i = 1; i < f->blocks[body].nargs; i++) {
+        const NrType *t = &m->types[f->vals[f->blocks[body].args[i]].type];
+        if (t->kind == NR_TK_VALUE && t->rank > 0)
+            words += (nr_type_numel(m, f->vals[f->blocks[body].args[i]].type) + threads - 1) / threads *
+                     (t->ptr || nr_dtype_info[t->dtype].bytes > 4 ? 2 : 1);
+    }
+    NR_FOR_OPS(f, body, o) {
+        if (f->ops[o].opc != NR_OP_DOT && f->ops[o].opc != NR_OP_WARP_GROUP_DOT) continue;
+        int64_t n = (nr_type_numel(m, f->vals[f->ops[o].results[0]].type) + threads - 1) / threads;
+        if (n > dot) dot = n;
+    }
+    int64_t regs = 7 * (words + dot) / 4 + 16;
+    regs = regs < 32 ? 32 : regs > 255 ? 255 : (regs + 7) / 8 * 8;
+    int64_t by_regs = 65536 / (regs * threads);
     int64_t bytes = 227 * 1024 - room + NB * stage;
-    return (228 * 1024) / (bytes + 1024);
+    int64_t by_smem = (228 * 1024) / (bytes + 1024);
+    int64_t n = by_regs < by_smem ? by_regs : by_smem;
+    return n > 32 ? 32 : n;
 }
 
 static void pipeline_loop(Pipe *p) {
@@ -903,7 +927,7 @@ static void pipeline_loop(Pipe *p) {
     NrOpId chain = wg ? NR_NONE : chain_async_dot(p, cands, nc, &d1);
     int NB = S;
     if ((wg || chain) && (S + 1) * stage <= ASYNC_SMEM_BUDGET && (S + 1) * stage <= room &&
-        (programs_by_smem(room, S + 1, stage) >= 2 || programs_by_smem(room, S, stage) < 2))
+        programs_per_sm(p, room, S + 1, stage) >= programs_per_sm(p, room, S, stage))
         NB = S + 1;
     int D = wg || chain ? NB - 2 : S - 1;
     NrValId lb = f->ops[p->loop].opnds[0], ub = f->ops[p->loop].opnds[1], step = f->ops[p->loop].opnds[2];

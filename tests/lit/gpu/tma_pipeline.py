@@ -87,10 +87,14 @@ def mixed(a_desc, b_ptr, c_ptr, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl
         acc = tl.dot(a, b, acc)
     tl.store(c_ptr + tl.arange(0, BM)[:, None] * BN + offs_n[None, :], acc)
 
-# padding "nan": the tensor map fills out-of-bounds elements with NaN
+# padding "nan": the tensor map fills out-of-bounds elements with NaN.
+# (3 buffers: a fourth would leave 3 programs an SM where 3 leave 4, so
+# the copies run one iteration ahead and the wait is for all of them.)
+# MIXED:     local_alloc {{.*}} : !smem<3x1xi64
 # MIXED:     tensormap %arg0 {nan = "fill"} : i64
+# MIXED:     local_alloc {{.*}} : !smem<3x64x64xbf16
 # MIXED:     for
-# MIXED:     async_wait {num = 1}
+# MIXED:     async_wait {num = 0}
 # MIXED:     async_copy
 # MIXED:     async_commit_group
 # MIXED:     mbarrier_expect {{%[0-9]+}}, {{%[0-9]+}} {bytes = 8192}
