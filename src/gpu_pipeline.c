@@ -867,7 +867,11 @@ static int64_t other_smem(const Pipe *p, const Cand *cands, int nc) {
  * registers per 32-bit element plus 16 (the H100's attention and matmul
  * loops: 1.7 to 2 per element).  The extra buffer of an async dot is not
  * worth a program per SM (64x64 attention at d64: 3 programs with 4
- * stages, 2 with 5), but costs nothing where registers bind first. */
+ * stages, 2 with 5), but costs nothing where registers bind first.  This
+ * holds for loops of two dots, whose iterations are long enough for copies
+ * S - 2 ahead; a single dot's loop keeps its copies S - 1 ahead (a 1024^3
+ * fp16 matmul, one wave of 64x128x64 programs, was 8% slower with 4
+ * buffers and 2 programs an SM than with 5 and 1). */
 static int64_t programs_per_sm(const Pipe *p, int64_t room, int NB, int64_t stage) {
     NrFunc *f = p->f;
     NrModule *m = p->m;
@@ -927,7 +931,7 @@ static void pipeline_loop(Pipe *p) {
     NrOpId chain = wg ? NR_NONE : chain_async_dot(p, cands, nc, &d1);
     int NB = S;
     if ((wg || chain) && (S + 1) * stage <= ASYNC_SMEM_BUDGET && (S + 1) * stage <= room &&
-        programs_per_sm(p, room, S + 1, stage) >= programs_per_sm(p, room, S, stage))
+        (!chain || programs_per_sm(p, room, S + 1, stage) >= programs_per_sm(p, room, S, stage)))
         NB = S + 1;
     int D = wg || chain ? NB - 2 : S - 1;
     NrValId lb = f->ops[p->loop].opnds[0], ub = f->ops[p->loop].opnds[1], step = f->ops[p->loop].opnds[2];

@@ -4,9 +4,8 @@
 # mbarrier per stage: each iteration issues the copies D stages ahead (one
 # expect of their bytes, one tma_load per operand), then waits for its own
 # stage on the mbarrier's phase parity, which flips when the ring wraps.
-# (16 KiB stages: the async dot gets its extra stage, NB = 4 for 3 stages.)
 # Pointer loads stay on cp.async; sm_90 (no wgmma) keeps cp.async for all.
-# RUN: nereid ir %s -k desc_mm -s 'tensordesc<fp16[128, 32]>, tensordesc<fp16[32, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 32' --arch sm_90a --verify-each --after gpu-barriers | filecheck %s --check-prefix=TMA
+# RUN: nereid ir %s -k desc_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90a --verify-each --after gpu-barriers | filecheck %s --check-prefix=TMA
 # RUN: nereid ir %s -k desc_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90 --after gpu-barriers | filecheck %s --check-prefix=SM90
 # RUN: nereid ir %s -k mixed -s 'tensordesc<bf16[64, 64], nan>, *bf16:16, *fp32:16, i32:16, i32:16, 64, 64, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=MIXED
 # RUN: nereid ir %s -k in_kernel -s '*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, 128, 128, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=DEVICE
@@ -43,10 +42,10 @@ def desc_mm(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, 
 # TMA-NOT:   async_copy
 # prologue: stages 0 and 1, after the barrier that publishes the inits
 # TMA:       barrier
-# TMA-NEXT:  mbarrier_expect {{%[0-9]+}}, {{%[0-9]+}} {bytes = 16384}
+# TMA-NEXT:  mbarrier_expect {{%[0-9]+}}, {{%[0-9]+}} {bytes = 32768}
 # TMA:       tma_load [[MA]], {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}
 # TMA:       tma_load [[MB]]
-# TMA:       mbarrier_expect {{%[0-9]+}}, {{%[0-9]+}} {bytes = 16384}
+# TMA:       mbarrier_expect {{%[0-9]+}}, {{%[0-9]+}} {bytes = 32768}
 # TMA:       tma_load [[MA]]
 # TMA:       tma_load [[MB]]
 # the loop carries the read stage, the write stage and the phase parity
@@ -87,14 +86,10 @@ def mixed(a_desc, b_ptr, c_ptr, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl
         acc = tl.dot(a, b, acc)
     tl.store(c_ptr + tl.arange(0, BM)[:, None] * BN + offs_n[None, :], acc)
 
-# padding "nan": the tensor map fills out-of-bounds elements with NaN.
-# (3 buffers: a fourth would leave 3 programs an SM where 3 leave 4, so
-# the copies run one iteration ahead and the wait is for all of them.)
-# MIXED:     local_alloc {{.*}} : !smem<3x1xi64
+# padding "nan": the tensor map fills out-of-bounds elements with NaN
 # MIXED:     tensormap %arg0 {nan = "fill"} : i64
-# MIXED:     local_alloc {{.*}} : !smem<3x64x64xbf16
 # MIXED:     for
-# MIXED:     async_wait {num = 0}
+# MIXED:     async_wait {num = 1}
 # MIXED:     async_copy
 # MIXED:     async_commit_group
 # MIXED:     mbarrier_expect {{%[0-9]+}}, {{%[0-9]+}} {bytes = 8192}
