@@ -13,6 +13,9 @@ modes rerun every launch there and compare with the interpreter."""
 import math
 import os
 import re
+import shutil
+import subprocess
+import tempfile
 
 import numpy as np
 import pytest
@@ -116,6 +119,56 @@ def test_forward_descriptors(rng, dtype, D, causal):
         assert np.abs(m - lse).max() < 1e-2 * max(1.0, np.abs(lse).max()), config
     with pytest.raises(ValueError, match="multiple of both blocks"):
         A.attention_forward(q[:, :, :48], k[:, :, :48], v[:, :, :48], config=(32, 16, 4, 2), descriptors=True)
+
+
+# Pipelined configurations (3 and 4 stages) over many key blocks: on sm_90a
+# the P V wgmma stays in flight into the next iteration (gpu-pipeline's
+# chain_async_dot), with L leaving a masked last block.
+@pytest.mark.parametrize("config", [(64, 32, 4, 3), (64, 16, 4, 4)], ids=["64x32s3", "64x16s4"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_forward_many_blocks(rng, config, causal):
+    D, L = 64, 200
+    q, k, v = inputs(rng, (1, 2, L, D), "fp16")
+    scale = 1.0 / math.sqrt(D)
+    o, m = A.attention_forward(q, k, v, causal=causal, sm_scale=scale, config=config)
+    assert rel_err(o, A.reference(q, k, v, causal, scale)) < FWD_TOL["fp16"]
+    lse = ref_lse2(q, k, causal, scale)
+    assert np.abs(m - lse).max() < 1e-2 * max(1.0, np.abs(lse).max())
+
+
+FWD_SIG = ("*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, i32, i32:16, fp32, "
+           + "i32:16, i32:16, i32:16, 1, " * 4 + "{d}, {bm}, {bn}, {causal}")
+
+
+@pytest.mark.parametrize("block", [(64, 128, 64, 4), (128, 128, 128, 8)], ids=["d64", "d128"])
+@pytest.mark.parametrize("causal", [0, 1], ids=["full", "causal"])
+def test_forward_pv_stays_in_flight(block, causal):
+    # The sm_90a PTX of every key loop: the Q K^T group is waited for, the
+    # P V group is committed and the loop branches back with no wait between
+    # (the accumulator is waited for after the next Q K^T); ptxas, where
+    # present, assembles it without serializing the wgmma pipeline.
+    d, bm, bn, warps = block
+    k = A.attn_fwd_kernel.compile(FWD_SIG.format(d=d, bm=bm, bn=bn, causal=causal), num_warps=warps, num_stages=3,
+                                  arch="sm_90a")
+    body = k.ptx[k.ptx.index(".entry"):]
+    loops = re.findall(r"\n(\$L\d+):\n(.*?)\n  bra\.uni \1;", body, re.S)
+    key_loops = [b for _, b in loops if b.count("wgmma.commit_group") == 2]
+    assert len(key_loops) == 2, [b.count("wgmma.commit_group") for _, b in loops]
+    for b in key_loops:
+        qk, pv = [m.start() for m in re.finditer(r"wgmma\.commit_group", b)]
+        assert "wgmma.wait_group.sync.aligned 0;" in b[qk:pv]
+        assert "wgmma.wait_group" not in b[pv:]
+    ptxas = shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas")
+                                      else None)
+    if ptxas:
+        with tempfile.TemporaryDirectory() as t:
+            src = os.path.join(t, "k.ptx")
+            with open(src, "w") as f:
+                f.write(k.ptx)
+            r = subprocess.run([ptxas, "-arch=sm_90a", "-v", src, "-o", os.path.join(t, "k.cubin")],
+                               capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[:2000]
+        assert "serialized" not in r.stdout + r.stderr, r.stdout + r.stderr
 
 
 def test_forward_strided_inputs(rng):
