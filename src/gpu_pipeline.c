@@ -560,19 +560,6 @@ static NrOpId async_dot(Pipe *p, const Cand *cands, int nc) {
     return wg;
 }
 
-/* Whether op, or an op nested in its regions, reads v. */
-static bool reads_value(const NrFunc *f, NrOpId op, NrValId v) {
-    const NrOp *o = &f->ops[op];
-    for (int i = 0; i < o->nopnds; i++)
-        if (o->opnds[i] == v) return true;
-    for (int r = 0; r < o->nregions; r++) {
-        NR_FOR_OPS(f, o->regions[r], x) {
-            if (reads_value(f, x, v)) return true;
-        }
-    }
-    return false;
-}
-
 /* The second of two warp_group_dots, when it may stay in flight into the
  * next iteration (attention's P V, after Q K^T):
  *   s = warp_group_dot a1, b1, c1          d1: synchronous, it waits for every group
@@ -618,7 +605,7 @@ static NrOpId chain_async_dot(Pipe *p, const Cand *cands, int nc, NrOpId *d1_out
     NrValId acc = f->blocks[body].args[slot + 1];
     if (f->vals[acc].type != f->vals[r].type) return NR_NONE;
     for (NrOpId o = f->blocks[body].first; o != dots[0]; o = f->ops[o].next)
-        if (reads_value(f, o, acc)) return NR_NONE;
+        if (nr_op_reads(f, o, acc)) return NR_NONE;
     *d1_out = dots[0];
     return dots[1];
 }

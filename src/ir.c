@@ -563,6 +563,16 @@ int32_t *nr_count_uses(NrFunc *f) {
     return c;
 }
 
+bool nr_op_reads(const NrFunc *f, NrOpId op, NrValId v) {
+    const NrOp *o = &f->ops[op];
+    for (int i = 0; i < o->nopnds; i++)
+        if (o->opnds[i] == v) return true;
+    for (int r = 0; r < o->nregions; r++)
+        for (NrOpId x = f->blocks[o->regions[r]].first; x; x = f->ops[x].next)
+            if (nr_op_reads(f, x, v)) return true;
+    return false;
+}
+
 static void walk_block(NrFunc *f, NrBlockId b, NrOpVisitor fn, void *ctx) {
     NrOpId o = f->blocks[b].first;
     while (o) {

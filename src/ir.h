@@ -289,6 +289,8 @@ void nr_op_copy_attrs(NrFunc *dst, NrOpId d, const NrFunc *src, NrOpId s);
 void nr_replace_all_uses(NrFunc *f, NrValId from, NrValId to);
 /* Count the uses of every value: counts[v] for v in [0, nvals). Arena array. */
 int32_t *nr_count_uses(NrFunc *f);
+/* Whether op, or an op nested in its regions, has v as an operand. */
+bool nr_op_reads(const NrFunc *f, NrOpId op, NrValId v);
 
 /* Walk every live op, preorder (an op before the ops of its regions).
  * The callback may erase the op it is given, but nothing else. */

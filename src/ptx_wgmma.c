@@ -477,19 +477,6 @@ static bool in_place(NrPtx *p, NrValId c, const NrPtxVal *cv) {
     return true;
 }
 
-/* Whether op, or an op nested in its regions, reads v. */
-static bool reads_value(const NrFunc *f, NrOpId op, NrValId v) {
-    const NrOp *o = &f->ops[op];
-    for (int i = 0; i < o->nopnds; i++)
-        if (o->opnds[i] == v) return true;
-    for (int r = 0; r < o->nregions; r++) {
-        NR_FOR_OPS(f, o->regions[r], x) {
-            if (reads_value(f, x, v)) return true;
-        }
-    }
-    return false;
-}
-
 /* For an async dot whose accumulator c is computed in the loop body
  * (attention's acc * alpha, gpu-pipeline's chain_async_dot): the loop
  * argument its result r is yielded into, when c and r have no other use,
@@ -512,7 +499,7 @@ static const NrPtxVal *carried_target(NrPtx *p, NrOpId op, NrValId c, NrValId r)
     NrValId acc = f->blocks[body].args[slot + 1];
     if (nr_val_type(f, acc) != nr_val_type(f, r)) return NULL;
     for (NrOpId o = f->ops[op].next; o && o != y; o = f->ops[o].next)
-        if (reads_value(f, o, acc)) return NULL;
+        if (nr_op_reads(f, o, acc)) return NULL;
     const NrPtxVal *av = nr_ptx_val(p, acc);
     for (int i = 0; i < av->n; i++) {
         if (!av->e[i].r) return NULL;
