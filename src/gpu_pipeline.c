@@ -571,8 +571,8 @@ static NrOpId async_dot(Pipe *p, const Cand *cands, int nc) {
  * d2's B operand and any buffer A are staged by the candidates (a
  * register A is rewritten only after d1's wait); its accumulator x has
  * 32-bit elements and d2 alone uses it; r is used only by the yield; and
- * no op before d1 reads acc.  Its group then completes at d1 of the next
- * iteration, where a wait for acc goes (*d1_out). */
+ * no op before d1 or after d2 reads acc.  Its group then completes at d1
+ * of the next iteration, where a wait for acc goes (*d1_out). */
 static NrOpId chain_async_dot(Pipe *p, const Cand *cands, int nc, NrOpId *d1_out) {
     NrFunc *f = p->f;
     NrBlockId body = f->ops[p->loop].regions[0];
@@ -604,7 +604,11 @@ static NrOpId chain_async_dot(Pipe *p, const Cand *cands, int nc, NrOpId *d1_out
     if (slot < 0) return NR_NONE;
     NrValId acc = f->blocks[body].args[slot + 1];
     if (f->vals[acc].type != f->vals[r].type) return NR_NONE;
+    /* before d1 the previous group may still write acc's registers; after
+     * d2, its own group writes them */
     for (NrOpId o = f->blocks[body].first; o != dots[0]; o = f->ops[o].next)
+        if (nr_op_reads(f, o, acc)) return NR_NONE;
+    for (NrOpId o = f->ops[dots[1]].next; o && o != y; o = f->ops[o].next)
         if (nr_op_reads(f, o, acc)) return NR_NONE;
     *d1_out = dots[0];
     return dots[1];

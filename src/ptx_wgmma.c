@@ -498,8 +498,14 @@ static const NrPtxVal *carried_target(NrPtx *p, NrOpId op, NrValId c, NrValId r)
     if (slot < 0 || slot + 1 >= f->blocks[body].nargs) return NULL;
     NrValId acc = f->blocks[body].args[slot + 1];
     if (nr_val_type(f, acc) != nr_val_type(f, r)) return NULL;
-    for (NrOpId o = f->ops[op].next; o && o != y; o = f->ops[o].next)
+    /* (nor a warp_group_dot_wait of it, which shares its registers) */
+    for (NrOpId o = f->ops[op].next; o && o != y; o = f->ops[o].next) {
         if (nr_op_reads(f, o, acc)) return NULL;
+        for (NrOpId w = f->blocks[body].first; w != op; w = f->ops[w].next)
+            if (f->ops[w].opc == NR_OP_WARP_GROUP_DOT_WAIT && f->ops[w].nopnds == 1 && f->ops[w].opnds[0] == acc &&
+                nr_op_reads(f, o, f->ops[w].results[0]))
+                return NULL;
+    }
     const NrPtxVal *av = nr_ptx_val(p, acc);
     for (int i = 0; i < av->n; i++) {
         if (!av->e[i].r) return NULL;

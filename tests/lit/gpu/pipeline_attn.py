@@ -10,6 +10,7 @@
 # overwrite the stage P V still reads, stay two iterations ahead.
 # RUN: nereid ir %s -k attn -s '*fp16:16, *fp16:16, *fp16:16, *fp32:16, i32, i32:16, 64, 64, 64' --stage gpu --arch sm_90a --num-warps 4 --num-stages 3 | filecheck %s --check-prefix=H
 # RUN: nereid ir %s -k attn -s '*fp16:16, *fp16:16, *fp16:16, *fp32:16, i32, i32:16, 64, 64, 64' --stage gpu --arch sm_80 --num-warps 4 --num-stages 3 | filecheck %s --check-prefix=A
+# RUN: nereid ir %s -k old_acc_read -s '*fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16, 64, 64, 64' --stage gpu --arch sm_90a --num-warps 4 --num-stages 3 | filecheck %s --check-prefix=OLD
 import triton
 import triton.language as tl
 
@@ -85,3 +86,34 @@ def attn(q_ptr, k_ptr, v_ptr, o_ptr, L, stride, D: tl.constexpr, BM: tl.constexp
 # A: yield
 # A-NEXT: }
 # A-NEXT: async_wait {num = 0}
+
+
+# The carried accumulator is read after the second dot (its old value, into
+# t): that dot cannot stay in flight, since it writes the accumulator's
+# registers; both dots stay synchronous.
+@triton.jit
+def old_acc_read(q_ptr, k_ptr, v_ptr, o_ptr, t_ptr, N, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rd = tl.arange(0, D)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
+    acc = tl.zeros((BM, D), tl.float32)
+    t = tl.zeros((BM,), tl.float32)
+    for start in range(0, N, BN):
+        kt = tl.load(k_ptr + (start + rn)[None, :] * D + rd[:, None])
+        p = tl.exp2(tl.dot(q, kt) * 0.01)
+        v = tl.load(v_ptr + (start + rn)[:, None] * D + rd[None, :])
+        old = acc
+        acc = tl.dot(p.to(tl.float16), v, acc * 0.5)
+        t += tl.sum(old, 1)
+    tl.store(o_ptr + rm[:, None] * D + rd[None, :], acc)
+    tl.store(t_ptr + rm, t)
+
+# OLD: = for
+# OLD-NOT: is_async
+# OLD-NOT: warp_group_dot_wait
+# OLD: warp_group_dot
+# OLD-NOT: is_async
+# OLD: warp_group_dot
+# OLD-NOT: is_async
+# OLD: yield
