@@ -89,7 +89,6 @@ struct NrKernel {
     bool sm_a;
     const char *ptx;
     NrPtxInfo pinfo;
-    int maxnreg;                /* NrOptions.maxnreg: a JIT option of the cubin */
     pthread_mutex_t lock;       /* guards loaded[] and ir_text */
     NrLoaded loaded[NR_MAX_DEVICES];
 };
@@ -275,10 +274,9 @@ NrStatus nr_compile(NrContext *ctx, const char *src, size_t len, const char *fil
     }
     if (sm && !stop_in_block) {
         NrGpuOptions go = {o.num_warps, o.num_stages, sm, sm_a, o.stop_after, o.verify_each != 0, NULL, !o.fp_fusion,
-                            o.no_tma != 0, o.maxnreg > 0 ? o.maxnreg : 0};
+                            o.no_tma != 0, o.maxnreg};
         if (!nr_run_gpu_pipeline(k->mod, &go, &d) || nr_has_errors(&d)) goto fail;
         k->gpu = true;
-        k->maxnreg = o.maxnreg > 0 ? o.maxnreg : 0;
         k->sm = sm;
         k->sm_a = sm_a;
         if (!o.stop_after || strcmp(o.stop_after, "ptx") == 0) {
@@ -410,8 +408,6 @@ static NrCuda *ctx_cuda(NrContext *ctx, int device) {
     return ctx->cuda[device];
 }
 
-/* Load k on `device` through the disk cache of cubins; the caller holds k->lock. */
-
 /* The cubin of k's PTX from ptxas (found as docs/aot.md says), when there is
  * one and its code runs on a device of compute capability dev_sm (the same
  * major version); else NULL, and the driver compiles the PTX.  The driver's
@@ -432,6 +428,7 @@ static const void *whole_program_cubin(NrArena *a, const NrKernel *k, int dev_sm
     return bin;
 }
 
+/* Load k on `device` through the disk cache of cubins; the caller holds k->lock. */
 static NrLoaded *kernel_load(NrContext *ctx, NrKernel *k, int device) {
     NrLoaded *ld = &k->loaded[device];
     if (ld->fn) return ld;

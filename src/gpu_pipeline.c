@@ -615,7 +615,8 @@ static NrOpId chain_async_dot(Pipe *p, const Cand *cands, int nc, NrOpId *d1_out
 }
 
 /* Dot d2 (see chain_async_dot) becomes asynchronous: its argument is
- * waited for right after d1, and the loop's result after the loop. */
+ * waited for right after d1, and the loop's result after the loop.  (Its
+ * yield slot is found again: dropping carried pointers renumbered them.) */
 static void make_chain_async(Pipe *p, NrOpId d1, NrOpId d2, NrBuilder *after_loop) {
     NrFunc *f = p->f;
     nr_op_set_bool(f, d2, NR_A_IS_ASYNC, true);

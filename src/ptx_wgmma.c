@@ -459,6 +459,16 @@ static void round_tf32(NrPtx *p, NrPv base, int64_t bytes) {
     }
 }
 
+/* Every element of v sits in a register of its own. */
+static bool own_registers(const NrPtxVal *v) {
+    for (int i = 0; i < v->n; i++) {
+        if (!v->e[i].r) return false;
+        for (int j = 0; j < i; j++)
+            if (v->e[j].r == v->e[i].r) return false;
+    }
+    return true;
+}
+
 /* The accumulator may be updated in place: a loop-carried value (a for
  * body's argument) whose only use is this dot, every element its own
  * register. */
@@ -468,13 +478,7 @@ static bool in_place(NrPtx *p, NrValId c, const NrPtxVal *cv) {
     if (!s->uses) s->uses = nr_count_uses(f);
     if (f->vals[c].def || s->uses[c] != 1) return false;
     NrOpId parent = f->blocks[f->vals[c].block].parent;
-    if (!parent || f->ops[parent].opc != NR_OP_FOR) return false;
-    for (int i = 0; i < cv->n; i++) {
-        if (!cv->e[i].r) return false;
-        for (int j = 0; j < i; j++)
-            if (cv->e[j].r == cv->e[i].r) return false;
-    }
-    return true;
+    return parent && f->ops[parent].opc == NR_OP_FOR && own_registers(cv);
 }
 
 /* For an async dot whose accumulator c is computed in the loop body
@@ -498,21 +502,15 @@ static const NrPtxVal *carried_target(NrPtx *p, NrOpId op, NrValId c, NrValId r)
     if (slot < 0 || slot + 1 >= f->blocks[body].nargs) return NULL;
     NrValId acc = f->blocks[body].args[slot + 1];
     if (nr_val_type(f, acc) != nr_val_type(f, r)) return NULL;
-    /* (nor a warp_group_dot_wait of it, which shares its registers) */
-    for (NrOpId o = f->ops[op].next; o && o != y; o = f->ops[o].next) {
-        if (nr_op_reads(f, o, acc)) return NULL;
-        for (NrOpId w = f->blocks[body].first; w != op; w = f->ops[w].next)
-            if (f->ops[w].opc == NR_OP_WARP_GROUP_DOT_WAIT && f->ops[w].nopnds == 1 && f->ops[w].opnds[0] == acc &&
-                nr_op_reads(f, o, f->ops[w].results[0]))
-                return NULL;
-    }
+    /* (nor the warp_group_dot_wait of it before the dot, which shares its registers) */
+    NrValId waited = NR_NONE;
+    for (NrOpId w = f->blocks[body].first; w != op; w = f->ops[w].next)
+        if (f->ops[w].opc == NR_OP_WARP_GROUP_DOT_WAIT && f->ops[w].nopnds == 1 && f->ops[w].opnds[0] == acc)
+            waited = f->ops[w].results[0];
+    for (NrOpId o = f->ops[op].next; o && o != y; o = f->ops[o].next)
+        if (nr_op_reads(f, o, acc) || (waited && nr_op_reads(f, o, waited))) return NULL;
     const NrPtxVal *av = nr_ptx_val(p, acc);
-    for (int i = 0; i < av->n; i++) {
-        if (!av->e[i].r) return NULL;
-        for (int j = 0; j < i; j++)
-            if (av->e[j].r == av->e[i].r) return NULL;
-    }
-    return av;
+    return own_registers(av) ? av : NULL;
 }
 
 /* Instruction suffix and the operands after the descriptors, by types. */
@@ -722,8 +720,9 @@ bool nr_ptx_op_warp_group_dot(NrPtx *p, NrOpId op) {
     w.h16 = rdt == NR_DT_F16;
     bool async = nr_op_int(p->f, op, NR_A_IS_ASYNC, 0) != 0;
     const NrPtxVal *carried = NULL;
-    if (async && !w.h16 && !in_place(p, c, w.cv)) carried = carried_target(p, op, c, r);
-    if (async && (w.h16 || (!in_place(p, c, w.cv) && (!carried || carried->n != w.R)))) {
+    bool own = !w.h16 && in_place(p, c, w.cv);
+    if (async && !w.h16 && !own) carried = carried_target(p, op, c, r);
+    if (async && (w.h16 || (!own && (!carried || carried->n != w.R)))) {
         /* its accumulator may still be written by the previous dot: it cannot be copied */
         nr_ptx_error(p, "warp_group_dot: an async dot needs a 32-bit accumulator that is loop-carried, or "
                         "computed in the loop and yielded back, and that it alone uses (internal inconsistency "
