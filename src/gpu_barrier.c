@@ -201,7 +201,15 @@ static void walk_op(Bar *b, NrOpId op, State *st, int depth) {
     case NR_OP_MBARRIER_INVAL: /* (after every thread's last wait on it) */
         on_write(b, op, st, range_of(b, o->opnds[0], 0), false);
         return;
-    case NR_OP_MBARRIER_EXPECT: on_read(b, op, st, range_of(b, o->opnds[0], 0)); return;
+    case NR_OP_MBARRIER_EXPECT:
+    case NR_OP_MBARRIER_ARRIVE: on_read(b, op, st, range_of(b, o->opnds[0], 0)); return;
+    /* The producer warpgroup's region synchronizes with the other warps
+     * through mbarriers alone; what every warp wrote before it (the
+     * mbarriers' inits) is published by one barrier of all the warps, in
+     * front of the split. */
+    case NR_OP_WARP_SPECIALIZE:
+        if (st->writes.n || st->reads.n) insert_barrier(b, op, st);
+        return;
     case NR_OP_MBARRIER_WAIT:
         on_read(b, op, st, range_of(b, o->opnds[0], 0));
         st->bulk.n = 0;

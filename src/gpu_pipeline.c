@@ -889,6 +889,274 @@ static int64_t programs_per_sm(const Pipe *p, int64_t room, int NB, int64_t stag
     return n > 32 ? 32 : n;
 }
 
+/* NB mbarriers (!smem<NB x 1 x i64>) for `count` arrivals each, initialized
+ * at b; *view is the type of one. */
+static NrValId alloc_bars(Pipe *p, NrBuilder *b, int NB, int64_t count, NrTypeId *view) {
+    NrModule *m = p->m;
+    int32_t order[1] = {0};
+    NrType bt;
+    memset(&bt, 0, sizeof bt);
+    bt.kind = NR_TK_MEMDESC;
+    bt.dtype = NR_DT_I64;
+    bt.rank = 1;
+    bt.shape[0] = 1;
+    bt.layout = nr_layout_shared(m, 1, 1, 1, 1, order);
+    *view = nr_type_intern(m, &bt);
+    bt.rank = 2;
+    bt.shape[0] = NB;
+    bt.shape[1] = 1;
+    NrValId bars = nr_build1(b, NR_OP_LOCAL_ALLOC, nr_type_intern(m, &bt), 0, NULL);
+    for (int s = 0; s < NB; s++) {
+        NrValId bi[2] = {bars, const_i32(b, m, s)};
+        NrValId bar = nr_build1(b, NR_OP_MEMDESC_INDEX, *view, 2, bi);
+        NrOpId init = nr_build(b, NR_OP_MBARRIER_INIT, 1, &bar, 0, NULL, 0);
+        nr_op_set_int(p->f, init, NR_A_ARRIVALS, count);
+    }
+    return bars;
+}
+
+/* The mbarriers are invalidated once every thread is done with them, so
+ * that their bytes may hold other buffers (or another loop's mbarriers). */
+static void inval_bars(Pipe *p, NrBuilder *b, NrValId bars, NrTypeId view, int NB) {
+    for (int s = 0; s < NB; s++) {
+        NrValId bi[2] = {bars, const_i32(b, p->m, s)};
+        NrValId bar = nr_build1(b, NR_OP_MEMDESC_INDEX, view, 2, bi);
+        nr_build(b, NR_OP_MBARRIER_INVAL, 1, &bar, 0, NULL, 0);
+    }
+}
+
+/* The tensormap of each TMA candidate's host descriptor. */
+static void tensor_maps(Pipe *p, NrBuilder *b, Cand *cands, int nc) {
+    NrFunc *f = p->f;
+    NrTypeId i64 = nr_type_scalar(p->m, NR_DT_I64);
+    for (int k = 0; k < nc; k++) {
+        if (!cands[k].tma) continue;
+        const NrOp *o = &f->ops[cands[k].load];
+        NrValId d = o->opnds[3];
+        NrOpId tm = nr_build(b, NR_OP_TENSORMAP, 1, &d, 1, &i64, 0);
+        if (o->opnds[2] && is_nan_const(f, o->opnds[2])) nr_op_set_str(f, tm, NR_A_NAN, "fill");
+        cands[k].tmap = f->ops[tm].results[0];
+    }
+}
+
+/* Each candidate's NB-stage buffer (c->buf) and the type of one stage
+ * (c->view). */
+static void alloc_stages(Pipe *p, NrBuilder *b, Cand *cands, int nc, int NB) {
+    NrFunc *f = p->f;
+    NrModule *m = p->m;
+    for (int k = 0; k < nc; k++) {
+        Cand *c = &cands[k];
+        const NrType *t = &m->types[f->vals[f->ops[c->load].results[0]].type];
+        NrType bt = *t;
+        bt.kind = NR_TK_MEMDESC;
+        if (f->ops[c->conv].opc == NR_OP_LOCAL_ALLOC) bt.layout = c->layout;
+        else bt.layout = staging_layout(m, t, nr_gpu_layout_of(f, f->ops[c->load].opnds[0]));
+        c->view = nr_type_intern(m, &bt);
+        bt.rank = (uint8_t)(t->rank + 1);
+        bt.shape[0] = NB;
+        for (int i = 0; i < t->rank; i++) bt.shape[i + 1] = t->shape[i];
+        c->buf = nr_build1(b, NR_OP_LOCAL_ALLOC, nr_type_intern(m, &bt), 0, NULL);
+    }
+}
+
+/* Each tile is read from stage r where it was converted or staged, so
+ * that it is live no longer than the load's value was; the loads and
+ * their conversions go. */
+static void read_stages(Pipe *p, Cand *cands, int nc, NrValId r) {
+    NrFunc *f = p->f;
+    for (int j = 0; j < nc; j++) {
+        Cand *c = &cands[j];
+        NrBuilder at = nr_builder_before(f, c->conv);
+        at.loc = f->ops[c->conv].loc;
+        NrValId ops[2] = {c->buf, r};
+        NrValId view = nr_build1(&at, NR_OP_MEMDESC_INDEX, c->view, 2, ops);
+        NrValId x = view; /* a staged buffer is the view itself (seen transposed after a trans) */
+        if (c->trans) x = nr_build1(&at, NR_OP_MEMDESC_TRANS, f->vals[f->ops[c->conv].results[0]].type, 1, &view);
+        else if (f->ops[c->conv].opc != NR_OP_LOCAL_ALLOC)
+            x = nr_build1(&at, NR_OP_LOCAL_LOAD, f->vals[f->ops[c->conv].results[0]].type, 1, &view);
+        nr_replace_all_uses(f, f->ops[c->conv].results[0], x);
+    }
+    /* (only now: a builder at the body's top inserts before its first op, which may be one of these) */
+    for (int j = 0; j < nc; j++) {
+        nr_op_erase(f, cands[j].conv);
+        if (cands[j].trans) nr_op_erase(f, cands[j].trans);
+        if (cands[j].mid) nr_op_erase(f, cands[j].mid);
+        nr_op_erase(f, cands[j].load);
+    }
+}
+
+/* The mbarrier phase parity after stage x: it flips when x + 1 wraps
+ * around to 0 (k: the constants one and NB). */
+static NrValId next_parity(Pipe *p, NrBuilder *b, NrValId x, NrValId phase, const NrValId *k) {
+    NrModule *m = p->m;
+    NrTypeId i32 = nr_type_scalar(m, NR_DT_I32), i1 = nr_type_scalar(m, NR_DT_I1);
+    NrValId a1[2] = {x, k[0]};
+    NrValId x1 = nr_build1(b, NR_OP_ADD, i32, 2, a1);
+    NrValId c2[2] = {x1, k[1]};
+    NrOpId lt = nr_build(b, NR_OP_CMP, 2, c2, 1, &i1, 0);
+    nr_op_set_str(p->f, lt, NR_A_PRED, "lt");
+    NrValId x2[2] = {phase, k[0]};
+    NrValId flipped = nr_build1(b, NR_OP_XOR, i32, 2, x2);
+    NrValId sel[3] = {p->f->ops[lt].results[0], phase, flipped};
+    return nr_build1(b, NR_OP_SELECT, i32, 3, sel);
+}
+
+/* --- warp specialization ------------------------------------------------------------------------ */
+/* Ops that may run in front of a warp_specialize, where the producer's
+ * warps run them too as aliases of warps 0-3: no stores, atomics or
+ * scratch (whose writes the aliases would repeat), no control flow
+ * (reshape and trans move no data on the GPU). */
+static bool ws_prefix_op(const NrFunc *f, NrOpId o) {
+    const NrOp *op = &f->ops[o];
+    switch ((NrOpcode)op->opc) {
+    case NR_OP_CONST:
+    case NR_OP_ARANGE:
+    case NR_OP_SPLAT:
+    case NR_OP_PROGRAM_ID:
+    case NR_OP_NUM_PROGRAMS:
+    case NR_OP_BROADCAST:
+    case NR_OP_EXPAND_DIMS:
+    case NR_OP_RESHAPE:
+    case NR_OP_TRANS:
+    case NR_OP_HINT:
+    case NR_OP_ASSUME:
+    case NR_OP_LOAD:
+    case NR_OP_MEMDESC_INDEX:
+    case NR_OP_MBARRIER_INIT:
+    case NR_OP_TENSORMAP:
+    case NR_OP_BARRIER: return true;
+    case NR_OP_LOCAL_ALLOC: return op->nopnds == 0;
+    default: {
+        unsigned fl = nr_op_info[op->opc].flags;
+        return (fl & NR_OPF_PURE) && (fl & NR_OPF_ELEM) && !op->nregions;
+    }
+    }
+}
+
+/* A loop of tl.range(warp_specialize=True) is split between a producer
+ * warpgroup and the program's warps where: the target is sm_90a; the loop
+ * is in the kernel's own body, with only ws_prefix_op ops before it; its
+ * one warp_group_dot may run asynchronously (wg); every tile it stages
+ * comes by TMA; and the program has one or two warpgroups.  Elsewhere the
+ * hint is a no-op. */
+static bool ws_wanted(Pipe *p, const Cand *cands, int nc, NrOpId wg) {
+    NrFunc *f = p->f;
+    const NrAttr *a = nr_op_attr(f, p->loop, NR_A_WARP_SPECIALIZE);
+    int nw = nr_gpu_num_warps(p->m);
+    if (!a || !a->v.i || !wg || !p->m->sm_a || !f->is_kernel || f->ops[p->loop].block != f->body || (nw != 4 && nw != 8))
+        return false;
+    for (int k = 0; k < nc; k++)
+        if (!cands[k].tma || cands[k].arg >= 0) return false;
+    for (NrOpId o = f->blocks[f->body].first; o && o != p->loop; o = f->ops[o].next)
+        if (!ws_prefix_op(f, o)) return false;
+    return true;
+}
+
+static NrValId bar_at(NrBuilder *b, NrValId bars, NrTypeId view, NrValId index) {
+    NrValId bi[2] = {bars, index};
+    return nr_build1(b, NR_OP_MEMDESC_INDEX, view, 2, bi);
+}
+
+/* The warp-specialized loop: a ring of NB = S stages, each with a `full`
+ * mbarrier (the producer's expect and its TMA bytes) and an `empty` one
+ * (one arrival per consumer warp):
+ *
+ *   warp_specialize {regs}                      the producer warpgroup's first warp
+ *     for iv ... carrying w = 0, ph = 1:
+ *       mbarrier_wait empty[w], ph              (a fresh mbarrier passes parity 1)
+ *       mbarrier_expect full[w] {bytes}; tma_load ..., buf[w], full[w], coords(iv)
+ *       yield (w + 1) % NB, ph flipped when w + 1 wraps
+ *   for iv ... carrying acc, r = 0, ph = 0:     the num_warps warps
+ *     mbarrier_wait full[r], ph
+ *     acc' = warp_group_dot buf[r], ..., acc {is_async}
+ *     acc'' = warp_group_dot_wait acc' {num = 1}
+ *     mbarrier_arrive empty[r - 1], iv != lb    (the previous iteration's dot is done)
+ *     yield acc'', (r + 1) % NB, ph flipped when r + 1 wraps
+ *   acc = warp_group_dot_wait acc {num = 0}
+ *
+ * The producer fills every stage as soon as it is free, NB - 1 ahead at
+ * most, with no barrier of the program's warps in the loop. */
+static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg) {
+    NrFunc *f = p->f;
+    NrModule *m = p->m;
+    int NB = p->stages, nw = nr_gpu_num_warps(m);
+    NrBlockId body = f->ops[p->loop].regions[0];
+    NrValId lb = f->ops[p->loop].opnds[0], ub = f->ops[p->loop].opnds[1], step = f->ops[p->loop].opnds[2];
+    NrTypeId ivt = f->vals[lb].type, i1 = nr_type_scalar(m, NR_DT_I1), i32 = nr_type_scalar(m, NR_DT_I32);
+    NrValId iv = f->blocks[body].args[0];
+    NrBuilder b = nr_builder_before(f, p->loop);
+    b.loc = f->ops[p->loop].loc;
+    NrTypeId bar_view;
+    NrValId full = alloc_bars(p, &b, NB, 1, &bar_view);
+    NrValId empty = alloc_bars(p, &b, NB, nw, &bar_view);
+    tensor_maps(p, &b, cands, nc);
+    alloc_stages(p, &b, cands, nc, NB);
+    NrValId consts[3] = {const_i32(&b, m, 1), const_i32(&b, m, NB), const_i32(&b, m, 0)};
+    /* the producer: two warpgroups give it 40 registers and the others 232
+     * (of 64K: 3 x 128 threads at 168 on entry) */
+    NrOpId ws = nr_build(&b, NR_OP_WARP_SPECIALIZE, 0, NULL, 0, NULL, 1);
+    nr_op_set_int(f, ws, NR_A_REGS, nw == 8 ? 40 : 0);
+    nr_op_set_int(f, ws, NR_A_CONSUMER_REGS, nw == 8 ? 232 : 0);
+    NrBuilder pb = nr_builder_at_end(f, f->ops[ws].regions[0]);
+    pb.loc = b.loc;
+    NrValId pin[5] = {lb, ub, step, consts[2], consts[0]};
+    NrTypeId pt[2] = {i32, i32};
+    NrOpId pl = nr_build(&pb, NR_OP_FOR, 5, pin, 2, pt, 1);
+    NrBlockId pbody = f->ops[pl].regions[0];
+    NrValId piv = nr_block_add_arg(f, pbody, ivt), w = nr_block_add_arg(f, pbody, i32);
+    NrValId ph = nr_block_add_arg(f, pbody, i32);
+    NrBuilder in = nr_builder_at_end(f, pbody);
+    in.loc = b.loc;
+    NrValId wt[2] = {bar_at(&in, empty, bar_view, w), ph};
+    nr_build(&in, NR_OP_MBARRIER_WAIT, 2, wt, 0, NULL, 0);
+    p->nmap = 0;
+    tma_copies(p, &in, cands, nc, full, bar_view, w, NR_NONE, stage_bytes(p, cands, nc), iv, piv);
+    NrValId py[2] = {next_index(p, &in, w, consts), next_parity(p, &in, w, ph, consts)};
+    nr_build(&in, NR_OP_YIELD, 2, py, 0, NULL, 0);
+    nr_build(&pb, NR_OP_YIELD, 0, NULL, 0, NULL, 0);
+    /* the consumers */
+    NrValId inits[2] = {consts[2], consts[2]};
+    NrOpId loop = widen_loop(p, 2, inits);
+    NrValId r = f->blocks[body].args[f->blocks[body].nargs - 2], phase = f->blocks[body].args[f->blocks[body].nargs - 1];
+    NrBuilder top = nr_builder_before(f, f->blocks[body].first);
+    top.loc = b.loc;
+    NrValId ft[2] = {bar_at(&top, full, bar_view, r), phase};
+    nr_build(&top, NR_OP_MBARRIER_WAIT, 2, ft, 0, NULL, 0);
+    read_stages(p, cands, nc, r);
+    NrOpId y = nr_block_terminator(f, body);
+    NrBuilder end = nr_builder_before(f, y);
+    int ny = f->ops[y].nopnds;
+    NrValId *yops = nr_alloc(m->arena, sizeof(NrValId) * (size_t)(ny + 2));
+    memcpy(yops, f->ops[y].opnds, sizeof(NrValId) * (size_t)ny);
+    yops[ny] = next_index(p, &end, r, consts);
+    yops[ny + 1] = next_parity(p, &end, r, phase, consts);
+    nr_op_set_operands(f, y, ny + 2, yops);
+    NrOpId after = f->ops[loop].next;
+    NrBuilder tail = after ? nr_builder_before(f, after) : nr_builder_at_end(f, f->ops[loop].block);
+    inval_bars(p, &tail, full, bar_view, NB);
+    inval_bars(p, &tail, empty, bar_view, NB);
+    make_async(p, wg, &tail, false);
+    /* the release of the previous iteration's stage, after the wait that
+     * completes its dot */
+    NrOpId w1 = f->ops[wg].next;
+    NR_ASSERT(w1 && f->ops[w1].opc == NR_OP_WARP_GROUP_DOT_WAIT);
+    NrBuilder rel = nr_builder_after(f, w1);
+    rel.loc = b.loc;
+    NrValId ab[2] = {r, consts[0]};
+    NrValId rm1 = nr_build1(&rel, NR_OP_SUB, i32, 2, ab);
+    NrValId cz[2] = {r, consts[2]};
+    NrOpId at0 = nr_build(&rel, NR_OP_CMP, 2, cz, 1, &i1, 0);
+    nr_op_set_str(f, at0, NR_A_PRED, "eq");
+    NrValId last = const_i32(&rel, m, NB - 1);
+    NrValId sel[3] = {f->ops[at0].results[0], last, rm1};
+    NrValId prev = nr_build1(&rel, NR_OP_SELECT, i32, 3, sel);
+    NrValId cf[2] = {iv, lb};
+    NrOpId later = nr_build(&rel, NR_OP_CMP, 2, cf, 1, &i1, 0);
+    nr_op_set_str(f, later, NR_A_PRED, "ne");
+    NrValId ar[2] = {bar_at(&rel, empty, bar_view, prev), f->ops[later].results[0]};
+    nr_build(&rel, NR_OP_MBARRIER_ARRIVE, 2, ar, 0, NULL, 0);
+}
+
 static void pipeline_loop(Pipe *p) {
     NrFunc *f = p->f;
     NrModule *m = p->m;
@@ -920,6 +1188,10 @@ static void pipeline_loop(Pipe *p) {
      * buffer than stages keeps them S - 1 ahead where shared memory allows,
      * else they run S - 2 ahead in S buffers. */
     NrOpId wg = async_dot(p, cands, nc), d1 = NR_NONE;
+    if (ws_wanted(p, cands, nc, wg)) {
+        ws_loop(p, cands, nc, wg);
+        return;
+    }
     NrOpId chain = wg ? NR_NONE : chain_async_dot(p, cands, nc, &d1);
     int NB = S;
     if ((wg || chain) && (S + 1) * stage <= ASYNC_SMEM_BUDGET && (S + 1) * stage <= room &&
@@ -927,7 +1199,7 @@ static void pipeline_loop(Pipe *p) {
         NB = S + 1;
     int D = wg || chain ? NB - 2 : S - 1;
     NrValId lb = f->ops[p->loop].opnds[0], ub = f->ops[p->loop].opnds[1], step = f->ops[p->loop].opnds[2];
-    NrTypeId ivt = f->vals[lb].type, i1 = nr_type_scalar(m, NR_DT_I1), i32 = nr_type_scalar(m, NR_DT_I32);
+    NrTypeId ivt = f->vals[lb].type, i1 = nr_type_scalar(m, NR_DT_I1);
     NrValId iv = f->blocks[body].args[0];
     /* TMA copies complete on one mbarrier per stage (bars[NB]); the others
      * are cp.async groups */
@@ -946,51 +1218,12 @@ static void pipeline_loop(Pipe *p) {
     NrValId bars = NR_NONE;
     NrTypeId bar_view = 0;
     if (any_tma) {
-        int32_t order[1] = {0};
-        NrType bt;
-        memset(&bt, 0, sizeof bt);
-        bt.kind = NR_TK_MEMDESC;
-        bt.dtype = NR_DT_I64;
-        bt.rank = 1;
-        bt.shape[0] = 1;
-        bt.layout = nr_layout_shared(m, 1, 1, 1, 1, order);
-        bar_view = nr_type_intern(m, &bt);
-        bt.rank = 2;
-        bt.shape[0] = NB;
-        bt.shape[1] = 1;
-        bars = nr_build1(&b, NR_OP_LOCAL_ALLOC, nr_type_intern(m, &bt), 0, NULL);
-        for (int s = 0; s < NB; s++) {
-            NrValId bi[2] = {bars, const_i32(&b, m, s)};
-            NrValId bar = nr_build1(&b, NR_OP_MEMDESC_INDEX, bar_view, 2, bi);
-            NrOpId init = nr_build(&b, NR_OP_MBARRIER_INIT, 1, &bar, 0, NULL, 0);
-            nr_op_set_int(f, init, NR_A_ARRIVALS, 1); /* thread 0's arrive.expect_tx */
-        }
-        NrTypeId i64 = nr_type_scalar(m, NR_DT_I64);
-        for (int k = 0; k < nc; k++) {
-            if (!cands[k].tma) continue;
-            const NrOp *o = &f->ops[cands[k].load];
-            NrValId d = o->opnds[3];
-            NrOpId tm = nr_build(&b, NR_OP_TENSORMAP, 1, &d, 1, &i64, 0);
-            if (o->opnds[2] && is_nan_const(f, o->opnds[2])) nr_op_set_str(f, tm, NR_A_NAN, "fill");
-            cands[k].tmap = f->ops[tm].results[0];
-        }
+        bars = alloc_bars(p, &b, NB, 1, &bar_view); /* thread 0's arrive.expect_tx */
+        tensor_maps(p, &b, cands, nc);
     }
+    alloc_stages(p, &b, cands, nc, NB);
     NrValId ptr[MAX_CANDS];
-    for (int k = 0; k < nc; k++) {
-        Cand *c = &cands[k];
-        const NrType *t = &m->types[f->vals[f->ops[c->load].results[0]].type];
-        NrType bt = *t;
-        bt.kind = NR_TK_MEMDESC;
-        if (f->ops[c->conv].opc == NR_OP_LOCAL_ALLOC) bt.layout = c->layout;
-        else bt.layout = staging_layout(m, t, nr_gpu_layout_of(f, f->ops[c->load].opnds[0]));
-        c->view = nr_type_intern(m, &bt);
-        bt.rank = (uint8_t)(t->rank + 1);
-        bt.shape[0] = NB;
-        for (int i = 0; i < t->rank; i++) bt.shape[i + 1] = t->shape[i];
-        NrTypeId all = nr_type_intern(m, &bt);
-        c->buf = nr_build1(&b, NR_OP_LOCAL_ALLOC, all, 0, NULL);
-        ptr[k] = c->arg >= 0 ? f->ops[p->loop].opnds[3 + c->arg - 1] : NR_NONE;
-    }
+    for (int k = 0; k < nc; k++) ptr[k] = cands[k].arg >= 0 ? f->ops[p->loop].opnds[3 + cands[k].arg - 1] : NR_NONE;
     for (int s = 0; s < D; s++) {
         p->nmap = 0;
         NrValId iv_s = lb;
@@ -1086,25 +1319,7 @@ static void pipeline_loop(Pipe *p) {
         NrValId wt[2] = {bar, phase};
         nr_build(&top, NR_OP_MBARRIER_WAIT, 2, wt, 0, NULL, 0);
     }
-    for (int j = 0; j < nc; j++) {
-        Cand *c = &cands[j];
-        NrBuilder at = nr_builder_before(f, c->conv);
-        at.loc = f->ops[c->conv].loc;
-        NrValId ops[2] = {c->buf, r};
-        NrValId view = nr_build1(&at, NR_OP_MEMDESC_INDEX, c->view, 2, ops);
-        NrValId x = view; /* a staged buffer is the view itself (seen transposed after a trans) */
-        if (c->trans) x = nr_build1(&at, NR_OP_MEMDESC_TRANS, f->vals[f->ops[c->conv].results[0]].type, 1, &view);
-        else if (f->ops[c->conv].opc != NR_OP_LOCAL_ALLOC)
-            x = nr_build1(&at, NR_OP_LOCAL_LOAD, f->vals[f->ops[c->conv].results[0]].type, 1, &view);
-        nr_replace_all_uses(f, f->ops[c->conv].results[0], x);
-    }
-    /* (only now: `top` inserts before the body's first op, which may be one of these) */
-    for (int j = 0; j < nc; j++) {
-        nr_op_erase(f, cands[j].conv);
-        if (cands[j].trans) nr_op_erase(f, cands[j].trans);
-        if (cands[j].mid) nr_op_erase(f, cands[j].mid);
-        nr_op_erase(f, cands[j].load);
-    }
+    read_stages(p, cands, nc, r);
     /* the yield passes the new carried values on */
     NrOpId y = nr_block_terminator(f, body);
     NrBuilder end = nr_builder_before(f, y);
@@ -1118,17 +1333,7 @@ static void pipeline_loop(Pipe *p) {
     }
     yops[ny + nq] = next_index(p, &end, r, consts);
     yops[ny + nq + 1] = next_index(p, &end, w, consts);
-    if (any_tma) { /* the parity flips when the read stage wraps around to 0 */
-        NrValId a1[2] = {r, consts[0]};
-        NrValId r1 = nr_build1(&end, NR_OP_ADD, i32, 2, a1);
-        NrValId c2[2] = {r1, consts[1]};
-        NrOpId lt = nr_build(&end, NR_OP_CMP, 2, c2, 1, &i1, 0);
-        nr_op_set_str(f, lt, NR_A_PRED, "lt");
-        NrValId x2[2] = {phase, consts[0]};
-        NrValId flipped = nr_build1(&end, NR_OP_XOR, i32, 2, x2);
-        NrValId sel[3] = {f->ops[lt].results[0], phase, flipped};
-        yops[ny + nq + 2] = nr_build1(&end, NR_OP_SELECT, i32, 3, sel);
-    }
+    if (any_tma) yops[ny + nq + 2] = next_parity(p, &end, r, phase, consts);
     nr_op_set_operands(f, y, ny + nextra, yops);
     /* highest argument first: removing one renumbers those after it */
     for (bool left = true; left;) {
@@ -1150,11 +1355,7 @@ static void pipeline_loop(Pipe *p) {
     }
     /* the mbarriers are invalidated once every thread is done with them, so
      * that their bytes may hold other buffers (or another loop's mbarriers) */
-    for (int s = 0; any_tma && s < NB; s++) {
-        NrValId bi[2] = {bars, const_i32(&tail, m, s)};
-        NrValId bar = nr_build1(&tail, NR_OP_MEMDESC_INDEX, bar_view, 2, bi);
-        nr_build(&tail, NR_OP_MBARRIER_INVAL, 1, &bar, 0, NULL, 0);
-    }
+    if (any_tma) inval_bars(p, &tail, bars, bar_view, NB);
     if (wg) make_async(p, wg, &tail, after_dot);
     if (chain) make_chain_async(p, d1, chain, &tail);
 }

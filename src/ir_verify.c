@@ -1159,11 +1159,35 @@ static void rule_mbarrier(V *v, NrOpId op) {
         optional_pred(v, op, 1);
         break;
     case NR_OP_MBARRIER_INVAL: break;
+    case NR_OP_MBARRIER_ARRIVE: optional_pred(v, op, 1); break;
     default: {
         NrType i32 = scalar_of(NR_DT_I32);
         expect_type(v, op, "operand 1 (phase parity)", otype(v, op, 1), &i32);
         break;
     }
+    }
+}
+
+/* warp_specialize: a region of no arguments ending in an empty yield, in
+ * the kernel's own body (not nested, not in a called function: the split
+ * of the program's warps happens once), at most one per kernel; register
+ * counts 0 (unchanged) or multiples of 8 from 24 to 256 (setmaxnreg's). */
+static void rule_warp_specialize(V *v, NrOpId op) {
+    const NrOp *o = &v->f->ops[op];
+    check_block_args(v, op, 0, o->regions[0], NULL, 0, "warp_specialize's region takes no arguments");
+    NrOpId y = term_of(v, o->regions[0], NR_OP_YIELD);
+    if (y && v->f->ops[y].nopnds) op_error(v, y, "warp_specialize's region yields no values");
+    if (!v->f->is_kernel || o->block != v->f->body) op_error(v, op, "must be in a kernel's own body");
+    int64_t r, c;
+    if (get_int_in(v, op, NR_A_REGS, 0, 256, &r) && (r % 8 || (r && r < 24)))
+        op_error(v, op, "regs must be 0 or a multiple of 8 from 24, got %lld", (long long)r);
+    if (get_int_in(v, op, NR_A_CONSUMER_REGS, 0, 256, &c) && (c % 8 || (c && c < 24)))
+        op_error(v, op, "consumer_regs must be 0 or a multiple of 8 from 24, got %lld", (long long)c);
+    NR_FOR_OPS(v->f, v->f->body, x) {
+        if (x != op && v->f->ops[x].opc == NR_OP_WARP_SPECIALIZE) {
+            op_error(v, op, "a kernel has at most one warp_specialize");
+            break;
+        }
     }
 }
 
@@ -1397,7 +1421,9 @@ static void rule_gpu_op(V *v, NrOpId op) {
     case NR_OP_MBARRIER_INIT:
     case NR_OP_MBARRIER_EXPECT:
     case NR_OP_MBARRIER_WAIT:
-    case NR_OP_MBARRIER_INVAL: rule_mbarrier(v, op); break;
+    case NR_OP_MBARRIER_INVAL:
+    case NR_OP_MBARRIER_ARRIVE: rule_mbarrier(v, op); break;
+    case NR_OP_WARP_SPECIALIZE: rule_warp_specialize(v, op); break;
     case NR_OP_TMA_LOAD: rule_tma_load(v, op); break;
     case NR_OP_TENSORMAP: rule_tensormap(v, op); break;
     case NR_OP_TMA_STORE: rule_tma_store(v, op); break;
@@ -1463,6 +1489,8 @@ static void rule_custom(V *v, NrOpId op) {
     case NR_OP_MBARRIER_EXPECT:
     case NR_OP_MBARRIER_WAIT:
     case NR_OP_MBARRIER_INVAL:
+    case NR_OP_MBARRIER_ARRIVE:
+    case NR_OP_WARP_SPECIALIZE:
     case NR_OP_TMA_LOAD:
     case NR_OP_TMA_STORE:
     case NR_OP_TENSORMAP: rule_gpu_op(v, op); break;
@@ -1475,7 +1503,8 @@ static bool optional_slot(NrOpcode opc, int i) {
     switch (opc) {
     case NR_OP_LOAD: return i == 1 || i == 2;
     case NR_OP_ASYNC_COPY: return i == 2 || i == 3;
-    case NR_OP_MBARRIER_EXPECT: return i == 1;
+    case NR_OP_MBARRIER_EXPECT:
+    case NR_OP_MBARRIER_ARRIVE: return i == 1;
     case NR_OP_TMA_LOAD: return i == 3;
     case NR_OP_STORE:
     case NR_OP_ATOMIC_RMW: return i == 2;
@@ -1488,7 +1517,8 @@ static bool optional_slot(NrOpcode opc, int i) {
 static NrOpcode region_terminator(NrOpcode opc, int r) {
     switch (opc) {
     case NR_OP_FOR:
-    case NR_OP_IF: return NR_OP_YIELD;
+    case NR_OP_IF:
+    case NR_OP_WARP_SPECIALIZE: return NR_OP_YIELD;
     case NR_OP_WHILE: return r == 0 ? NR_OP_CONDITION : NR_OP_YIELD;
     default: return NR_OP_INVALID;
     }

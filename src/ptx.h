@@ -171,7 +171,11 @@ typedef struct NrPtx {
     int nlays, caplays;
     NrAxisInfo *ax;            /* axis info per value, or NULL */
     int nlabels, nstrings;
-    int32_t tid, lane, warp;   /* .b32 registers (prologue) */
+    int32_t tid, lane, warp;   /* .b32 registers (prologue); with a producer warpgroup (ws), tid counts
+                                * modulo the num_warps warps, so that its warps alias warps 0-3 */
+    int32_t tid_raw;           /* %tid.x itself (prologue) */
+    int ws_warps;              /* warps of the producer warpgroup a warp_specialize adds (0: none) */
+    int bar_threads;           /* threads a barrier counts after the producer split (0: all) */
     int32_t thread0;           /* .pred tid == 0 (prologue), 0 until needed */
     int32_t warp0;             /* .pred warp 0, warp-uniform (prologue), 0 until needed */
     int maxnreg;                /* .maxnreg of the entry (NrGpuOptions.maxnreg), 0: none */
@@ -532,6 +536,7 @@ bool nr_ptx_op_async_wait(NrPtx *p, NrOpId op);
 bool nr_ptx_op_mbarrier_init(NrPtx *p, NrOpId op);
 bool nr_ptx_op_mbarrier_expect(NrPtx *p, NrOpId op);
 bool nr_ptx_op_mbarrier_wait(NrPtx *p, NrOpId op);
+bool nr_ptx_op_mbarrier_arrive(NrPtx *p, NrOpId op);
 bool nr_ptx_op_tma_load(NrPtx *p, NrOpId op);
 bool nr_ptx_op_tensormap(NrPtx *p, NrOpId op);
 bool nr_ptx_op_tma_store(NrPtx *p, NrOpId op);

@@ -829,6 +829,8 @@ bool nr_ptx_mma_scratch(NrModule *m, NrFunc *f, NrOpId op, int nw, NrArena *a, i
     case NR_OP_MBARRIER_EXPECT:
     case NR_OP_MBARRIER_WAIT:
     case NR_OP_MBARRIER_INVAL:
+    case NR_OP_MBARRIER_ARRIVE:
+    case NR_OP_WARP_SPECIALIZE:
     case NR_OP_TMA_LOAD:
     case NR_OP_TMA_STORE:
     case NR_OP_TENSORMAP: return true;

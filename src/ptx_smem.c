@@ -778,6 +778,20 @@ bool nr_ptx_op_mbarrier_expect(NrPtx *p, NrOpId op) {
     return true;
 }
 
+/* Lane 0 of each warp arrives, for the warp: the op follows a converged
+ * point of it (a wgmma wait, or the loop's own synchronous code). */
+bool nr_ptx_op_mbarrier_arrive(NrPtx *p, NrOpId op) {
+    if (!need_sm90(p, "mbarrier_arrive")) return false;
+    NrPv lane = {NR_PK_I32, p->lane, 0};
+    NrPv g = nr_pb_setp(p, NR_PC_EQ, NR_PT_U32, lane, nr_pv_i32(0));
+    NrValId pv = p->f->ops[op].nopnds > 1 ? p->f->ops[op].opnds[1] : NR_NONE;
+    if (pv) g = nr_pb_pand(p, g, nr_ptx_val(p, pv)->e[0]);
+    g = nr_ptx_inreg(p, g);
+    NrPv a = nr_ptx_inreg(p, buffer_addr(p, p->f->ops[op].opnds[0]));
+    nr_ptx_emit(p, "@%s mbarrier.arrive.shared::cta.b64 _, [%s];", nr_ptx_reg(p, g.r), nr_ptx_reg(p, a.r));
+    return true;
+}
+
 bool nr_ptx_op_mbarrier_wait(NrPtx *p, NrOpId op) {
     if (!need_sm90(p, "mbarrier_wait")) return false;
     NrPv a = nr_ptx_inreg(p, buffer_addr(p, p->f->ops[op].opnds[0]));

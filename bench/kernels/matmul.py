@@ -114,6 +114,27 @@ def matmul_tma_kernel(a_desc, b_desc, c_desc, bias_ptr, M, N, K,
         c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))
 
 
+@triton.jit
+def matmul_tma_ws_kernel(a_desc, b_desc, c_desc, bias_ptr, M, N, K,
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                         GROUP_M: tl.constexpr, HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
+    # matmul_tma_kernel's tile, one per program, with a warp-specialized K
+    # loop: a producer warpgroup issues the TMA copies num_stages deep while
+    # the num_warps warps run the dots.
+    pid_m, pid_n = _tile_of(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BLOCK_K), warp_specialize=True):
+        a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+        b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
+        acc = tl.dot(a, b, acc)
+    if HAS_BIAS:
+        rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        acc += tl.load(bias_ptr + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :]
+    if ACTIVATION == "gelu":
+        acc = gelu(acc)
+    c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))
+
+
 def _elem_strides(x):
     if hasattr(x, "stride") and callable(x.stride):  # torch
         return tuple(x.stride()), x.element_size()
@@ -138,7 +159,9 @@ def matmul(c, a, b, bias, M, N, K, a_strides, b_strides, c_strides, config, acti
     bias: None or a vector of N.  Kind "persistent" launches num_sms programs
     (at most one per tile) running matmul_persistent_kernel; "tma" runs
     matmul_tma_kernel on host tensor descriptors, one program per tile, and
-    "tma-persistent" the same with num_sms programs (see tma_applies)."""
+    "tma-persistent" the same with num_sms programs (see tma_applies);
+    "tma-ws" runs matmul_tma_ws_kernel, one program per tile, its K loop
+    warp-specialized (a row-major B; a column-major one runs "tma")."""
     bm, bn, bk, gm, warps, stages = config[:6]
     tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
     if len(config) > 6 and config[6].startswith("tma"):
@@ -150,6 +173,11 @@ def matmul(c, a, b, bias, M, N, K, a_strides, b_strides, c_strides, config, acti
         else:
             b_desc = TensorDescriptor(b, [K, N], [b_strides[0], 1], [bk, bn])
         c_desc = TensorDescriptor(c, [M, N], [c_strides[0], 1], [bm, bn])
+        if config[6] == "tma-ws" and not b_t:
+            matmul_tma_ws_kernel[(tiles,)](a_desc, b_desc, c_desc, bias, M, N, K, BLOCK_M=bm, BLOCK_N=bn,
+                                           BLOCK_K=bk, GROUP_M=gm, HAS_BIAS=bias is not None,
+                                           ACTIVATION=activation, num_warps=warps, num_stages=stages)
+            return c
         matmul_tma_kernel[(programs,)](a_desc, b_desc, c_desc, bias, M, N, K, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                                        GROUP_M=gm, NUM_PROGRAMS=programs, B_T=b_t, HAS_BIAS=bias is not None,
                                        ACTIVATION=activation, num_warps=warps, num_stages=stages)

@@ -1,0 +1,184 @@
+"""Warp specialization: tl.range(warp_specialize=True) on sm_90a.
+
+A K loop whose tiles come from host tensor descriptors by TMA and feed one
+wgmma dot is split: a producer warpgroup beyond num_warps issues the TMA
+copies into an NB-stage ring as soon as a stage is free (an `empty`
+mbarrier per stage, one arrival per consumer warp), and the num_warps
+warps wait for each stage's `full` mbarrier, run the dot and free the
+stage.  With two consumer warpgroups, setmaxnreg gives the producer 40
+registers and the others 232.  Everywhere else the hint changes nothing.
+
+Every launch checks the result against a float64 reference on the
+interpreter, and under NEREID_TEST_DEVICE=sim (ptxsim) or cuda (an H100)
+on the compiled kernel too: short loops (fewer iterations than stages, or
+none), rings that wrap many times, edges of M, N and K, 4 and 8 warps,
+fp16, bf16 and fp8.  The PTX tests need no GPU."""
+import os
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+
+import nereid as triton
+import nereid.language as tl
+from nereid.tools.tensor_descriptor import TensorDescriptor
+from conftest import poisoned, rel_err
+from test_lang_descriptors import launch
+
+try:
+    import ml_dtypes
+except ImportError:  # pragma: no cover
+    ml_dtypes = None
+
+
+@triton.jit
+def ws_matmul(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+              WS: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK), warp_specialize=WS):
+        a = a_desc.load([pid_m * BM, k * BK])
+        b = b_desc.load([k * BK, pid_n * BN])
+        acc = tl.dot(a, b, acc)
+    offs_m = pid_m * BM + tl.arange(0, BM)
+    offs_n = pid_n * BN + tl.arange(0, BN)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc, mask=mask)
+
+
+@triton.jit
+def ws_pointer_matmul(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, K, BK, warp_specialize=True):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+def _dtype(name):
+    if name == "float16":
+        return np.float16
+    if ml_dtypes is None:
+        pytest.skip("needs ml_dtypes")
+    return {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn}[name]
+
+
+def _run(rng, M, N, K, BM, BN, BK, dt="float16", num_warps=4, num_stages=3, ws=True):
+    """C = A B with K steps of BK; K = 0: a loop of no iterations (the
+    descriptors still describe one step)."""
+    t = _dtype(dt)
+    KD = K or BK
+    a = rng.standard_normal((M, KD)).astype(t)
+    b = rng.standard_normal((KD, N)).astype(t)
+    c = poisoned((M, N), np.float32)
+    ad = TensorDescriptor(a, [M, KD], [KD, 1], [BM, BK])
+    bd = TensorDescriptor(b, [KD, N], [N, 1], [BK, BN])
+    launch(ws_matmul, (triton.cdiv(M, BM), triton.cdiv(N, BN)), ad, bd, c, M, N, K, BM=BM, BN=BN, BK=BK, WS=ws,
+           num_warps=num_warps, num_stages=num_stages)
+    if K == 0:
+        assert np.array_equal(c, np.zeros((M, N), np.float32))
+    else:
+        assert rel_err(c, a.astype(np.float64) @ b.astype(np.float64)) < 1e-5
+
+
+# K steps of 64: 1 (fewer than the stages), 3 (as many), 9 (the ring wraps
+# twice or more), and a last step that overhangs K
+@pytest.mark.parametrize("K", [64, 192, 576, 200])
+@pytest.mark.parametrize("stages", [2, 3, 4])
+def test_ws_matmul_stages(rng, K, stages):
+    _run(rng, 128, 128, K, 128, 128, 64, num_stages=stages)
+
+
+def test_ws_matmul_no_iterations(rng):
+    _run(rng, 64, 64, 0, 64, 64, 64)
+
+
+@pytest.mark.parametrize("M,N,K", [(200, 136, 328), (64, 256, 128)])
+def test_ws_matmul_eight_warps(rng, M, N, K):
+    # two consumer warpgroups (setmaxnreg 232 / 40), edges of M and N
+    _run(rng, M, N, K, 128, 128, 64, num_warps=8, num_stages=3)
+
+
+@pytest.mark.parametrize("dt", ["bfloat16", "float8_e4m3fn"])
+def test_ws_matmul_dtypes(rng, dt):
+    BK = 128 if dt.startswith("float8") else 64
+    _run(rng, 128, 64, 4 * BK + 32, 64, 64, BK, dt=dt, num_warps=4, num_stages=3)
+
+
+def test_ws_pointer_loads_fall_back(rng):
+    # pointer loads are not copied by TMA: the hint changes nothing
+    K = 256
+    a = rng.standard_normal((64, K)).astype(np.float16)
+    b = rng.standard_normal((K, 64)).astype(np.float16)
+    c = poisoned((64, 64), np.float32)
+    launch(ws_pointer_matmul, (1,), a, b, c, K, BM=64, BN=64, BK=64, num_stages=3)
+    assert rel_err(c, a.astype(np.float64) @ b.astype(np.float64)) < 1e-5
+    sig = "*fp16:16, *fp16:16, *fp32:16, i32:16, 64, 64, 64"
+    k = ws_pointer_matmul.compile(sig, num_warps=4, num_stages=3, arch="sm_90a")
+    assert ".reqntid 128," in k.ptx and "setmaxnreg" not in k.ptx and "mbarrier.arrive.shared" not in k.ptx
+
+
+SIG = "tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp32:16, i32, i32, i32:16, 128, 128, 64, {ws}"
+
+
+def _ptxas():
+    return shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas")
+                                     else None)
+
+
+def _assemble(ptx):
+    """ptxas -arch=sm_90a: its messages (None without ptxas); it must accept the PTX."""
+    ptxas = _ptxas()
+    if not ptxas:
+        return None
+    with tempfile.TemporaryDirectory() as d:
+        src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        r = subprocess.run([ptxas, "-arch=sm_90a", "-v", src, "-o", out], capture_output=True, text=True)
+        assert r.returncode == 0, f"ptxas rejected the PTX:\n{r.stderr[:3000]}"
+        return r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("warps", [4, 8])
+def test_ws_ptx(warps):
+    k = ws_matmul.compile(SIG.format(ws=1), num_warps=warps, num_stages=4, arch="sm_90a")
+    ptx = k.ptx
+    assert f".reqntid {32 * (warps + 4)}, 1, 1" in ptx
+    assert k.num_warps == warps + 4
+    # the split, the producer's TMA copies and the consumers' releases
+    assert f"bar.sync 1, {32 * warps};" in ptx
+    assert ptx.count("mbarrier.arrive.shared::cta.b64 _,") == 1
+    assert "mbarrier.arrive.expect_tx" in ptx and "cp.async.bulk.tensor.2d" in ptx
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx
+    if warps == 8:
+        assert ".maxnreg 168" in ptx
+        assert "setmaxnreg.dec.sync.aligned.u32 40;" in ptx and "setmaxnreg.inc.sync.aligned.u32 232;" in ptx
+    else:
+        assert "setmaxnreg" not in ptx and ".maxnreg" not in ptx
+    # the TMA copies are issued by the producer alone: after the split
+    split = ptx.index("  ret;\n$L")  # the producer's end; the consumers' label follows
+    assert "cp.async.bulk.tensor" not in ptx[:ptx.index("@%p", ptx.index("bar.sync 0;"))]
+    assert ptx.index("cp.async.bulk.tensor") < split
+    msgs = _assemble(ptx)
+    if msgs is not None:
+        assert "C7508" not in msgs and "setmaxnreg" not in msgs.lower().replace("setmaxnreg.", ""), msgs
+        assert "spill" not in msgs or " 0 bytes spill stores, 0 bytes spill loads" in msgs, msgs
+
+
+def test_ws_off_is_unchanged():
+    on = ws_matmul.compile(SIG.format(ws=0), num_warps=4, num_stages=4, arch="sm_90a").ptx
+    assert ".reqntid 128," in on and "mbarrier.arrive.shared" not in on and "bar.sync 1," not in on
+
+
+def test_ws_not_on_sm90():
+    # plain sm_90 has no setmaxnreg and no wgmma: the hint is a no-op
+    k = ws_matmul.compile(SIG.format(ws=1), num_warps=4, num_stages=3, arch="sm_90")
+    assert ".reqntid 128," in k.ptx and "bar.sync 1," not in k.ptx
