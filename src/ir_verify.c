@@ -1183,12 +1183,11 @@ static void rule_warp_specialize(V *v, NrOpId op) {
         op_error(v, op, "regs must be 0 or a multiple of 8 from 24, got %lld", (long long)r);
     if (get_int_in(v, op, NR_A_CONSUMER_REGS, 0, 256, &c) && (c % 8 || (c && c < 24)))
         op_error(v, op, "consumer_regs must be 0 or a multiple of 8 from 24, got %lld", (long long)c);
-    NR_FOR_OPS(v->f, v->f->body, x) {
-        if (x != op && v->f->ops[x].opc == NR_OP_WARP_SPECIALIZE) {
+    for (NrOpId x = o->block == v->f->body ? o->prev : NR_NONE; x; x = v->f->ops[x].prev)
+        if (v->f->ops[x].opc == NR_OP_WARP_SPECIALIZE) {
             op_error(v, op, "a kernel has at most one warp_specialize");
             break;
         }
-    }
 }
 
 /* tma_load d, b, m, pred, c...: d a 64-bit address, b a single buffer, m

@@ -1,0 +1,115 @@
+# gpu-pipeline on sm_90a, tl.range(warp_specialize=True): a K loop whose
+# tiles come by TMA from host descriptors into one async wgmma dot is split.
+# A warp_specialize op in front of the loop holds the producer's loop: wait
+# for the stage's `empty` mbarrier (parity 1 first: a fresh mbarrier passes
+# it), expect the stage's bytes on its `full` mbarrier, issue the copies.
+# The program's warps wait on `full`, run the dot, and once the wait for all
+# but the newest group is done free the previous iteration's stage (one
+# arrival per warp: `empty` counts num_warps).  Nothing is copied before
+# the split, and the loop has no barrier.
+# RUN: nereid ir %s -k ws_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90a --num-warps 4 --num-stages 3 --verify-each --after gpu-barriers | filecheck %s --check-prefix=IR
+# RUN: nereid ptx %s -k ws_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90a --num-warps 8 --num-stages 3 | filecheck %s --check-prefix=PTX
+# RUN: nereid ir %s -k ws_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90 --num-warps 4 --num-stages 3 --after gpu-barriers | filecheck %s --check-prefix=SM90
+# RUN: nereid ir %s -k stores_first -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp32:16, i32:16, 128, 128, 64' --arch sm_90a --num-warps 4 --num-stages 3 --after gpu-barriers | filecheck %s --check-prefix=PREFIX
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def ws_mm(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK), warp_specialize=True):
+        a = a_desc.load([pid_m * BM, k * BK])
+        b = b_desc.load([k * BK, pid_n * BN])
+        acc = tl.dot(a, b, acc)
+    offs_m = pid_m * BM + tl.arange(0, BM)
+    offs_n = pid_n * BN + tl.arange(0, BN)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc.to(tl.float16), mask=mask)
+
+# IR:        [[FULL:%[0-9]+]] = local_alloc {{.*}} : !smem<3x1xi64
+# IR-COUNT-3: mbarrier_init {{%[0-9]+}} {count = 1}
+# IR:        [[EMPTY:%[0-9]+]] = local_alloc {{.*}} : !smem<3x1xi64
+# IR-COUNT-3: mbarrier_init {{%[0-9]+}} {count = 4}
+# IR-NOT:    tma_load
+# IR:        barrier
+# IR-NEXT:   warp_specialize {consumer_regs = 0, regs = 0} {
+# IR-NEXT:   for {{.*}} : i32, i32 {
+# IR-NEXT:   ^({{%[0-9]+}}: i32, [[W:%[0-9]+]]: i32, [[PP:%[0-9]+]]: i32):
+# IR-NEXT:   [[E:%[0-9]+]] = memdesc_index [[EMPTY]], [[W]]
+# IR-NEXT:   mbarrier_wait [[E]], [[PP]]
+# IR-NEXT:   [[F:%[0-9]+]] = memdesc_index [[FULL]], [[W]]
+# IR-NEXT:   mbarrier_expect [[F]], _ {bytes = 32768}
+# IR:        tma_load {{%[0-9]+}}, {{%[0-9]+}}, [[F]], _,
+# IR:        tma_load {{%[0-9]+}}, {{%[0-9]+}}, [[F]], _,
+# IR:        yield
+# IR-NEXT:   }
+# IR-NEXT:   yield
+# IR-NEXT:   }
+# the consumers' loop
+# IR-NEXT:   for {{.*}} {num_stages = 3, warp_specialize = true} : tensor<128x128xf32, #L{{[0-9]+}}>, i32, i32 {
+# IR-NEXT:   ^([[IV:%[0-9]+]]: i32, {{%[0-9]+}}: tensor<128x128xf32, #L{{[0-9]+}}>, [[R:%[0-9]+]]: i32, [[PH:%[0-9]+]]: i32):
+# IR-NEXT:   [[FR:%[0-9]+]] = memdesc_index [[FULL]], [[R]]
+# IR-NEXT:   mbarrier_wait [[FR]], [[PH]]
+# IR-NOT:    barrier
+# IR:        warp_group_dot {{.*}} {is_async = true}
+# IR-NEXT:   warp_group_dot_wait {{%[0-9]+}} {num = 1}
+# IR:        [[NOT1:%[0-9]+]] = cmp [[IV]], {{%[0-9]+}} {pred = "ne"}
+# IR-NEXT:   [[EP:%[0-9]+]] = memdesc_index [[EMPTY]]
+# IR-NEXT:   mbarrier_arrive [[EP]], [[NOT1]]
+# IR-NOT:    barrier
+# IR-NOT:    tma_load
+# IR:        yield
+# IR:        barrier
+# IR-NEXT:   mbarrier_inval
+# IR:        warp_group_dot_wait {{%[0-9]+}} {num = 0}
+
+# two warpgroups: 12 warps in all; 168 registers on entry, 40 for the
+# producer (its first warp runs the loop), 232 for the others, whose
+# barriers count 256 threads
+# PTX:       kernel ws_mm, 12 warps
+# PTX:       .maxnreg 168
+# PTX-NEXT:  .reqntid 384, 1, 1
+# PTX:       and.b32 {{%r[0-9]+}}, {{%r[0-9]+}}, 255;
+# PTX-NOT:   cp.async.bulk
+# PTX:       bar.sync 0;
+# PTX-NEXT:  setp.lo.u32 [[C:%p[0-9]+]], %r1, 256;
+# PTX-NEXT:  @[[C]] bra [[CONS:\$L[0-9]+]];
+# PTX-NEXT:  setmaxnreg.dec.sync.aligned.u32 40;
+# PTX-NEXT:  setp.hs.u32 [[REST:%p[0-9]+]], %r1, 288;
+# PTX-NEXT:  @[[REST]] ret;
+# PTX:       mbarrier.try_wait.parity.shared::cta.b64
+# PTX:       mbarrier.arrive.expect_tx.shared::cta.b64
+# PTX:       cp.async.bulk.tensor.2d
+# PTX:       ret;
+# PTX-NEXT:  [[CONS]]:
+# PTX-NEXT:  setmaxnreg.inc.sync.aligned.u32 232;
+# PTX-NOT:   cp.async.bulk
+# PTX:       mbarrier.try_wait.parity.shared::cta.b64
+# PTX:       wgmma.mma_async
+# PTX:       wgmma.wait_group.sync.aligned 1;
+# PTX:       mbarrier.arrive.shared::cta.b64 _,
+# PTX:       bar.sync 1, 256;
+# PTX-NOT:   bar.sync 0;
+
+# SM90-NOT:  warp_specialize {
+# SM90-NOT:  mbarrier_arrive
+
+
+@triton.jit
+def stores_first(a_desc, b_desc, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # a store in front of the loop: the producer's warps would repeat it, so
+    # the loop is not split (the hint changes nothing)
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], tl.zeros((BM, BN), tl.float32))
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK), warp_specialize=True):
+        acc = tl.dot(a_desc.load([0, k * BK]), b_desc.load([k * BK, 0]), acc)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+# PREFIX-NOT: warp_specialize {
+# PREFIX:     tma_load
+# PREFIX-NOT: warp_specialize {
