@@ -32,8 +32,8 @@ PERSISTENT = [(128, 256, 64, 8, 8, 3, "persistent"), (128, 128, 64, 8, 4, 4, "pe
 # The same tiles loaded through host tensor descriptors (TMA on Hopper), for
 # operands with 16-byte aligned rows (kernels.matmul.tma_applies), with or
 # without the epilogue; "tma-ws" with a warp-specialized K loop.
-TMA = [(128, 256, 64, 8, 8, 3, "tma"), (128, 256, 64, 8, 8, 4, "tma"), (128, 128, 64, 8, 4, 4, "tma"),
-       (128, 256, 64, 8, 8, 3, "tma-persistent"), (128, 256, 64, 8, 8, 4, "tma-ws"), (128, 128, 64, 8, 4, 5, "tma-ws")]
+TMA = [(128, 256, 64, 8, 8, 3, "tma"), (128, 256, 64, 8, 8, 4, "tma"), (128, 256, 64, 8, 8, 3, "tma-persistent"),
+       (128, 256, 64, 8, 8, 4, "tma-ws")]
 
 
 def configs(M, N, dtype):

@@ -234,7 +234,7 @@ def test_matmul_configs():
         cfgs = MM.configs(M, N, dtype)
         assert 1 <= len(cfgs) <= 10
         for bm, bn, bk, gm, warps, stages, *kind in cfgs:
-            assert kind in ([], ["persistent"], ["tma"], ["tma-persistent"])
+            assert kind in ([], ["persistent"], ["tma"], ["tma-persistent"], ["tma-ws"])
             for v in (bm, bn, bk, warps):
                 assert v & (v - 1) == 0, (M, N, dtype, bm, bn, bk)
             assert bm >= 16 and bn >= 16 and bk >= 16 and stages >= 2
@@ -244,7 +244,7 @@ def test_matmul_configs():
     assert [c[2] for c in MM.configs(4096, 4096, "fp8e4m3")] == [2 * c[2] for c in MM.configs(4096, 4096, "fp16")]
     big = MM.configs(4096, 4096, "fp16")
     assert any(len(c) == 7 and c[6] == "persistent" for c in big)
-    assert MM.config_label(big[-1]).endswith(" tma-persistent")
+    assert MM.config_label(big[-2]).endswith(" tma-persistent") and MM.config_label(big[-1]).endswith(" tma-ws")
 
 
 # --- loading one kernel file under a compiler --------------------------------------------------------
