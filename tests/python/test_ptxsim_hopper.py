@@ -7,8 +7,10 @@ mbarrier phases and transaction counts; TMA loads (out-of-bounds fill,
 swizzled placement, element strides, ranks 1 to 5, tensor maps in global
 memory or kernel parameters, as Nereid's launch passes them and the
 simulator mode of the suite encodes them) and stores; a TMA -> wgmma
-pipeline; and the checks (warpgroup convergence, registers in flight,
-missing fences, races with the async proxy, hangs)."""
+pipeline; warp-specialized kernels (a producer warp and consumer warps
+spinning on each other's mbarriers, named barriers with a thread count);
+and the checks (warpgroup convergence, registers in flight, missing
+fences, races with the async proxy, hangs and deadlocks)."""
 import os
 import sys
 
@@ -1079,6 +1081,290 @@ def test_setmaxnreg_and_elect():
                    nparams=1), [np.zeros(1, np.uint32)])
 
 
+# --- warp specialization: producer and consumer warps, named barriers -----------------------------------------
+def _pingpong(rounds, producer_parity="xor.b32 %r11, %r11, 1;"):
+    """Warp 1 (the producer, at the lower blocks) and warp 0 (the consumer) take turns through
+    two mbarriers: the producer waits for `empty` (its parity: the consumer's release of the
+    round before), takes a ticket and arrives on `full` from one lane (a sink destination); the
+    consumer waits for `full`, takes a ticket and arrives on `empty` from every lane.  out[0]
+    counts the tickets, out[2 + 2i] and out[3 + 2i] are round i's."""
+    return kernel(f"""
+  mov.u32 %r1, nr_smem;
+  setp.eq.u32 %p1, %tx, 0;
+  @%p1 mbarrier.init.shared::cta.b64 [%r1], 1;
+  @%p1 mbarrier.init.shared::cta.b64 [%r1+8], 32;
+  fence.mbarrier_init.release.cluster;
+  bar.sync 0;
+  mov.u32 %r10, 0;
+  setp.lt.u32 %p2, %tx, 32;
+  @%p2 bra $CONS;
+$Lp:
+  and.b32 %r11, %r10, 1;
+  {producer_parity}
+$Lpw:
+  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1+8], %r11;
+  @!%p3 bra $Lpw;
+  setp.eq.u32 %p4, %tx, 32;
+  mul.wide.u32 %rd12, %r10, 8;
+  add.u64 %rd13, %rd0, %rd12;
+  @%p4 atom.global.add.u32 %r12, [%rd0], 1;
+  @%p4 st.global.u32 [%rd13+8], %r12;
+  @%p4 mbarrier.arrive.shared::cta.b64 _, [%r1];
+  add.u32 %r10, %r10, 1;
+  setp.lt.u32 %p5, %r10, {rounds};
+  @%p5 bra $Lp;
+  ret;
+$CONS:
+  and.b32 %r11, %r10, 1;
+$Lcw:
+  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1], %r11;
+  @!%p3 bra $Lcw;
+  setp.eq.u32 %p4, %tx, 0;
+  mul.wide.u32 %rd12, %r10, 8;
+  add.u64 %rd13, %rd0, %rd12;
+  @%p4 atom.global.add.u32 %r12, [%rd0], 1;
+  @%p4 st.global.u32 [%rd13+12], %r12;
+  mbarrier.arrive.shared::cta.b64 %rd20, [%r1+8];
+  add.u32 %r10, %r10, 1;
+  setp.lt.u32 %p5, %r10, {rounds};
+  @%p5 bra $CONS;
+""", nparams=1, threads=64)
+
+
+def test_spinning_producer_yields_to_its_consumer():
+    """The producer spins at a lower block than the consumer that releases it: a thread whose wait
+    failed yields, so the two alternate (lowest block first would starve the consumer)."""
+    out, = run(_pingpong(7), [np.zeros(16, np.uint32)], smem=16)
+    assert out[0] == 14 and (out[2:16:2] == np.arange(0, 14, 2)).all() and (out[3:16:2] == np.arange(1, 14, 2)).all()
+
+
+def test_mbarrier_arrive_with_a_sink():
+    """mbarrier.arrive with the sink destination `_`, guarded: one arrival per thread the guard lets through."""
+    body = """
+  @%p1 mbarrier.init.shared::cta.b64 [%r1], 3;
+  bar.sync 0;
+  setp.lt.u32 %p3, %tx, 2;
+  @%p3 mbarrier.arrive.shared::cta.b64 _, [%r1];
+  mbarrier.test_wait.parity.shared::cta.b64 %p4, [%r1], 0;
+  @%p1 mbarrier.arrive.release.cta.shared::cta.b64 _, [%r1];
+  mbarrier.test_wait.parity.shared::cta.b64 %p5, [%r1], 0;
+  @%p1 mbarrier.arrive.shared::cta.b64 _, [%r1], 3;
+  mbarrier.test_wait.parity.shared::cta.b64 %p6, [%r1], 1;
+""" + _preds(["%p4", "%p5", "%p6"])
+    out, = run(_mbar_kernel(body), [np.zeros((64, 32), np.uint8)], smem=16)
+    assert (out[:, :3] == [0, 1, 1]).all()
+
+
+def _ws_kernel(nc, stages, iters, producer_parity="xor.b32 %r12, %r12, 1;"):
+    """A warp-specialized matmul of the shape Nereid emits on sm_90a: consumer warpgroups (threads
+    0 to nc - 1, 64 rows of A each) and a producer warpgroup (nc to nc + 127) whose first warp
+    fills a ring of `stages` stages by TMA, each stage a 64-wide K slice of A and of B (128-byte
+    swizzles), one elected lane arming the stage's `full` mbarrier; the consumers wait on
+    `full`, run four m64n64k16 wgmmas, keep one group in flight and release the stage of the
+    iteration before on its `empty` mbarrier (one arrival per consumer warp).  Parameters: the
+    two tensor maps (A's, B's at +128), out, and the stage-0 descriptors of A and B."""
+    a_bytes = 64 * nc  # nc / 128 warpgroups of 64 rows of 128 bytes
+    stage = a_bytes + 8192
+    full = [f"  @%p1 mbarrier.init.shared::cta.b64 [%r1+{8 * s}], 1;" for s in range(stages)]
+    empty = [f"  @%p1 mbarrier.init.shared::cta.b64 [%r1+{8 * (stages + s)}], {nc // 32};" for s in range(stages)]
+    dregs = ", ".join(f"%d{i}" for i in range(32))
+    steps = "\n".join(f"""  add.s64 %rd20, %rd8, {2 * j};
+  add.s64 %rd21, %rd9, {128 * j};
+  wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{{dregs}}}, %rd20, %rd21, %p7, 1, 1, 0, 1;"""
+                      for j in range(4))
+    return kernel(f"""
+  mov.u32 %r1, nr_smem;
+  setp.eq.u32 %p1, %tx, 0;
+{chr(10).join(full + empty)}
+  fence.mbarrier_init.release.cluster;
+  bar.sync 0;
+  setp.lt.u32 %p2, %tx, {nc};
+  @%p2 bra $CONS;
+  setmaxnreg.dec.sync.aligned.u32 40;
+  shr.u32 %r2, %tx, 5;
+  setp.ne.u32 %p3, %r2, {nc // 32};
+  @%p3 ret;
+  add.u64 %rd5, %rd0, 128;
+  mov.u32 %r10, 0;
+$Lp:
+  rem.u32 %r11, %r10, {stages};
+  div.u32 %r12, %r10, {stages};
+  and.b32 %r12, %r12, 1;
+  {producer_parity}
+  shl.b32 %r13, %r11, 3;
+  add.u32 %r14, %r1, %r13;
+  add.u32 %r15, %r14, {8 * stages};
+$Lpw:
+  mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r15], %r12;
+  @!%p4 bra $Lpw;
+  elect.sync _|%p5, 0xffffffff;
+  mad.lo.u32 %r16, %r11, {stage}, %r1;
+  add.u32 %r16, %r16, 1024;
+  add.u32 %r17, %r16, {a_bytes};
+  shl.b32 %r18, %r10, 6;
+  mov.u32 %r19, 0;
+  @%p5 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r14], {stage};
+  @%p5 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r16], [%rd0, {{%r18, %r19}}], [%r14];
+  @%p5 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r17], [%rd5, {{%r19, %r18}}], [%r14];
+  add.u32 %r10, %r10, 1;
+  setp.lt.u32 %p6, %r10, {iters};
+  @%p6 bra $Lp;
+  ret;
+$CONS:
+{"  setmaxnreg.inc.sync.aligned.u32 232;" if nc > 128 else ""}
+{chr(10).join(f"  mov.b32 %d{i}, 0;" for i in range(32))}
+  setp.ne.u32 %p7, %tx, 999999;
+  shr.u32 %r20, %tx, 7;
+  and.b32 %r21, %tx, 31;
+  setp.eq.u32 %p8, %r21, 0;
+  mul.wide.u32 %rd6, %r20, 512;
+  add.u64 %rd6, %rd2, %rd6;
+  mov.u32 %r30, 0;
+$Lc:
+  rem.u32 %r31, %r30, {stages};
+  div.u32 %r32, %r30, {stages};
+  and.b32 %r32, %r32, 1;
+  shl.b32 %r33, %r31, 3;
+  add.u32 %r34, %r1, %r33;
+$Lcw:
+  mbarrier.try_wait.parity.shared::cta.b64 %p9, [%r34], %r32;
+  @!%p9 bra $Lcw;
+  mul.wide.u32 %rd7, %r31, {stage // 16};
+  add.u64 %rd8, %rd6, %rd7;
+  add.u64 %rd9, %rd3, %rd7;
+  wgmma.fence.sync.aligned;
+{steps}
+  wgmma.commit_group.sync.aligned;
+  wgmma.wait_group.sync.aligned 1;
+  add.u32 %r35, %r30, {stages - 1};
+  rem.u32 %r35, %r35, {stages};
+  shl.b32 %r35, %r35, 3;
+  add.u32 %r36, %r1, %r35;
+  add.u32 %r36, %r36, {8 * stages};
+  setp.ne.and.u32 %p10, %r30, 0, %p8;
+  @%p10 mbarrier.arrive.shared::cta.b64 _, [%r36];
+  add.u32 %r30, %r30, 1;
+  setp.lt.u32 %p11, %r30, {iters};
+  @%p11 bra $Lc;
+  wgmma.wait_group.sync.aligned 0;
+  bar.sync 1, {nc};
+  mul.wide.u32 %rd10, %tx, 128;
+  add.u64 %rd11, %rd1, %rd10;
+{chr(10).join(f"  st.global.b32 [%rd11+{4 * i}], %d{i};" for i in range(32))}
+""", nparams=4, threads=nc + 128), 1024 + stages * stage
+
+
+def _ws_run(rng, nc, stages, iters, edit=None, **kw):
+    """Runs _ws_kernel (its text with edit[0] replaced by edit[1]) on random A (nc / 2 x 64 iters)
+    and B (64 iters x 64); (out, A B)."""
+    K, M = 64 * iters, nc // 2
+    A = rng.integers(-3, 4, (M, K)).astype(np.float16)
+    B = rng.integers(-3, 4, (K, 64)).astype(np.float16)
+    mem = ptxsim.GlobalMemory()
+    aa, ba = mem.from_array(A, "A"), mem.from_array(B, "B")
+    maps = mem.alloc(256, "maps", 0)
+    maps.bytes[:128] = np.frombuffer(ptxsim.encode_tensor_map(6, 2, aa, [K, M], [2 * K], [64, M], [1, 1], swizzle=3),
+                                     np.uint8)
+    maps.bytes[128:] = np.frombuffer(ptxsim.encode_tensor_map(6, 2, ba, [64, K], [128], [64, 64], [1, 1], swizzle=3),
+                                     np.uint8)
+    oa = mem.from_array(np.zeros((nc, 32), np.float32), "out")
+    ptx, smem = _ws_kernel(nc, stages, iters, **kw)
+    if edit is not None:
+        assert edit[0] in ptx
+        ptx = ptx.replace(*edit)
+    da = descriptor(1024, 16, 1024, 128)
+    db = descriptor(1024 + 64 * nc, 8192, 1024, 128)
+    launch(ptx, (1,), params=[maps, oa, da, db], memory=mem, shared_bytes=smem)
+    return oa.ndarray(np.float32, (nc, 32)), A.astype(np.float64) @ B.astype(np.float64)
+
+
+@pytest.mark.parametrize("nc,stages,iters", [(256, 3, 5), (128, 2, 5)])
+def test_warp_specialized_matmul(rng, nc, stages, iters):
+    """The ring wraps (more iterations than stages): every stage is refilled only after the
+    consumers' wgmmas that read it completed and all their warps released it."""
+    got, D = _ws_run(rng, nc, stages, iters)
+    t = np.arange(nc)
+    g, w, lane = t // 128, (t // 32) % 4, t % 32
+    for i in range(32):
+        r, c = isa_d(i, lane, w)
+        assert np.array_equal(got[:, i], D[64 * g + r, c]), i
+
+
+def test_warp_specialized_checks(rng):
+    """A stage released while a wgmma group that reads it is in flight (released at the first
+    iteration too, or with two groups kept in flight) is refilled under it: a race."""
+    for edit in [("setp.ne.and.u32 %p10, %r30, 0, %p8;", "mov.pred %p10, %p8;"),
+                 ("wgmma.wait_group.sync.aligned 1;", "wgmma.wait_group.sync.aligned 2;")]:
+        with pytest.raises(ptxsim.RaceError, match="TMA load writes shared memory .* still reads"):
+            _ws_run(rng, 128, 2, 5, edit=edit)
+
+
+def test_warp_specialized_deadlock_is_reported(rng):
+    """Producer and consumers that wait on different mbarriers for phases that never come (the
+    producer's parity is off by one: it waits for the consumers to release the first round
+    before filling it): a hang naming both waits, after a thousand rounds of retries rather
+    than two hundred thousand spins."""
+    import time
+    t0 = time.perf_counter()
+    with pytest.raises(ptxsim.HangError, match="deadlock") as e:
+        run(_pingpong(3, producer_parity=""), [np.zeros(8, np.uint32)], smem=16)
+    msg = str(e.value)
+    assert "32 thread(s) from thread (32, 0, 0)" in msg and "32 thread(s) from thread (0, 0, 0)" in msg, msg
+    assert "parity 0 of the mbarrier at shared offset 8" in msg and "parity 0 of the mbarrier at shared offset 0" in msg
+    with pytest.raises(ptxsim.HangError, match="deadlock") as e:
+        _ws_run(rng, 128, 2, 3, producer_parity="")
+    msg = str(e.value)
+    assert "128 thread(s) from thread (0, 0, 0)" in msg and "32 thread(s) from thread (128, 0, 0)" in msg, msg
+    assert time.perf_counter() - t0 < 60
+
+
+def test_named_barrier_with_a_thread_count():
+    """Each half of the block exchanges values through shared memory across its own barrier of
+    128 threads, then the whole block meets at bar.sync 0, 256."""
+    body = """
+  mov.u32 %r1, nr_smem;
+  shl.b32 %r2, %tx, 2;
+  add.u32 %r3, %r1, %r2;
+  st.shared.u32 [%r3], %tx;
+  setp.lt.u32 %p1, %tx, 128;
+  @%p1 bra $La;
+  barrier.sync.aligned 2, 128;
+  bra $Lj;
+$La:
+  bar.sync 1, 128;
+$Lj:
+  xor.b32 %r4, %r2, 4;
+  add.u32 %r5, %r1, %r4;
+  ld.shared.u32 %r6, [%r5];
+  bar.sync 0, 256;
+  mul.wide.u32 %rd10, %tx, 4;
+  add.u64 %rd11, %rd0, %rd10;
+  st.global.u32 [%rd11], %r6;
+"""
+    out, = run(kernel(body, nparams=1, threads=256), [np.zeros(256, np.uint32)], smem=1024)
+    assert (out == np.arange(256) ^ 1).all()
+    # the count is the number of threads there, in whole warps
+    split = """
+  setp.lt.u32 %p1, %tx, {n};
+  @%p1 bra $La;
+  bra $Lj;
+$La:
+  {bar}
+$Lj:
+"""
+    for n, bar, msg in [(128, "bar.sync 1, 64;", "bar.sync 1, 64 reached by 128 threads of the block, not 64"),
+                        (96, "barrier.sync 3, 128;", "reached by 96 threads of the block, not 128"),
+                        (48, "bar.sync 1, 64;", "part of a warp"),
+                        (256, "bar.sync 1, 128;", "reached by all 256 threads of the block, not 128"),
+                        (128, "bar.sync 1;", "not reached by every thread")]:
+        with pytest.raises(ptxsim.BarrierError, match=msg):
+            run(kernel(split.format(n=n, bar=bar), nparams=1, threads=256), [np.zeros(1, np.uint32)])
+    for bar, msg in [("bar.sync 1, 100;", "positive multiple of 32"), ("bar.sync 16;", "0 to 15"),
+                     ("bar.sync 1, %r1;", "in a register")]:
+        with pytest.raises(ptxsim.SimError, match=msg):
+            run(kernel(bar, nparams=1, threads=256), [np.zeros(1, np.uint32)])
+
+
 # --- Nereid's own TMA kernels ---------------------------------------------------------------------------------
 # IR kernels (TMA copies into nvmma buffers, an mbarrier per phase, warp_group_dot) go through
 # Nereid's GPU back end by a small C driver linked with the library's objects; the PTX then runs
@@ -1235,6 +1521,8 @@ def test_hand_written_ptx_assembles(rng):
         test_tma_store(rng)
         test_tma_to_wgmma_pipeline(rng)
         test_setmaxnreg_and_elect()
+        test_warp_specialized_matmul(rng, 256, 3, 5)
+        test_named_barrier_with_a_thread_count()
     with tempfile.TemporaryDirectory() as d:
         for i, ptx in enumerate(_RAN.values()):
             path = os.path.join(d, f"k{i}.ptx")

@@ -28,7 +28,11 @@ try_wait returning true).  An mbarrier is a record per 8-byte object:
 expected and pending arrivals, transaction count and phase, as the ISA's
 phase-completion rules say.  A wait that keeps failing while every
 thread of its block waits there, with nothing arriving, can never succeed
-(nothing else runs): that is reported as a hang.
+(nothing else runs): that is reported as a hang.  A thread whose wait
+failed is parked (State.parked) and yields to the other threads of its
+CTA (machine.py); a CTA whose live threads stay parked for 1000 rounds
+with nothing arriving on any of its mbarriers is deadlocked, wherever
+they wait.
 """
 import numpy as np
 
@@ -39,6 +43,7 @@ from .tensormap import decode_tensor_map, oob_fill_bits, swizzle_address
 from .types import UINT
 
 WG = 128
+DEADLOCK_ROUNDS = 1000  # rounds of a CTA's parked threads retrying, nothing arriving, before a hang is reported
 _ERR = dict(over="ignore", invalid="ignore", divide="ignore", under="ignore")
 
 
@@ -101,6 +106,18 @@ class State:
         self.seq = {}                               # register -> group of its in-flight wgmma (-1)
         self.dirty = {}                             # register -> written since the last wgmma.fence
         self.shape = {}                             # register -> shape of the wgmma that wrote it
+        # waits that failed: the thread is parked until its next block (machine.py); the wait
+        # (index into waits), its mbarrier (flat offset) and its parity or state, for hang reports
+        self.waits = []                             # the test_wait / try_wait instructions
+        self.parked = np.zeros(T, np.bool_)
+        self.wait_at = np.zeros(T, np.int32)
+        self.wait_bar = np.zeros(T, np.int64)
+        self.wait_arg = np.zeros(T, np.int64)
+        # per CTA: mbarrier arrivals (and inits), their count at the last deadlock check, and the
+        # rounds in a row that all of its live threads were parked with no arrival
+        self.arrivals = np.zeros(fr.ncta, np.int64)
+        self.arrivals_seen = np.zeros(fr.ncta, np.int64)
+        self.idle = np.zeros(fr.ncta, np.int64)
         self.reset()
 
     def track(self, fr, names):
@@ -126,6 +143,10 @@ class State:
             self.seq[n].fill(-1)
             self.dirty[n].fill(True)
         self.shape.clear()
+        self.parked.fill(False)
+        self.arrivals.fill(0)
+        self.arrivals_seen.fill(0)
+        self.idle.fill(0)
         self.mbar = {}          # flat offset -> MBarrier
         self.observed = {}      # flat offset -> phases each thread has seen complete
         self.maps = {}          # raw tensor map bytes -> TensorMap
@@ -139,6 +160,11 @@ def uses_hopper(prog):
                     (op == "fence" and "proxy" in ins.mods):
                 return True
     return False
+
+
+def is_wait(ins):
+    """mbarrier.test_wait / try_wait: a wait that may fail, after which the thread yields."""
+    return ins.opcode == "mbarrier" and bool(ins.mods) and ins.mods[0] in ("test_wait", "try_wait")
 
 
 def wgmma_registers(prog):
@@ -742,6 +768,7 @@ def _complete_phase(b):
 def arrive(fr, ins, t, b, count=1, tx=0):
     """count arrivals and tx transaction bytes (negative: completed) on mbarrier b by thread t."""
     b.spins = 0
+    fr.hop.arrivals[fr.cta_of[t]] += 1
     b.tx += tx
     if not -(1 << 20) < b.tx < (1 << 20):
         fr.fail(AsyncError, ins, t, f"the mbarrier's transaction count left its range (+-(2^20 - 1)): {b.describe()}")
@@ -788,6 +815,7 @@ def c_mbarrier(fr, ins):
                     check_write(fr, ins, np.array([t]), fl[i:i + 1], 8, np.zeros((1, 8), np.uint8))
                 fr.hop.mbar[int(fl[i])] = MBarrier(n, t, int(fr.epoch[fr.cta_of[t]]))
                 fr.hop.mbar_bytes[fb] = True
+                fr.hop.arrivals[fr.cta_of[t]] += 1  # (a wait on it may succeed now)
         return init
     if kind == "inval":
         def inval(m):
@@ -847,6 +875,8 @@ def c_mbarrier(fr, ins):
         parity = "parity" in ins.mods
         w_done = wr(fr, ops_[0], "pred")
         r_arg = rd(fr, ops_[ai + 1], "u32" if parity else "b64")
+        widx = len(fr.hop.waits)
+        fr.hop.waits.append(ins)
 
         def wait(m):
             sel, fl = flats(m, "mbarrier." + kind)
@@ -872,7 +902,15 @@ def c_mbarrier(fr, ins):
                         seen = fr.hop.observed[f0] = np.zeros(T, np.int64)
                     seen[t] = max(int(seen[t]), b.phase)
             w_done(done, m)
-            _hang_check(fr, ins, sel, fl, done, kind)
+            hop = fr.hop
+            ok = done[sel]
+            hop.parked[sel] = ~ok
+            if not ok.all():
+                failed = sel[~ok]
+                hop.wait_at[failed] = widx
+                hop.wait_bar[failed] = fl[~ok]
+                hop.wait_arg[failed] = arg[failed].astype(np.int64)
+                _hang_check(fr, ins, sel, fl, done, kind)
         return wait
     raise CompileError(f"'{ins.text}' is not modelled")
 
@@ -902,6 +940,37 @@ def _hang_check(fr, ins, sel, fl, done, kind):
         if b.spins > 200000:
             fr.fail(_cls("HangError"), ins, t, f"mbarrier.{kind} failed 200000 times with nothing arriving "
                     f"({b.describe()})")
+
+
+def check_deadlock(fr, stuck, parked):
+    """A divergent step found the live threads of the CTAs `stuck` all parked (parked: the
+    wave's parked live threads), and runs them to retry their waits.  DEADLOCK_ROUNDS such rounds
+    in a row with nothing arriving on any mbarrier of the CTA never end (the only changes to an
+    mbarrier's phase are arrivals): a hang, reported with each group of threads' wait."""
+    hop = fr.hop
+    hop.idle[hop.arrivals != hop.arrivals_seen] = 0
+    hop.idle[stuck] += 1
+    hop.arrivals_seen[:] = hop.arrivals
+    if hop.idle.max() <= DEADLOCK_ROUNDS:
+        return
+    c = int(np.flatnonzero(hop.idle > DEADLOCK_ROUNDS)[0])
+    who = np.flatnonzero(parked & (fr.cta_of == c))
+    groups = {}
+    for t in who:
+        key = (int(hop.wait_at[t]), int(hop.wait_bar[t]), int(hop.wait_arg[t]))
+        groups.setdefault(key, []).append(int(t))
+    lines = []
+    for (w, f0, arg), ts in sorted(groups.items()):
+        ins = hop.waits[w]
+        b = hop.mbar.get(f0)
+        what = f"a phase of parity {arg & 1}" if "parity" in ins.mods else f"phase {arg & 0xFFFFFFFF}"
+        state = b.describe() if b is not None else "no longer initialized"
+        lines.append(f"  {len(ts)} thread(s) from {fr.who(ts[0])}, at PTX line {ins.line} ({ins.text}), wait "
+                     f"for the end of {what} of the mbarrier at shared offset {f0 % fr.S} ({state})")
+    first = min(groups.items(), key=lambda kv: kv[1][0])
+    fr.fail(_cls("HangError"), hop.waits[first[0][0]], first[1][0],
+            f"deadlock: every live thread of the block waits on an mbarrier and nothing arrived on any of them "
+            f"in {DEADLOCK_ROUNDS} rounds of retries; the waits:\n" + "\n".join(lines))
 
 
 # --- TMA ------------------------------------------------------------------------------------------------------------

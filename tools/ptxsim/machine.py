@@ -9,8 +9,13 @@ a CTA), blocks run with all threads.  A divergent branch gives every thread
 its own block index; the scheduler then runs the lowest block index first,
 for the threads that wait there, until all live threads meet again (a
 thread that ran ahead waits at a later block, so structured code
-reconverges at its join points).  bar.sync, shfl.sync, ldmatrix,
-stmatrix and mma.sync check that the threads they need are all there.
+reconverges at its join points).  A thread whose last block ran an
+mbarrier wait that failed is parked: the lowest block is taken among the
+threads that are not, and only where every live thread of a CTA is parked
+do the parked ones run again (all of them, lowest block first), so that a
+producer warp spinning at a low block does not starve the consumers that
+would release it.  bar.sync, shfl.sync, ldmatrix, stmatrix and mma.sync
+check that the threads they need are all there.
 
 Shared memory is one zero-based array per CTA at window address SMEM_BASE.
 Its race detector keeps, per byte, the last writer and reader thread and
@@ -66,12 +71,13 @@ class HangError(SimError):
 
 
 class Block:
-    __slots__ = ("start", "instrs", "body", "term", "index", "fn")
+    __slots__ = ("start", "instrs", "body", "term", "index", "fn", "waits")
 
     def __init__(self, index, start):
         self.index, self.start = index, start
         self.instrs = []
         self.term = None  # the branch/ret/trap Instr ending the block, or None (falls through)
+        self.waits = False  # holds an mbarrier test_wait / try_wait (whose failure parks a thread)
 
 
 class Program:
@@ -108,6 +114,7 @@ class Program:
         self.labels = labels
         self.hopper = hopper.uses_hopper(self)
         for b in self.blocks:
+            b.waits = any(hopper.is_wait(ins) for ins in b.instrs)
             t = b.term
             if t is not None and t.opcode == "bra":
                 tgt = t.operands[0]
@@ -336,6 +343,8 @@ class Frame:
                     else:
                         if "uni" in t.mods:
                             self._check_uniform(t, taken, mask)
+                        if self.hop is not None and not b.waits:
+                            self.hop.parked.fill(False)  # (flags of waits in blocks before this one)
                         pcs = np.full(self.T, -1, np.int64)
                         act = live if mask is not None else np.ones(self.T, bool)
                         pcs[act] = cur + 1
@@ -366,7 +375,8 @@ class Frame:
                     continue
                 raise Unsupported(f"PTX line {t.line}: '{t.text}' is not supported")
             # divergent: in each CTA the lowest block with waiting threads runs first (so that
-            # structured code reconverges at its join points); CTAs progress independently
+            # structured code reconverges at its join points), parked threads last; CTAs progress
+            # independently
             lv = pcs[live]
             if lv.size == 0:
                 return
@@ -379,8 +389,11 @@ class Frame:
                 mask = None if live.all() else live.copy()
                 continue
             big = nblocks + 1
-            p2 = np.where(live, pcs, big).reshape(self.ncta, self.nthr)
-            act = (p2 == p2.min(1)[:, None]).ravel() & live
+            if self.hop is None:
+                p2 = np.where(live, pcs, big).reshape(self.ncta, self.nthr)
+                act = (p2 == p2.min(1)[:, None]).ravel() & live
+            else:
+                act = self._runnable(pcs, live, big)
             groups = [(int(lo), act & (pcs == lo)) for lo in np.unique(pcs[act])]  # before any moves
             for lo, m in groups:
                 if lo >= nblocks:
@@ -390,7 +403,25 @@ class Frame:
                 steps += 1
                 self._step_divergent(blocks[lo], lo, m, pcs, live)
 
+    def _runnable(self, pcs, live, big):
+        """The threads of one divergent step when mbarrier waits may spin: in each CTA the lowest
+        block among its live threads that are not parked; in a CTA whose live threads are all
+        parked, every one of them (each block in turn, lowest first), to retry their waits."""
+        hop = self.hop
+        parked = hop.parked & live
+        ready = live & ~parked
+        p2 = np.where(ready, pcs, big).reshape(self.ncta, self.nthr)
+        lo = p2.min(1)
+        act = (p2 == lo[:, None]).ravel() & ready
+        stuck = (lo == big) & parked.reshape(self.ncta, self.nthr).any(1)
+        if not stuck.any():
+            return act
+        hopper.check_deadlock(self, stuck, parked)
+        return act | (parked & stuck[self.cta_of])
+
     def _step_divergent(self, b, lo, m, pcs, live):
+        if self.hop is not None:
+            self.hop.parked[m] = False  # (until a wait of this block fails)
         b.fn(m)
         t = b.term
         if t is None:

@@ -662,27 +662,67 @@ def c_cp(fr, ins):
 
 # --- bar.sync -------------------------------------------------------------------------------------------------
 def c_bar(fr, ins):
+    """bar.sync a{, b} (barrier.sync, .aligned): barrier a (0 to 15) and an optional immediate
+    thread count b (a multiple of 32).  Without b every live thread of the CTA arrives; with it
+    exactly b threads, in whole warps.  The threads of one barrier arrive in one step (at one
+    instruction), so the barrier's number plays no further part.  The epoch of each CTA where it
+    completes advances, for the threads that took no part too (docs/ptxsim.md, Checks)."""
     mods = [m for m in ins.mods if m not in ("aligned", "cta")]
     if mods and mods[0] not in ("sync",):
         raise CompileError(f"'{ins.text}' is not modelled")
-    if len(ins.operands) > 1:
-        raise CompileError("bar.sync with a thread count is not modelled")
+    ops_ = ins.operands
+    if not 1 <= len(ops_) <= 2:
+        raise CompileError(f"'{ins.text}': bar.sync takes a barrier and an optional thread count")
+    name = f"{ins.opcode}.sync"
+    if isinstance(ops_[0], Imm):
+        bar = int(ops_[0].text, 0)
+        if not 0 <= bar <= 15:
+            raise CompileError(f"'{ins.text}': barrier {bar} (the CTA's barriers are 0 to 15)")
+        name += f" {bar}"
+    count = None
+    if len(ops_) == 2:
+        if not isinstance(ops_[1], Imm):
+            raise CompileError(f"'{ins.text}': a thread count in a register is not modelled")
+        count = int(ops_[1].text, 0)
+        if count <= 0 or count % 32:
+            raise CompileError(f"'{ins.text}': the thread count must be a positive multiple of 32, not {count}")
+        name += f", {count}"
     from .machine import BarrierError
 
     def f(m):
         if m is None:
+            if count is not None and count != fr.nthr:
+                fr.fail(BarrierError, ins, 0, f"{name} reached by all {fr.nthr} threads of the block, not {count}")
             fr.epoch += 1
             return
         m2 = m.reshape(fr.ncta, fr.nthr)
-        l2 = fr.live.reshape(fr.ncta, fr.nthr)
         here = m2.any(1)
-        missing = here & (l2 & ~m2).any(1)
-        if missing.any():
-            c = int(np.flatnonzero(missing)[0])
-            t = int(np.flatnonzero(l2[c] & ~m2[c])[0])
-            fr.fail(BarrierError, ins, c * fr.nthr + t,
-                    "bar.sync not reached by every thread of the block: this thread is elsewhere "
-                    "(barrier in divergent code)")
+        if count is None:
+            l2 = fr.live.reshape(fr.ncta, fr.nthr)
+            missing = here & (l2 & ~m2).any(1)
+            if missing.any():
+                c = int(np.flatnonzero(missing)[0])
+                t = int(np.flatnonzero(l2[c] & ~m2[c])[0])
+                fr.fail(BarrierError, ins, c * fr.nthr + t,
+                        f"{name} not reached by every thread of the block: this thread is elsewhere "
+                        "(barrier in divergent code)")
+        else:
+            w2 = m.reshape(-1, 32)
+            part = w2.any(1) & ~w2.all(1)
+            if part.any():
+                w = int(np.flatnonzero(part)[0])
+                lane = int(np.flatnonzero(~w2[w])[0])
+                fr.fail(BarrierError, ins, w * 32 + lane,
+                        f"{name} reached by part of a warp (lane {lane} is not there): a barrier with a thread "
+                        "count takes whole warps")
+            n = m2.sum(1)
+            bad = here & (n != count)
+            if bad.any():
+                c = int(np.flatnonzero(bad)[0])
+                t = int(np.flatnonzero(m2[c])[0])
+                fr.fail(BarrierError, ins, c * fr.nthr + t,
+                        f"{name} reached by {int(n[c])} threads of the block, not {count} (all the threads of a "
+                        "barrier with a count must reach it together)")
         fr.epoch[here] += 1
 
     return f
