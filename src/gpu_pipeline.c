@@ -1037,8 +1037,8 @@ static bool ws_prefix_op(const NrFunc *f, NrOpId o) {
  * warpgroup and the program's warps where: the target is sm_90a; the loop
  * is in the kernel's own body, with only ws_prefix_op ops before it; its
  * one warp_group_dot may run asynchronously (wg); every tile it stages
- * comes by TMA; and the program has one or two warpgroups.  Elsewhere the
- * hint is a no-op. */
+ * comes by TMA; the program has one or two warpgroups and calls no
+ * function.  Elsewhere the hint is a no-op. */
 static bool ws_wanted(Pipe *p, const Cand *cands, int nc, NrOpId wg) {
     NrFunc *f = p->f;
     const NrAttr *a = nr_op_attr(f, p->loop, NR_A_WARP_SPECIALIZE);
@@ -1049,6 +1049,9 @@ static bool ws_wanted(Pipe *p, const Cand *cands, int nc, NrOpId wg) {
         if (!cands[k].tma || cands[k].arg >= 0) return false;
     for (NrOpId o = f->blocks[f->body].first; o && o != p->loop; o = f->ops[o].next)
         if (!ws_prefix_op(f, o)) return false;
+    /* a called function's barriers would count every warp, the producer's too */
+    for (NrOpId o = 1; o < f->nops; o++)
+        if (!f->ops[o].dead && f->ops[o].block && f->ops[o].opc == NR_OP_CALL) return false;
     return true;
 }
 

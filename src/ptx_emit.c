@@ -1558,8 +1558,8 @@ static bool op_warp_specialize(NrPtx *p, NrOpId op, int depth) {
     NrPv is_cons = nr_ptx_inreg(p, nr_pb_setp(p, NR_PC_LT, NR_PT_U32, raw, nr_pv_i32(nc)));
     nr_ptx_emit(p, "@%s bra $L%d;", nr_ptx_reg(p, is_cons.r), cons);
     if (regs) nr_ptx_emit(p, "setmaxnreg.dec.sync.aligned.u32 %lld;", (long long)regs);
-    NrPv first = nr_ptx_inreg(p, nr_pb_setp(p, NR_PC_GE, NR_PT_U32, raw, nr_pv_i32(nc + 32)));
-    nr_ptx_emit(p, "@%s ret;", nr_ptx_reg(p, first.r));
+    NrPv rest = nr_ptx_inreg(p, nr_pb_setp(p, NR_PC_GE, NR_PT_U32, raw, nr_pv_i32(nc + 32)));
+    nr_ptx_emit(p, "@%s ret;", nr_ptx_reg(p, rest.r));
     NrOpId term = emit_block(p, o->regions[0], depth + 1);
     if (!check_term(p, term, NR_OP_YIELD, 0)) return false;
     nr_ptx_emit(p, "ret;");

@@ -1401,7 +1401,7 @@ static void mangle_val(Sema *s, Buf *b, Val v) {
         }
         case NR_CV_FLOAT: {
             char *d = nr_cv_str_of(s->a, &v.c);
-            for (char *q = d; *q; q++) *q = *q == '-' ? 'm' : *q == '+' ? 'p' : *q;
+            for (char *q = d; *q; q++) *q = *q == '-' ? 'm' : *q == '+' ? 'p' : *q == '.' ? 'd' : *q; /* (an identifier) */
             buf_str(b, "f");
             buf_str(b, d);
             return;

@@ -85,6 +85,18 @@ def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
 
 
 @triton.jit
+def _tma_epilogue(acc, c_desc, bias_ptr, N, pid_m, pid_n, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
+    # matmul_kernel's epilogue (bias, GELU), then the tile stored through c_desc
+    if HAS_BIAS:
+        rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        acc += tl.load(bias_ptr + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :]
+    if ACTIVATION == "gelu":
+        acc = gelu(acc)
+    c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))
+
+
+@triton.jit
 def matmul_tma_kernel(a_desc, b_desc, c_desc, bias_ptr, M, N, K,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                       GROUP_M: tl.constexpr, NUM_PROGRAMS: tl.constexpr, B_T: tl.constexpr,
@@ -106,12 +118,7 @@ def matmul_tma_kernel(a_desc, b_desc, c_desc, bias_ptr, M, N, K,
             else:
                 b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
             acc = tl.dot(a, b, acc)
-        if HAS_BIAS:
-            rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-            acc += tl.load(bias_ptr + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :]
-        if ACTIVATION == "gelu":
-            acc = gelu(acc)
-        c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))
+        _tma_epilogue(acc, c_desc, bias_ptr, N, pid_m, pid_n, BLOCK_M, BLOCK_N, HAS_BIAS, ACTIVATION)
 
 
 @triton.jit
@@ -127,12 +134,7 @@ def matmul_tma_ws_kernel(a_desc, b_desc, c_desc, bias_ptr, M, N, K,
         a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
         b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
         acc = tl.dot(a, b, acc)
-    if HAS_BIAS:
-        rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-        acc += tl.load(bias_ptr + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :]
-    if ACTIVATION == "gelu":
-        acc = gelu(acc)
-    c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))
+    _tma_epilogue(acc, c_desc, bias_ptr, N, pid_m, pid_n, BLOCK_M, BLOCK_N, HAS_BIAS, ACTIVATION)
 
 
 def _elem_strides(x):

@@ -97,3 +97,26 @@ def test_noinline_ptx_has_functions():
     k = noinline_rows.compile("*fp32:16, *fp32:16, i32, i32, fp32, 16, 32", arch="sm_80")
     assert ".func" in k.ptx and "call.uni" in k.ptx
     assert k.ptx.count(".func") >= 2  # normalize and row_stats
+
+
+@triton.jit(noinline=True)
+def _times(x, s):
+    return x * s
+
+
+@triton.jit
+def float_const_arg(x_ptr, out_ptr, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, _times(x, 2.5) + _times(x, -1e-3))
+
+
+def test_noinline_float_constant_args(rng):
+    # float constants specialize the callee; its PTX name stays an identifier
+    k = float_const_arg.compile("*fp32:16, *fp32:16, 64", arch="sm_80")
+    names = [line.split("(")[-2].split()[-1] for line in k.ptx.splitlines() if line.startswith(".func")]
+    assert len(names) == 2 and all(n.replace("_", "a").replace("$", "a").isalnum() for n in names), names
+    x = rng.standard_normal(64).astype(np.float32)
+    out = poisoned(64, np.float32)
+    float_const_arg[(1,)](x, out, B=64)
+    assert rel_err(out, x.astype(np.float64) * (2.5 - 1e-3)) < 1e-6

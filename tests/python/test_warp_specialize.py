@@ -62,6 +62,21 @@ def ws_pointer_matmul(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr
     tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
 
 
+@triton.jit(noinline=True)
+def _scaled(x, s):
+    return x * s
+
+
+@triton.jit
+def ws_calls(a_desc, b_desc, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK), warp_specialize=True):
+        acc = tl.dot(a_desc.load([0, k * BK]), b_desc.load([k * BK, 0]), acc)
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], _scaled(acc, 2.0))
+
+
 def _dtype(name):
     if name == "float16":
         return np.float16
@@ -182,3 +197,17 @@ def test_ws_not_on_sm90():
     # plain sm_90 has no setmaxnreg and no wgmma: the hint is a no-op
     k = ws_matmul.compile(SIG.format(ws=1), num_warps=4, num_stages=3, arch="sm_90")
     assert ".reqntid 128," in k.ptx and "bar.sync 1," not in k.ptx
+
+
+def test_ws_not_with_calls(rng):
+    # a called function's barriers would count the producer's warps too: no split
+    sig = "tensordesc<fp16[64, 64]>, tensordesc<fp16[64, 64]>, *fp32:16, i32:16, 64, 64, 64"
+    ptx = ws_calls.compile(sig, num_warps=4, num_stages=3, arch="sm_90a").ptx
+    assert ".reqntid 128," in ptx and ".func" in ptx and "bar.sync 1," not in ptx
+    K = 192
+    a = rng.standard_normal((64, K)).astype(np.float16)
+    b = rng.standard_normal((K, 64)).astype(np.float16)
+    c = poisoned((64, 64), np.float32)
+    launch(ws_calls, (1,), TensorDescriptor(a, [64, K], [K, 1], [64, 64]), TensorDescriptor(b, [K, 64], [64, 1], [64, 64]),
+           c, K, BM=64, BN=64, BK=64)
+    assert rel_err(c, 2.0 * (a.astype(np.float64) @ b.astype(np.float64))) < 1e-5
