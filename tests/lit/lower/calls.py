@@ -51,20 +51,20 @@ def kernel(p, n, B: tl.constexpr):
 
 # CHECK-LABEL: func @kernel(%p: ptr<f32>, %n: i32) kernel {
 # CHECK:      [[X:%[0-9]+]] = load %p, _, _ : f32
-# CHECK-NEXT: [[Y:%[0-9]+]] = call [[X]] {callee = "scale__f32_f2.0_c1"} : f32
-# CHECK-NEXT: [[Z:%[0-9]+]] = call [[X]] {callee = "scale__f32_f2.0_c1"} : f32
-# CHECK-NEXT: [[W:%[0-9]+]] = call [[X]] {callee = "scale__f32_f3.0_c4"} : f32
+# CHECK-NEXT: [[Y:%[0-9]+]] = call [[X]] {callee = "scale__f32_f2d0_c1"} : f32
+# CHECK-NEXT: [[Z:%[0-9]+]] = call [[X]] {callee = "scale__f32_f2d0_c1"} : f32
+# CHECK-NEXT: [[W:%[0-9]+]] = call [[X]] {callee = "scale__f32_f3d0_c4"} : f32
 # CHECK-NEXT: [[Q:%[0-9]+]], [[R:%[0-9]+]] = call %n {callee = "divmod2__i32_c7"} : i32, i32
 # CHECK:      call {{%[0-9]+}} {callee = "clamp_pos__f32"} : f32
 # CHECK-NEXT: call %p {callee = "nothing__pf32"}
 # CHECK-NEXT: arange {end = 32, start = 0} : tensor<32xi32>
-# CHECK-LABEL: func @scale__f32_f2.0_c1(%x: f32) -> (f32) {
+# CHECK-LABEL: func @scale__f32_f2d0_c1(%x: f32) -> (f32) {
 # CHECK-NEXT: [[F:%[0-9]+]] = const {value = 2.0} : f32
 # CHECK-NEXT: [[M:%[0-9]+]] = mul %x, [[F]] : f32
 # CHECK-NEXT: [[B:%[0-9]+]] = const {value = 1.0} : f32
 # CHECK-NEXT: [[S:%[0-9]+]] = add [[M]], [[B]] : f32
 # CHECK-NEXT: return [[S]]
-# CHECK-LABEL: func @scale__f32_f3.0_c4(%x: f32) -> (f32) {
+# CHECK-LABEL: func @scale__f32_f3d0_c4(%x: f32) -> (f32) {
 # CHECK-LABEL: func @divmod2__i32_c7(%a: i32) -> (i32, i32) {
 # CHECK:      div %a, {{%[0-9]+}} : i32
 # CHECK:      rem %a, {{%[0-9]+}} : i32
