@@ -422,13 +422,18 @@ static void copy_into(NrBuilder *b, const Cand *c, NrValId ptr, NrValId index, N
     nr_build(b, NR_OP_ASYNC_COPY, 4, cp, 0, NULL, 0);
 }
 
+/* Mbarrier `index` of the NB in bars (view: the type of one). */
+static NrValId bar_at(NrBuilder *b, NrValId bars, NrTypeId view, NrValId index) {
+    NrValId bi[2] = {bars, index};
+    return nr_build1(b, NR_OP_MEMDESC_INDEX, view, 2, bi);
+}
+
 /* TMA copies of stage `index` (the TMA candidates), predicated by pred,
  * completing on the stage's mbarrier, which expects their bytes. */
 static void tma_copies(Pipe *p, NrBuilder *b, Cand *cands, int nc, NrValId bars, NrTypeId bar_view, NrValId index,
                        NrValId pred, int64_t bytes, NrValId iv, NrValId at_iv) {
     NrFunc *f = p->f;
-    NrValId bi[2] = {bars, index};
-    NrValId bar = nr_build1(b, NR_OP_MEMDESC_INDEX, bar_view, 2, bi);
+    NrValId bar = bar_at(b, bars, bar_view, index);
     NrValId ex[2] = {bar, pred};
     NrOpId e = nr_build(b, NR_OP_MBARRIER_EXPECT, 2, ex, 0, NULL, 0);
     nr_op_set_int(f, e, NR_A_BYTES, bytes);
@@ -907,8 +912,7 @@ static NrValId alloc_bars(Pipe *p, NrBuilder *b, int NB, int64_t count, NrTypeId
     bt.shape[1] = 1;
     NrValId bars = nr_build1(b, NR_OP_LOCAL_ALLOC, nr_type_intern(m, &bt), 0, NULL);
     for (int s = 0; s < NB; s++) {
-        NrValId bi[2] = {bars, const_i32(b, m, s)};
-        NrValId bar = nr_build1(b, NR_OP_MEMDESC_INDEX, *view, 2, bi);
+        NrValId bar = bar_at(b, bars, *view, const_i32(b, m, s));
         NrOpId init = nr_build(b, NR_OP_MBARRIER_INIT, 1, &bar, 0, NULL, 0);
         nr_op_set_int(p->f, init, NR_A_ARRIVALS, count);
     }
@@ -919,8 +923,7 @@ static NrValId alloc_bars(Pipe *p, NrBuilder *b, int NB, int64_t count, NrTypeId
  * that their bytes may hold other buffers (or another loop's mbarriers). */
 static void inval_bars(Pipe *p, NrBuilder *b, NrValId bars, NrTypeId view, int NB) {
     for (int s = 0; s < NB; s++) {
-        NrValId bi[2] = {bars, const_i32(b, p->m, s)};
-        NrValId bar = nr_build1(b, NR_OP_MEMDESC_INDEX, view, 2, bi);
+        NrValId bar = bar_at(b, bars, view, const_i32(b, p->m, s));
         nr_build(b, NR_OP_MBARRIER_INVAL, 1, &bar, 0, NULL, 0);
     }
 }
@@ -1053,11 +1056,6 @@ static bool ws_wanted(Pipe *p, const Cand *cands, int nc, NrOpId wg) {
     for (NrOpId o = 1; o < f->nops; o++)
         if (!f->ops[o].dead && f->ops[o].block && f->ops[o].opc == NR_OP_CALL) return false;
     return true;
-}
-
-static NrValId bar_at(NrBuilder *b, NrValId bars, NrTypeId view, NrValId index) {
-    NrValId bi[2] = {bars, index};
-    return nr_build1(b, NR_OP_MEMDESC_INDEX, view, 2, bi);
 }
 
 /* The warp-specialized loop: a ring of NB = S stages, each with a `full`
@@ -1317,9 +1315,7 @@ static void pipeline_loop(Pipe *p) {
         /* this iteration's copies D ahead first, then the wait for this
          * iteration's stage: the copies are in flight during the wait */
         tma_copies(p, &top, cands, nc, bars, bar_view, w, f->ops[cmp].results[0], tma_bytes, iv, iv_ahead);
-        NrValId bi[2] = {bars, r};
-        NrValId bar = nr_build1(&top, NR_OP_MEMDESC_INDEX, bar_view, 2, bi);
-        NrValId wt[2] = {bar, phase};
+        NrValId wt[2] = {bar_at(&top, bars, bar_view, r), phase};
         nr_build(&top, NR_OP_MBARRIER_WAIT, 2, wt, 0, NULL, 0);
     }
     read_stages(p, cands, nc, r);

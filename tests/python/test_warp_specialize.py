@@ -14,7 +14,6 @@ on the compiled kernel too: short loops (fewer iterations than stages, or
 none), rings that wrap many times, edges of M, N and K, 4 and 8 warps,
 fp16, bf16 and fp8.  The PTX tests need no GPU."""
 import os
-import shutil
 import subprocess
 import tempfile
 
@@ -25,6 +24,7 @@ import nereid as triton
 import nereid.language as tl
 from nereid.tools.tensor_descriptor import TensorDescriptor
 from conftest import poisoned, rel_err
+from test_hopper_matmul import _ptxas
 from test_lang_descriptors import launch
 
 try:
@@ -141,11 +141,6 @@ def test_ws_pointer_loads_fall_back(rng):
 
 
 SIG = "tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp32:16, i32, i32, i32:16, 128, 128, 64, {ws}"
-
-
-def _ptxas():
-    return shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas")
-                                     else None)
 
 
 def _assemble(ptx):
