@@ -128,6 +128,7 @@ typedef struct Pipe {
     NrModule *m;
     NrFunc *f;
     NrOpId loop;
+    NrOpId outer;            /* a warp-specialized persistent loop around it (ws_wanted) */
     int stages;
     TmaUse *tma;             /* per function, shared by its loops */
     int *ntma;
@@ -135,16 +136,20 @@ typedef struct Pipe {
     int nmap;
 } Pipe;
 
-/* Whether block b is the loop's body or nested in it. */
-static bool block_inside(const Pipe *p, NrBlockId b) {
-    NrFunc *f = p->f;
+/* Whether block b is the body of `loop` or nested in it. */
+static bool nested_in(const NrFunc *f, NrOpId loop, NrBlockId b) {
     for (int depth = 0; b && depth < 1000; depth++) {
         NrOpId parent = f->blocks[b].parent;
-        if (parent == p->loop) return true;
+        if (parent == loop) return true;
         if (!parent) return false;
         b = f->ops[parent].block;
     }
     return false;
+}
+
+/* Whether block b is the loop's body or nested in it. */
+static bool block_inside(const Pipe *p, NrBlockId b) {
+    return nested_in(p->f, p->loop, b);
 }
 
 /* Whether value v is defined inside the loop's body (or deeper). */
@@ -1036,25 +1041,92 @@ static bool ws_prefix_op(const NrFunc *f, NrOpId o) {
     }
 }
 
+/* Whether v can be computed again in the producer from the ivs of the
+ * loop `outer` and the loop nested in it (loop): v is defined outside
+ * outer, or by pure ops of either body. */
+static bool ws_clonable(const Pipe *p, NrOpId outer, NrValId v, int depth) {
+    NrFunc *f = p->f;
+    NrBlockId ob = f->ops[outer].regions[0], ib = f->ops[p->loop].regions[0];
+    NrBlockId vb = f->vals[v].def ? f->ops[f->vals[v].def].block : f->vals[v].block;
+    if (!nested_in(f, outer, vb)) return true;
+    if (vb != ob && vb != ib) return false;
+    if (v == f->blocks[ob].args[0] || v == f->blocks[ib].args[0]) return true;
+    NrOpId def = f->vals[v].def;
+    if (!def || depth > 32) return false;
+    const NrOp *o = &f->ops[def];
+    if (!(nr_op_info[o->opc].flags & NR_OPF_PURE) || o->nregions || o->nresults != 1 || o->nopnds > 8) return false;
+    for (int i = 0; i < o->nopnds; i++)
+        if (o->opnds[i] && !ws_clonable(p, outer, o->opnds[i], depth + 1)) return false;
+    return true;
+}
+
+/* Shared memory the ops of a persistent loop's body (outer) beside the
+ * inner loop hold while the ring is live: their buffers and the
+ * epilogue's TMA store tiles (added later by gpu-tma-stores), and the
+ * largest scratch. */
+static int64_t ws_outer_smem(const Pipe *p, NrOpId outer) {
+    NrFunc *f = p->f;
+    int64_t allocs = 0, scratch = 0;
+    for (NrOpId o = 1; o < f->nops; o++) {
+        const NrOp *op = &f->ops[o];
+        if (op->dead || !op->block || o == p->loop || block_inside(p, op->block) || !nested_in(f, outer, op->block))
+            continue;
+        if (op->opc == NR_OP_LOCAL_ALLOC) allocs += alloc_bytes(p, op->results[0]) + 1024;
+        if (op->opc == NR_OP_STORE && op->nopnds >= 5) allocs += alloc_bytes(p, op->opnds[1]) + 1024;
+        int64_t b = nr_gpu_scratch_bytes(f, o);
+        if (b > scratch) scratch = b;
+    }
+    return allocs + scratch;
+}
+
 /* A loop of tl.range(warp_specialize=True) is split between a producer
- * warpgroup and the program's warps where: the target is sm_90a; the loop
- * is in the kernel's own body, with only ws_prefix_op ops before it; its
- * one warp_group_dot may run asynchronously (wg); every tile it stages
- * comes by TMA; the program has one or two warpgroups and calls no
- * function.  Elsewhere the hint is a no-op. */
+ * warpgroup and the program's warps where: the target is sm_90a; its one
+ * warp_group_dot may run asynchronously (wg); every tile it stages comes
+ * by TMA; the program has one or two warpgroups and calls no function;
+ * and the split comes in the kernel's own body, with only ws_prefix_op ops
+ * before it.  The split is the loop itself, or (p->outer) a persistent
+ * loop around it that has the hint: one loop of the kernel's body whose
+ * only loop is this one, whose bounds and copy coordinates the producer
+ * can compute again from the two induction variables (ws_clonable).
+ * Elsewhere the hint is a no-op. */
 static bool ws_wanted(Pipe *p, const Cand *cands, int nc, NrOpId wg) {
     NrFunc *f = p->f;
     const NrAttr *a = nr_op_attr(f, p->loop, NR_A_WARP_SPECIALIZE);
     int nw = nr_gpu_num_warps(p->m);
-    if (!a || !a->v.i || !wg || !p->m->sm_a || !f->is_kernel || f->ops[p->loop].block != f->body || (nw != 4 && nw != 8))
+    NrOpId split = p->loop, outer = NR_NONE;
+    NrOpId parent = f->blocks[f->ops[p->loop].block].parent;
+    if ((!a || !a->v.i) && parent && f->ops[parent].opc == NR_OP_FOR) {
+        const NrAttr *oa = nr_op_attr(f, parent, NR_A_WARP_SPECIALIZE);
+        if (oa && oa->v.i) a = oa, split = outer = parent;
+    }
+    if (!a || !a->v.i || !wg || !p->m->sm_a || !f->is_kernel || f->ops[split].block != f->body || (nw != 4 && nw != 8))
         return false;
     for (int k = 0; k < nc; k++)
         if (!cands[k].tma || cands[k].arg >= 0) return false;
-    for (NrOpId o = f->blocks[f->body].first; o && o != p->loop; o = f->ops[o].next)
+    for (NrOpId o = f->blocks[f->body].first; o && o != split; o = f->ops[o].next)
         if (!ws_prefix_op(f, o)) return false;
     /* a called function's barriers would count every warp, the producer's too */
     for (NrOpId o = 1; o < f->nops; o++)
         if (!f->ops[o].dead && f->ops[o].block && f->ops[o].opc == NR_OP_CALL) return false;
+    if (outer) {
+        for (NrOpId o = 1; o < f->nops; o++) {
+            const NrOp *op = &f->ops[o];
+            if (!op->dead && op->block && o != p->loop && (op->opc == NR_OP_FOR || op->opc == NR_OP_WHILE) &&
+                nested_in(f, outer, op->block))
+                return false;
+        }
+        for (int i = 0; i < 3; i++)
+            if (!ws_clonable(p, outer, f->ops[p->loop].opnds[i], 0)) return false;
+        for (int k = 0; k < nc; k++)
+            for (int i = 4; i < f->ops[cands[k].load].nopnds; i++)
+                if (!ws_clonable(p, outer, f->ops[cands[k].load].opnds[i], 0)) return false;
+        /* the ring stays live through the epilogue */
+        int64_t room = smem_limit(nr_gpu_sm(p->m)) - other_smem(p, cands, nc) - ws_outer_smem(p, outer) - 4096;
+        int64_t stage = stage_bytes(p, cands, nc);
+        while (p->stages > 2 && p->stages * stage > room) p->stages--;
+        if (p->stages * stage > room) return false;
+    }
+    p->outer = outer;
     return true;
 }
 
@@ -1076,20 +1148,133 @@ static bool ws_wanted(Pipe *p, const Cand *cands, int nc, NrOpId wg) {
  *   acc = warp_group_dot_wait acc {num = 0}
  *
  * The producer fills every stage as soon as it is free, NB - 1 ahead at
- * most, with no barrier of the program's warps in the loop. */
+ * most, with no barrier of the program's warps in the loop.
+ *
+ * With a persistent loop around it (p->outer), the producer runs that loop
+ * too, computing the inner loop's bounds and the copies' coordinates again
+ * from its own induction variables, and both sides carry their ring
+ * position (w, ph and r, ph) across tiles: the producer fills the next
+ * tile's stages while the program's warps run the epilogue.  After each
+ * inner loop, the consumers free its last stage once its dot is done:
+ *   acc = warp_group_dot_wait acc {num = 0}
+ *   mbarrier_arrive empty[r - 1], lb < ub */
+static NrValId prev_index(Pipe *p, NrBuilder *b, NrValId r, const NrValId *k) {
+    NrFunc *f = p->f;
+    NrTypeId i32 = nr_type_scalar(p->m, NR_DT_I32), i1 = nr_type_scalar(p->m, NR_DT_I1);
+    NrValId ab[2] = {r, k[0]};
+    NrValId rm1 = nr_build1(b, NR_OP_SUB, i32, 2, ab);
+    NrValId cz[2] = {r, k[2]};
+    NrOpId at0 = nr_build(b, NR_OP_CMP, 2, cz, 1, &i1, 0);
+    nr_op_set_str(f, at0, NR_A_PRED, "eq");
+    NrValId last = const_i32(b, p->m, p->stages - 1);
+    NrValId sel[3] = {f->ops[at0].results[0], last, rm1};
+    return nr_build1(b, NR_OP_SELECT, i32, 3, sel);
+}
+
+/* cmp(x, y) under predicate pred (an i1). */
+static NrValId compare(Pipe *p, NrBuilder *b, const char *pred, NrValId x, NrValId y) {
+    NrTypeId i1 = nr_type_scalar(p->m, NR_DT_I1);
+    NrValId xy[2] = {x, y};
+    NrOpId c = nr_build(b, NR_OP_CMP, 2, xy, 1, &i1, 0);
+    nr_op_set_str(p->f, c, NR_A_PRED, pred);
+    return p->f->ops[c].results[0];
+}
+
+/* The producer's loop over the inner loop's iterations (bounds lb, ub,
+ * step), at pb, carrying the ring position (w, ph): the coordinates of
+ * iteration `iv` are computed from `iv`, the outer induction variable
+ * already being mapped where there is one.  Returns the for op. */
+static NrOpId ws_producer_loop(Pipe *p, NrBuilder *pb, Cand *cands, int nc, NrValId bars[2], NrTypeId bar_view,
+                               const NrValId *bounds, NrValId w0, NrValId ph0, const NrValId *consts) {
+    NrFunc *f = p->f;
+    NrModule *m = p->m;
+    NrTypeId i32 = nr_type_scalar(m, NR_DT_I32);
+    NrBlockId body = f->ops[p->loop].regions[0];
+    NrValId iv = f->blocks[body].args[0];
+    NrValId pin[5] = {bounds[0], bounds[1], bounds[2], w0, ph0};
+    NrTypeId pt[2] = {i32, i32};
+    NrOpId pl = nr_build(pb, NR_OP_FOR, 5, pin, 2, pt, 1);
+    NrBlockId pbody = f->ops[pl].regions[0];
+    NrValId piv = nr_block_add_arg(f, pbody, f->vals[bounds[0]].type), w = nr_block_add_arg(f, pbody, i32);
+    NrValId ph = nr_block_add_arg(f, pbody, i32);
+    NrBuilder in = nr_builder_at_end(f, pbody);
+    in.loc = pb->loc;
+    NrValId wt[2] = {bar_at(&in, bars[1], bar_view, w), ph};
+    nr_build(&in, NR_OP_MBARRIER_WAIT, 2, wt, 0, NULL, 0);
+    NrOpId inner = p->loop;
+    if (p->outer) {
+        /* clone_at works in the outer loop, the inner induction variable mapped */
+        NR_ASSERT(p->nmap < MAX_CLONE);
+        p->map_from[p->nmap] = iv;
+        p->map_to[p->nmap++] = piv;
+        p->loop = p->outer;
+        NrValId oiv = f->blocks[f->ops[p->outer].regions[0]].args[0];
+        tma_copies(p, &in, cands, nc, bars[0], bar_view, w, NR_NONE, stage_bytes(p, cands, nc), oiv, p->map_to[0]);
+        p->loop = inner;
+    } else {
+        p->nmap = 0;
+        tma_copies(p, &in, cands, nc, bars[0], bar_view, w, NR_NONE, stage_bytes(p, cands, nc), iv, piv);
+    }
+    NrValId py[2] = {next_index(p, &in, w, consts), next_parity(p, &in, w, ph, consts)};
+    nr_build(&in, NR_OP_YIELD, 2, py, 0, NULL, 0);
+    return pl;
+}
+
+/* Pure ops in front of the split whose values only the program's warps
+ * use (the epilogue's offsets and masks) move behind it: computed before
+ * it, they would be live across it in the registers both sides have on
+ * entry, where ptxas spills them. */
+static void ws_sink_prefix(NrFunc *f, NrOpId ws) {
+    NrOpId at = ws;
+    for (NrOpId o = f->ops[ws].prev, prev; o; o = prev) {
+        prev = f->ops[o].prev;
+        const NrOp *op = &f->ops[o];
+        if (!(nr_op_info[op->opc].flags & NR_OPF_PURE) || op->nregions || op->nresults != 1) continue;
+        bool stays = false;
+        for (NrOpId u = 1; u < f->nops && !stays; u++) {
+            const NrOp *uo = &f->ops[u];
+            if (uo->dead || !uo->block || !nr_op_reads(f, u, op->results[0])) continue;
+            stays = nested_in(f, ws, uo->block);
+            for (NrOpId q = f->ops[ws].prev; q && !stays; q = f->ops[q].prev) stays = q == u;
+        }
+        if (stays) continue;
+        nr_op_unlink(f, o);
+        nr_op_insert_before(f, f->ops[at].next, o);
+        at = ws;
+    }
+}
+
+/* Clones at b (the producer's tile loop) of the values v reads that are
+ * defined in the persistent loop's body (p->loop being that loop) beside
+ * the inner loop's body `inner`, whose ops are looked through. */
+static void ws_hoist_clones(Pipe *p, NrBuilder *b, NrValId v, NrBlockId inner, NrValId oiv, NrValId ptile) {
+    NrFunc *f = p->f;
+    NrOpId def = f->vals[v].def;
+    if (!def) return;
+    if (f->ops[def].block == inner) {
+        for (int i = 0; i < f->ops[def].nopnds; i++)
+            if (f->ops[def].opnds[i]) ws_hoist_clones(p, b, f->ops[def].opnds[i], inner, oiv, ptile);
+    } else if (f->ops[def].block == f->ops[p->loop].regions[0]) {
+        clone_at(p, b, v, oiv, ptile);
+    }
+}
+
 static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg) {
     NrFunc *f = p->f;
     NrModule *m = p->m;
     int NB = p->stages, nw = nr_gpu_num_warps(m);
     NrBlockId body = f->ops[p->loop].regions[0];
-    NrValId lb = f->ops[p->loop].opnds[0], ub = f->ops[p->loop].opnds[1], step = f->ops[p->loop].opnds[2];
-    NrTypeId ivt = f->vals[lb].type, i1 = nr_type_scalar(m, NR_DT_I1), i32 = nr_type_scalar(m, NR_DT_I32);
+    const NrValId *bounds = f->ops[p->loop].opnds;
+    NrValId lb = bounds[0];
+    NrTypeId i32 = nr_type_scalar(m, NR_DT_I32);
     NrValId iv = f->blocks[body].args[0];
-    NrBuilder b = nr_builder_before(f, p->loop);
-    b.loc = f->ops[p->loop].loc;
+    NrOpId split = p->outer ? p->outer : p->loop;
+    NrBuilder b = nr_builder_before(f, split);
+    b.loc = f->ops[split].loc;
     NrTypeId bar_view;
-    NrValId full = alloc_bars(p, &b, NB, 1, &bar_view);
-    NrValId empty = alloc_bars(p, &b, NB, nw, &bar_view);
+    NrValId bars[2];
+    bars[0] = alloc_bars(p, &b, NB, 1, &bar_view);  /* full */
+    bars[1] = alloc_bars(p, &b, NB, nw, &bar_view); /* empty */
     tensor_maps(p, &b, cands, nc);
     alloc_stages(p, &b, cands, nc, NB);
     NrValId consts[3] = {const_i32(&b, m, 1), const_i32(&b, m, NB), const_i32(&b, m, 0)};
@@ -1100,28 +1285,57 @@ static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg) {
     nr_op_set_int(f, ws, NR_A_CONSUMER_REGS, nw == 8 ? 232 : 0);
     NrBuilder pb = nr_builder_at_end(f, f->ops[ws].regions[0]);
     pb.loc = b.loc;
-    NrValId pin[5] = {lb, ub, step, consts[2], consts[0]};
-    NrTypeId pt[2] = {i32, i32};
-    NrOpId pl = nr_build(&pb, NR_OP_FOR, 5, pin, 2, pt, 1);
-    NrBlockId pbody = f->ops[pl].regions[0];
-    NrValId piv = nr_block_add_arg(f, pbody, ivt), w = nr_block_add_arg(f, pbody, i32);
-    NrValId ph = nr_block_add_arg(f, pbody, i32);
-    NrBuilder in = nr_builder_at_end(f, pbody);
-    in.loc = b.loc;
-    NrValId wt[2] = {bar_at(&in, empty, bar_view, w), ph};
-    nr_build(&in, NR_OP_MBARRIER_WAIT, 2, wt, 0, NULL, 0);
     p->nmap = 0;
-    tma_copies(p, &in, cands, nc, full, bar_view, w, NR_NONE, stage_bytes(p, cands, nc), iv, piv);
-    NrValId py[2] = {next_index(p, &in, w, consts), next_parity(p, &in, w, ph, consts)};
-    nr_build(&in, NR_OP_YIELD, 2, py, 0, NULL, 0);
+    if (p->outer) {
+        /* for tile ... carrying w, ph: the inner loop's bounds, then its copies */
+        const NrValId *ob = f->ops[p->outer].opnds;
+        NrValId oin[5] = {ob[0], ob[1], ob[2], consts[2], consts[0]};
+        NrTypeId ot[2] = {i32, i32};
+        NrOpId po = nr_build(&pb, NR_OP_FOR, 5, oin, 2, ot, 1);
+        NrBlockId pobody = f->ops[po].regions[0];
+        NrValId ptile = nr_block_add_arg(f, pobody, f->vals[ob[0]].type);
+        NrValId w = nr_block_add_arg(f, pobody, i32), ph = nr_block_add_arg(f, pobody, i32);
+        NrBuilder ib = nr_builder_at_end(f, pobody);
+        ib.loc = b.loc;
+        NrOpId inner = p->loop;
+        NrValId oiv = f->blocks[f->ops[p->outer].regions[0]].args[0];
+        NrValId pbounds[3];
+        p->loop = p->outer;
+        p->map_from[0] = oiv; /* (entry 0 keeps the producer's tile for ws_producer_loop) */
+        p->map_to[0] = ptile;
+        p->nmap = 1;
+        for (int i = 0; i < 3; i++) pbounds[i] = clone_at(p, &ib, bounds[i], oiv, ptile);
+        /* what the copies' coordinates compute from the tile alone is
+         * computed once a tile, not in the K loop */
+        for (int k = 0; k < nc; k++)
+            for (int i = 4; i < f->ops[cands[k].load].nopnds; i++)
+                ws_hoist_clones(p, &ib, f->ops[cands[k].load].opnds[i], f->ops[inner].regions[0], oiv, ptile);
+        p->loop = inner;
+        NrOpId pl = ws_producer_loop(p, &ib, cands, nc, bars, bar_view, pbounds, w, ph, consts);
+        NrValId oy[2] = {f->ops[pl].results[0], f->ops[pl].results[1]};
+        nr_build(&ib, NR_OP_YIELD, 2, oy, 0, NULL, 0);
+    } else {
+        ws_producer_loop(p, &pb, cands, nc, bars, bar_view, bounds, consts[2], consts[0], consts);
+    }
     nr_build(&pb, NR_OP_YIELD, 0, NULL, 0, NULL, 0);
-    /* the consumers */
+    /* the consumers: the ring position is carried by the inner loop, and by
+     * the outer one across tiles */
     NrValId inits[2] = {consts[2], consts[2]};
+    if (p->outer) {
+        NrOpId inner = p->loop;
+        p->loop = p->outer;
+        widen_loop(p, 2, inits);
+        NrBlockId ob = f->ops[p->loop].regions[0];
+        p->outer = p->loop;
+        p->loop = inner;
+        inits[0] = f->blocks[ob].args[f->blocks[ob].nargs - 2];
+        inits[1] = f->blocks[ob].args[f->blocks[ob].nargs - 1];
+    }
     NrOpId loop = widen_loop(p, 2, inits);
     NrValId r = f->blocks[body].args[f->blocks[body].nargs - 2], phase = f->blocks[body].args[f->blocks[body].nargs - 1];
     NrBuilder top = nr_builder_before(f, f->blocks[body].first);
     top.loc = b.loc;
-    NrValId ft[2] = {bar_at(&top, full, bar_view, r), phase};
+    NrValId ft[2] = {bar_at(&top, bars[0], bar_view, r), phase};
     nr_build(&top, NR_OP_MBARRIER_WAIT, 2, ft, 0, NULL, 0);
     read_stages(p, cands, nc, r);
     NrOpId y = nr_block_terminator(f, body);
@@ -1134,27 +1348,37 @@ static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg) {
     nr_op_set_operands(f, y, ny + 2, yops);
     NrOpId after = f->ops[loop].next;
     NrBuilder tail = after ? nr_builder_before(f, after) : nr_builder_at_end(f, f->ops[loop].block);
-    inval_bars(p, &tail, full, bar_view, NB);
-    inval_bars(p, &tail, empty, bar_view, NB);
+    tail.loc = b.loc;
     make_async(p, wg, &tail, false);
+    if (p->outer) {
+        /* the last stage of this tile is freed once its dot is done; the
+         * outer loop yields the ring position on */
+        int nr = f->ops[loop].nresults;
+        NrValId rout = f->ops[loop].results[nr - 2];
+        NrValId ran = compare(p, &tail, "lt", f->ops[loop].opnds[0], f->ops[loop].opnds[1]);
+        NrValId ar[2] = {bar_at(&tail, bars[1], bar_view, prev_index(p, &tail, rout, consts)), ran};
+        nr_build(&tail, NR_OP_MBARRIER_ARRIVE, 2, ar, 0, NULL, 0);
+        NrOpId oy = nr_block_terminator(f, f->ops[p->outer].regions[0]);
+        int noy = f->ops[oy].nopnds;
+        NrValId *oyops = nr_alloc(m->arena, sizeof(NrValId) * (size_t)(noy + 2));
+        memcpy(oyops, f->ops[oy].opnds, sizeof(NrValId) * (size_t)noy);
+        oyops[noy] = rout;
+        oyops[noy + 1] = f->ops[loop].results[nr - 1];
+        nr_op_set_operands(f, oy, noy + 2, oyops);
+        NrOpId oafter = f->ops[p->outer].next;
+        tail = oafter ? nr_builder_before(f, oafter) : nr_builder_at_end(f, f->ops[p->outer].block);
+        tail.loc = b.loc;
+    }
+    inval_bars(p, &tail, bars[0], bar_view, NB);
+    inval_bars(p, &tail, bars[1], bar_view, NB);
+    ws_sink_prefix(f, ws);
     /* the release of the previous iteration's stage, after the wait that
      * completes its dot */
     NrOpId w1 = f->ops[wg].next;
     NR_ASSERT(w1 && f->ops[w1].opc == NR_OP_WARP_GROUP_DOT_WAIT);
     NrBuilder rel = nr_builder_after(f, w1);
     rel.loc = b.loc;
-    NrValId ab[2] = {r, consts[0]};
-    NrValId rm1 = nr_build1(&rel, NR_OP_SUB, i32, 2, ab);
-    NrValId cz[2] = {r, consts[2]};
-    NrOpId at0 = nr_build(&rel, NR_OP_CMP, 2, cz, 1, &i1, 0);
-    nr_op_set_str(f, at0, NR_A_PRED, "eq");
-    NrValId last = const_i32(&rel, m, NB - 1);
-    NrValId sel[3] = {f->ops[at0].results[0], last, rm1};
-    NrValId prev = nr_build1(&rel, NR_OP_SELECT, i32, 3, sel);
-    NrValId cf[2] = {iv, lb};
-    NrOpId later = nr_build(&rel, NR_OP_CMP, 2, cf, 1, &i1, 0);
-    nr_op_set_str(f, later, NR_A_PRED, "ne");
-    NrValId ar[2] = {bar_at(&rel, empty, bar_view, prev), f->ops[later].results[0]};
+    NrValId ar[2] = {bar_at(&rel, bars[1], bar_view, prev_index(p, &rel, r, consts)), compare(p, &rel, "ne", iv, lb)};
     nr_build(&rel, NR_OP_MBARRIER_ARRIVE, 2, ar, 0, NULL, 0);
 }
 

@@ -100,15 +100,18 @@ def _tma_epilogue(acc, c_desc, bias_ptr, N, pid_m, pid_n, BLOCK_M: tl.constexpr,
 def matmul_tma_kernel(a_desc, b_desc, c_desc, bias_ptr, M, N, K,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                       GROUP_M: tl.constexpr, NUM_PROGRAMS: tl.constexpr, B_T: tl.constexpr,
-                      HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
+                      HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr, WS: tl.constexpr = False):
     # A, B and C through host tensor descriptors (on Hopper, TMA copies the
     # tiles; out-of-bounds elements read as zero and are not written).  With
     # NUM_PROGRAMS programs, each walks the tiles tile, tile + NUM_PROGRAMS,
     # ... in the grouped order (one tile each when there are as many
     # programs as tiles).  B_T: b_desc describes B^T (N x K, K contiguous:
     # a column-major B), whose tiles are read transposed.  The epilogue (bias,
-    # GELU) is matmul_kernel's, applied before the tile is stored.
-    for tile in range(tl.program_id(0), tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N), NUM_PROGRAMS):
+    # GELU) is matmul_kernel's, applied before the tile is stored.  WS:
+    # warp-specialized, a producer warpgroup issuing the TMA copies of every
+    # tile while the num_warps warps run the dots and the epilogues.
+    for tile in tl.range(tl.program_id(0), tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N), NUM_PROGRAMS,
+                         warp_specialize=WS):
         pid_m, pid_n = _tile_of(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k in range(0, tl.cdiv(K, BLOCK_K)):
@@ -163,11 +166,14 @@ def matmul(c, a, b, bias, M, N, K, a_strides, b_strides, c_strides, config, acti
     matmul_tma_kernel on host tensor descriptors, one program per tile, and
     "tma-persistent" the same with num_sms programs (see tma_applies);
     "tma-ws" runs matmul_tma_ws_kernel, one program per tile, its K loop
-    warp-specialized (a row-major B; a column-major one runs "tma")."""
+    warp-specialized (a row-major B; a column-major one runs "tma"), and
+    "tma-ws-persistent" matmul_tma_kernel warp-specialized on num_sms
+    programs."""
     bm, bn, bk, gm, warps, stages = config[:6]
     tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
     if len(config) > 6 and config[6].startswith("tma"):
-        programs = max(1, min(num_sms, tiles)) if config[6] == "tma-persistent" else tiles
+        persistent = config[6] in ("tma-persistent", "tma-ws-persistent")
+        programs = max(1, min(num_sms, tiles)) if persistent else tiles
         a_desc = TensorDescriptor(a, [M, K], [a_strides[0], 1], [bm, bk])
         b_t = b_strides[0] == 1 and b_strides[1] != 1  # column-major B: a descriptor of B^T
         if b_t:
@@ -182,7 +188,8 @@ def matmul(c, a, b, bias, M, N, K, a_strides, b_strides, c_strides, config, acti
             return c
         matmul_tma_kernel[(programs,)](a_desc, b_desc, c_desc, bias, M, N, K, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                                        GROUP_M=gm, NUM_PROGRAMS=programs, B_T=b_t, HAS_BIAS=bias is not None,
-                                       ACTIVATION=activation, num_warps=warps, num_stages=stages)
+                                       ACTIVATION=activation, WS=config[6] == "tma-ws-persistent",
+                                       num_warps=warps, num_stages=stages)
         return c
     if len(config) > 6 and config[6] == "persistent":
         programs = max(1, min(num_sms, tiles))

@@ -77,6 +77,41 @@ def ws_calls(a_desc, b_desc, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: t
     tl.store(c_ptr + rm[:, None] * BN + rn[None, :], _scaled(acc, 2.0))
 
 
+@triton.jit
+def ws_persistent(a_desc, b_desc, c_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                  NP: tl.constexpr, TMA_STORE: tl.constexpr):
+    # NP programs walk the output tiles; the hint is on the tile loop
+    tiles_n = tl.cdiv(N, BN)
+    for tile in tl.range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, NP, warp_specialize=True):
+        pid_m = tile // tiles_n
+        pid_n = tile % tiles_n
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            a = a_desc.load([pid_m * BM, k * BK])
+            b = b_desc.load([k * BK, pid_n * BN])
+            acc = tl.dot(a, b, acc)
+        if TMA_STORE:
+            c_desc.store([pid_m * BM, pid_n * BN], acc)
+        else:
+            offs_m = pid_m * BM + tl.arange(0, BM)
+            offs_n = pid_n * BN + tl.arange(0, BN)
+            mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+            tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc + 1.0, mask=mask)
+
+
+@triton.jit
+def ws_two_loops(a_desc, b_desc, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    for t in tl.range(0, 2, warp_specialize=True):
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            acc = tl.dot(a_desc.load([0, k * BK]), b_desc.load([k * BK, 0]), acc)
+        for k in range(0, tl.cdiv(K, BK)):
+            acc = tl.dot(a_desc.load([0, k * BK]), b_desc.load([k * BK, 0]), acc)
+        rm = tl.arange(0, BM)
+        rn = tl.arange(0, BN)
+        tl.store(c_ptr + t * BM * BN + rm[:, None] * BN + rn[None, :], acc)
+
+
 def _dtype(name):
     if name == "float16":
         return np.float16
@@ -125,6 +160,53 @@ def test_ws_matmul_eight_warps(rng, M, N, K):
 def test_ws_matmul_dtypes(rng, dt):
     BK = 128 if dt.startswith("float8") else 64
     _run(rng, 128, 64, 4 * BK + 32, 64, 64, BK, dt=dt, num_warps=4, num_stages=3)
+
+
+def _run_persistent(rng, M, N, K, BM, BN, BK, programs, tma_store=True, num_warps=4, num_stages=3):
+    """C = A B (+ 1 through the pointer store) by `programs` programs
+    walking the tiles; K = 0: inner loops of no iterations."""
+    KD = K or BK
+    a = rng.standard_normal((M, KD)).astype(np.float16)
+    b = rng.standard_normal((KD, N)).astype(np.float16)
+    c = poisoned((M, N), np.float32)
+    ad = TensorDescriptor(a, [M, KD], [KD, 1], [BM, BK])
+    bd = TensorDescriptor(b, [KD, N], [N, 1], [BK, BN])
+    cd = TensorDescriptor(c, [M, N], [N, 1], [BM, BN])
+    launch(ws_persistent, (programs,), ad, bd, cd, c, M, N, K, BM=BM, BN=BN, BK=BK, NP=programs,
+           TMA_STORE=tma_store, num_warps=num_warps, num_stages=num_stages)
+    ref = a.astype(np.float64) @ b.astype(np.float64) if K else np.zeros((M, N))
+    if not tma_store:
+        ref = ref + 1.0
+    assert rel_err(c, ref) < 1e-5
+
+
+# programs with several tiles each (the ring's position carries over from
+# tile to tile), with one, or with none; K steps of 1, 3 and 9 and an
+# overhanging last one
+@pytest.mark.parametrize("K", [64, 192, 576, 136])
+@pytest.mark.parametrize("programs", [1, 3, 20])
+def test_ws_persistent(rng, K, programs):
+    _run_persistent(rng, 256, 192, K, 64, 64, 64, programs)
+
+
+def test_ws_persistent_no_iterations(rng):
+    _run_persistent(rng, 128, 128, 0, 64, 64, 64, 3)
+
+
+@pytest.mark.parametrize("stages", [2, 4])
+def test_ws_persistent_stages(rng, stages):
+    _run_persistent(rng, 192, 128, 320, 64, 64, 64, 2, num_stages=stages)
+
+
+@pytest.mark.parametrize("M,N,K", [(200, 136, 328), (256, 128, 512)])
+def test_ws_persistent_eight_warps(rng, M, N, K):
+    # two consumer warpgroups; M and N edges clipped by the TMA store
+    _run_persistent(rng, M, N, K, 128, 64, 64, 3, num_warps=8)
+
+
+def test_ws_persistent_pointer_store(rng):
+    # a masked pointer store in the epilogue, its offsets computed behind the split
+    _run_persistent(rng, 200, 136, 328, 64, 64, 64, 4, tma_store=False)
 
 
 def test_ws_pointer_loads_fall_back(rng):
@@ -181,6 +263,48 @@ def test_ws_ptx(warps):
     if msgs is not None:
         assert "C7508" not in msgs and "setmaxnreg" not in msgs.lower().replace("setmaxnreg.", ""), msgs
         assert "spill" not in msgs or " 0 bytes spill stores, 0 bytes spill loads" in msgs, msgs
+
+
+PSIG = ("tensordesc<fp16[128, 64]>, tensordesc<fp16[64, {bn}]>, tensordesc<fp32[128, {bn}]>, *fp32:16, i32, i32, "
+        "i32:16, 128, {bn}, 64, 132, {tma}")
+
+
+@pytest.mark.parametrize("tma", [1, 0])
+def test_ws_persistent_ptx(tma):
+    # the producer walks the tiles too: its loop over them holds its K loop
+    k = ws_persistent.compile(PSIG.format(tma=tma, bn=128), num_warps=8, num_stages=3, arch="sm_90a")
+    ptx = k.ptx
+    assert ".reqntid 384, 1, 1" in ptx and "setmaxnreg.inc.sync.aligned.u32 232;" in ptx
+    split = ptx.index("  ret;\n$L")
+    producer = ptx[ptx.index("setmaxnreg.dec"):split]
+    assert producer.count("bra.uni") >= 2 and "cp.async.bulk.tensor.2d" in producer
+    assert "wgmma" not in producer and "st.global" not in producer
+    # the consumers free each stage in the loop and each tile's last after it
+    assert ptx.count("mbarrier.arrive.shared::cta.b64 _,") == 2
+    assert ("cp.async.bulk.tensor.2d.global.shared::cta" in ptx) == bool(tma)
+    msgs = _assemble(ptx)
+    if msgs is not None:
+        assert "C7508" not in msgs
+        assert " 0 bytes spill stores, 0 bytes spill loads" in msgs, msgs
+
+
+def test_ws_persistent_smem():
+    # the ring stays live through the epilogue: beside a 64 KiB tile (128 x
+    # 256 fp16) there is room for 3 stages of 48 KiB, not 4; beside a 128
+    # KiB one (fp32) for 1, and the loop is not split
+    sig = PSIG.format(tma=1, bn=256)
+    ptx = ws_persistent.compile(sig.replace("fp32[128, 256]", "fp16[128, 256]"), num_warps=8, num_stages=4,
+                                arch="sm_90a").ptx
+    assert ".reqntid 384," in ptx and ptx.count("mbarrier.init.shared") == 6
+    ptx = ws_persistent.compile(sig, num_warps=8, num_stages=4, arch="sm_90a").ptx
+    assert ".reqntid 256," in ptx and "bar.sync 1," not in ptx
+
+
+def test_ws_persistent_not_two_loops():
+    # a tile loop holding two K loops is not split
+    sig = "tensordesc<fp16[64, 64]>, tensordesc<fp16[64, 64]>, *fp32:16, i32:16, 64, 64, 64"
+    ptx = ws_two_loops.compile(sig, num_warps=4, num_stages=3, arch="sm_90a").ptx
+    assert ".reqntid 128," in ptx and "bar.sync 1," not in ptx
 
 
 def test_ws_off_is_unchanged():

@@ -10,6 +10,7 @@
 # RUN: nereid ir %s -k ws_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90a --num-warps 4 --num-stages 3 --verify-each --after gpu-barriers | filecheck %s --check-prefix=IR
 # RUN: nereid ptx %s -k ws_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90a --num-warps 8 --num-stages 3 | filecheck %s --check-prefix=PTX
 # RUN: nereid ir %s -k ws_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90 --num-warps 4 --num-stages 3 --after gpu-barriers | filecheck %s --check-prefix=SM90
+# RUN: nereid ir %s -k persistent -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 256]>, tensordesc<fp16[128, 256]>, i32, i32, i32:16, 128, 256, 64, 132' --arch sm_90a --num-warps 8 --num-stages 4 --verify-each --after gpu-barriers | filecheck %s --check-prefix=PERS
 # RUN: nereid ir %s -k stores_first -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp32:16, i32:16, 128, 128, 64' --arch sm_90a --num-warps 4 --num-stages 3 --after gpu-barriers | filecheck %s --check-prefix=PREFIX
 import triton
 import triton.language as tl
@@ -48,23 +49,23 @@ def ws_mm(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK
 # IR-NEXT:   }
 # IR-NEXT:   yield
 # IR-NEXT:   }
-# the consumers' loop
-# IR-NEXT:   for {{.*}} {num_stages = 3, warp_specialize = true} : tensor<128x128xf32, #L{{[0-9]+}}>, i32, i32 {
+# the consumers' loop (after the ops in front of the split that only they use)
+# IR:        for {{.*}} {num_stages = 3, warp_specialize = true} : tensor<128x128xf32, #L{{[0-9]+}}>, i32, i32 {
 # IR-NEXT:   ^([[IV:%[0-9]+]]: i32, {{%[0-9]+}}: tensor<128x128xf32, #L{{[0-9]+}}>, [[R:%[0-9]+]]: i32, [[PH:%[0-9]+]]: i32):
 # IR-NEXT:   [[FR:%[0-9]+]] = memdesc_index [[FULL]], [[R]]
 # IR-NEXT:   mbarrier_wait [[FR]], [[PH]]
 # IR-NOT:    barrier
 # IR:        warp_group_dot {{.*}} {is_async = true}
 # IR-NEXT:   warp_group_dot_wait {{%[0-9]+}} {num = 1}
-# IR:        [[NOT1:%[0-9]+]] = cmp [[IV]], {{%[0-9]+}} {pred = "ne"}
-# IR-NEXT:   [[EP:%[0-9]+]] = memdesc_index [[EMPTY]]
+# IR:        [[EP:%[0-9]+]] = memdesc_index [[EMPTY]]
+# IR-NEXT:   [[NOT1:%[0-9]+]] = cmp [[IV]], {{%[0-9]+}} {pred = "ne"}
 # IR-NEXT:   mbarrier_arrive [[EP]], [[NOT1]]
 # IR-NOT:    barrier
 # IR-NOT:    tma_load
 # IR:        yield
+# IR:        warp_group_dot_wait {{%[0-9]+}} {num = 0}
 # IR:        barrier
 # IR-NEXT:   mbarrier_inval
-# IR:        warp_group_dot_wait {{%[0-9]+}} {num = 0}
 
 # two warpgroups: 12 warps in all; 168 registers on entry, 40 for the
 # producer (its first warp runs the loop), 232 for the others, whose
@@ -113,3 +114,60 @@ def stores_first(a_desc, b_desc, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, B
 # PREFIX-NOT: warp_specialize {
 # PREFIX:     tma_load
 # PREFIX-NOT: warp_specialize {
+
+
+@triton.jit
+def persistent(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+               NP: tl.constexpr):
+    # the hint on a persistent loop around the K loop: the producer walks
+    # the tiles too, computing their coordinates from its own induction
+    # variables, and both sides carry the ring's position from tile to tile
+    tiles_n = tl.cdiv(N, BN)
+    for tile in tl.range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, NP, warp_specialize=True):
+        pid_m = tile // tiles_n
+        pid_n = tile % tiles_n
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            a = a_desc.load([pid_m * BM, k * BK])
+            b = b_desc.load([k * BK, pid_n * BN])
+            acc = tl.dot(a, b, acc)
+        c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
+
+# 4 stages of 48 KiB and the 64 KiB epilogue tile do not fit: 3 stages
+# PERS:      [[FULL:%[0-9]+]] = local_alloc {{.*}} : !smem<3x1xi64
+# PERS:      [[EMPTY:%[0-9]+]] = local_alloc {{.*}} : !smem<3x1xi64
+# PERS-COUNT-3: mbarrier_init {{%[0-9]+}} {count = 8}
+# PERS:      warp_specialize {consumer_regs = 232, regs = 40} {
+# PERS-NEXT: for {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, [[Z:%[0-9]+]], [[ONE:%[0-9]+]] : i32, i32 {
+# PERS-NEXT: ^([[TILE:%[0-9]+]]: i32, [[W0:%[0-9]+]]: i32, [[P0:%[0-9]+]]: i32):
+# PERS-NEXT: for {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, [[W0]], [[P0]] : i32, i32 {
+# PERS-NEXT: ^({{%[0-9]+}}: i32, [[W:%[0-9]+]]: i32, [[PP:%[0-9]+]]: i32):
+# PERS-NEXT: [[E:%[0-9]+]] = memdesc_index [[EMPTY]], [[W]]
+# PERS-NEXT: mbarrier_wait [[E]], [[PP]]
+# PERS:      div [[TILE]],
+# PERS:      tma_load
+# PERS:      rem [[TILE]],
+# PERS:      tma_load
+# PERS:      yield
+# PERS-NEXT: }
+# PERS-NEXT: yield
+# PERS-NEXT: }
+# PERS-NEXT: yield
+# PERS-NEXT: }
+# the consumers carry the ring's position (r, phase) through the tile loop
+# PERS:      for {{.*}}, [[Z]], [[Z]] {warp_specialize = true} : i32, i32 {
+# PERS-NEXT: ^({{%[0-9]+}}: i32, [[R0:%[0-9]+]]: i32, [[PH0:%[0-9]+]]: i32):
+# PERS:      [[RES:%[0-9]+]], [[ROUT:%[0-9]+]], [[PHOUT:%[0-9]+]] = for {{.*}}, [[R0]], [[PH0]] {num_stages = 4}
+# PERS:      mbarrier_arrive
+# PERS:      yield
+# PERS-NEXT: }
+# each tile's last stage is freed once its dot is done, if the K loop ran
+# PERS-NEXT: warp_group_dot_wait [[RES]] {num = 0}
+# PERS-NEXT: [[RAN:%[0-9]+]] = cmp {{%[0-9]+}}, {{%[0-9]+}} {pred = "lt"}
+# PERS:      [[LAST:%[0-9]+]] = memdesc_index [[EMPTY]],
+# PERS-NEXT: mbarrier_arrive [[LAST]], [[RAN]]
+# the epilogue's TMA store
+# PERS:      tma_store
+# PERS:      yield [[ROUT]], [[PHOUT]]
+# PERS-NEXT: }
+# PERS:      mbarrier_inval
