@@ -31,9 +31,11 @@ LARGE = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (128, 256, 64, 8, 8, 
 PERSISTENT = [(128, 256, 64, 8, 8, 3, "persistent"), (128, 128, 64, 8, 4, 4, "persistent")]
 # The same tiles loaded through host tensor descriptors (TMA on Hopper), for
 # operands with 16-byte aligned rows (kernels.matmul.tma_applies), with or
-# without the epilogue; "tma-ws" with a warp-specialized K loop.
+# without the epilogue; "tma-ws-persistent" persistent and warp-specialized
+# (bench/kernels/matmul.py also has "tma-ws": one tile per program, its K
+# loop warp-specialized, which the persistent one outran at 4096 and 8192).
 TMA = [(128, 256, 64, 8, 8, 3, "tma"), (128, 256, 64, 8, 8, 4, "tma"), (128, 256, 64, 8, 8, 3, "tma-persistent"),
-       (128, 256, 64, 8, 8, 4, "tma-ws")]
+       (128, 256, 64, 8, 8, 3, "tma-ws-persistent")]
 
 
 def configs(M, N, dtype):

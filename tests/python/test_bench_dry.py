@@ -234,7 +234,7 @@ def test_matmul_configs():
         cfgs = MM.configs(M, N, dtype)
         assert 1 <= len(cfgs) <= 10
         for bm, bn, bk, gm, warps, stages, *kind in cfgs:
-            assert kind in ([], ["persistent"], ["tma"], ["tma-persistent"], ["tma-ws"])
+            assert kind in ([], ["persistent"], ["tma"], ["tma-persistent"], ["tma-ws"], ["tma-ws-persistent"])
             for v in (bm, bn, bk, warps):
                 assert v & (v - 1) == 0, (M, N, dtype, bm, bn, bk)
             assert bm >= 16 and bn >= 16 and bk >= 16 and stages >= 2
@@ -244,7 +244,7 @@ def test_matmul_configs():
     assert [c[2] for c in MM.configs(4096, 4096, "fp8e4m3")] == [2 * c[2] for c in MM.configs(4096, 4096, "fp16")]
     big = MM.configs(4096, 4096, "fp16")
     assert any(len(c) == 7 and c[6] == "persistent" for c in big)
-    assert MM.config_label(big[-2]).endswith(" tma-persistent") and MM.config_label(big[-1]).endswith(" tma-ws")
+    assert MM.config_label(big[-2]).endswith(" tma-persistent") and MM.config_label(big[-1]).endswith(" tma-ws-persistent")
 
 
 # --- loading one kernel file under a compiler --------------------------------------------------------
@@ -375,7 +375,8 @@ def test_matmul_kernel(rng, name, dtype, out_dtype, epilogue, M):
                    num_sms=3)
         assert rel_err(c.astype(np.float64), ref) < tol, config
     # row-major operands also through host tensor descriptors (rows of a multiple of 16 bytes;
-    # ragged edges: the descriptors' bounds mask them), one tile per program and persistent
+    # ragged edges: the descriptors' bounds mask them), one tile per program and persistent, with
+    # and without warp specialization
     N, K = 80, 112
     a = rng.standard_normal((M, K)).astype(dtype)
     b = rng.standard_normal((K, N)).astype(dtype)
@@ -388,7 +389,7 @@ def test_matmul_kernel(rng, name, dtype, out_dtype, epilogue, M):
     # B row-major, and column-major (a descriptor of B^T, its tiles read transposed)
     for bb in (b, np.asfortranarray(b)):
         assert mod.tma_applies(a, bb, c, bias, "gelu" if epilogue else "")
-        for kind in ("tma", "tma-persistent"):
+        for kind in ("tma", "tma-persistent", "tma-ws", "tma-ws-persistent"):
             c = poisoned((M, N), out_dtype)
             mod.matmul(c, a, bb, bias, M, N, K, (K, 1), (bb.strides[0] // item, bb.strides[1] // item), (N, 1),
                        cfg + (kind,), "gelu" if epilogue else "", num_sms=3)
