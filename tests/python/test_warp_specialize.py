@@ -6,13 +6,16 @@ copies into an NB-stage ring as soon as a stage is free (an `empty`
 mbarrier per stage, one arrival per consumer warp), and the num_warps
 warps wait for each stage's `full` mbarrier, run the dot and free the
 stage.  With two consumer warpgroups, setmaxnreg gives the producer 40
-registers and the others 232.  Everywhere else the hint changes nothing.
+registers and the others 232.  The hint may also be on a persistent tile
+loop around the K loop: the producer then walks the tiles too, and both
+sides carry the ring's position from tile to tile.  Everywhere else the
+hint changes nothing.
 
 Every launch checks the result against a float64 reference on the
 interpreter, and under NEREID_TEST_DEVICE=sim (ptxsim) or cuda (an H100)
 on the compiled kernel too: short loops (fewer iterations than stages, or
 none), rings that wrap many times, edges of M, N and K, 4 and 8 warps,
-fp16, bf16 and fp8.  The PTX tests need no GPU."""
+fp16, bf16 and fp8; persistent programs with several tiles, one or none.  The PTX tests need no GPU."""
 import os
 import subprocess
 import tempfile
