@@ -1123,8 +1123,10 @@ static bool ws_wanted(Pipe *p, const Cand *cands, int nc, NrOpId wg) {
         /* the ring stays live through the epilogue */
         int64_t room = smem_limit(nr_gpu_sm(p->m)) - other_smem(p, cands, nc) - ws_outer_smem(p, outer) - 4096;
         int64_t stage = stage_bytes(p, cands, nc);
-        while (p->stages > 2 && p->stages * stage > room) p->stages--;
-        if (p->stages * stage > room) return false;
+        int S = p->stages;
+        while (S > 2 && S * stage > room) S--;
+        if (S * stage > room) return false;
+        p->stages = S;
     }
     p->outer = outer;
     return true;
