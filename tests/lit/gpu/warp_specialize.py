@@ -140,13 +140,16 @@ def persistent(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constex
 # PERS:      warp_specialize {consumer_regs = 232, regs = 40} {
 # PERS-NEXT: for {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, [[Z:%[0-9]+]], [[ONE:%[0-9]+]] : i32, i32 {
 # PERS-NEXT: ^([[TILE:%[0-9]+]]: i32, [[W0:%[0-9]+]]: i32, [[P0:%[0-9]+]]: i32):
-# PERS-NEXT: for {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, [[W0]], [[P0]] : i32, i32 {
+# the tile's coordinates, once a tile (not in the K loop)
+# PERS:      div [[TILE]],
+# PERS:      rem [[TILE]],
+# PERS:      for {{%[0-9]+}}, {{%[0-9]+}}, {{%[0-9]+}}, [[W0]], [[P0]] : i32, i32 {
 # PERS-NEXT: ^({{%[0-9]+}}: i32, [[W:%[0-9]+]]: i32, [[PP:%[0-9]+]]: i32):
 # PERS-NEXT: [[E:%[0-9]+]] = memdesc_index [[EMPTY]], [[W]]
 # PERS-NEXT: mbarrier_wait [[E]], [[PP]]
-# PERS:      div [[TILE]],
+# PERS-NOT:  div
 # PERS:      tma_load
-# PERS:      rem [[TILE]],
+# PERS-NOT:  rem
 # PERS:      tma_load
 # PERS:      yield
 # PERS-NEXT: }
