@@ -1160,19 +1160,6 @@ static bool ws_wanted(Pipe *p, const Cand *cands, int nc, NrOpId wg) {
  * inner loop, the consumers free its last stage once its dot is done:
  *   acc = warp_group_dot_wait acc {num = 0}
  *   mbarrier_arrive empty[r - 1], lb < ub */
-static NrValId prev_index(Pipe *p, NrBuilder *b, NrValId r, const NrValId *k) {
-    NrFunc *f = p->f;
-    NrTypeId i32 = nr_type_scalar(p->m, NR_DT_I32), i1 = nr_type_scalar(p->m, NR_DT_I1);
-    NrValId ab[2] = {r, k[0]};
-    NrValId rm1 = nr_build1(b, NR_OP_SUB, i32, 2, ab);
-    NrValId cz[2] = {r, k[2]};
-    NrOpId at0 = nr_build(b, NR_OP_CMP, 2, cz, 1, &i1, 0);
-    nr_op_set_str(f, at0, NR_A_PRED, "eq");
-    NrValId last = const_i32(b, p->m, p->stages - 1);
-    NrValId sel[3] = {f->ops[at0].results[0], last, rm1};
-    return nr_build1(b, NR_OP_SELECT, i32, 3, sel);
-}
-
 /* cmp(x, y) under predicate pred (an i1). */
 static NrValId compare(Pipe *p, NrBuilder *b, const char *pred, NrValId x, NrValId y) {
     NrTypeId i1 = nr_type_scalar(p->m, NR_DT_I1);
@@ -1182,12 +1169,24 @@ static NrValId compare(Pipe *p, NrBuilder *b, const char *pred, NrValId x, NrVal
     return p->f->ops[c].results[0];
 }
 
+/* (r - 1) mod NB, with the constants one, NB and zero. */
+static NrValId prev_index(Pipe *p, NrBuilder *b, NrValId r, const NrValId *k) {
+    NrTypeId i32 = nr_type_scalar(p->m, NR_DT_I32);
+    NrValId ab[2] = {r, k[0]};
+    NrValId rm1 = nr_build1(b, NR_OP_SUB, i32, 2, ab);
+    NrValId at0 = compare(p, b, "eq", r, k[2]);
+    NrValId sel[3] = {at0, const_i32(b, p->m, p->stages - 1), rm1};
+    return nr_build1(b, NR_OP_SELECT, i32, 3, sel);
+}
+
 /* The producer's loop over the inner loop's iterations (bounds lb, ub,
  * step), at pb, carrying the ring position (w, ph): the coordinates of
- * iteration `iv` are computed from `iv`, the outer induction variable
- * already being mapped where there is one.  Returns the for op. */
+ * iteration `iv` are computed from `iv` and, in a persistent loop, from
+ * the producer's tile `ptile` for the outer induction variable.  Returns
+ * the for op. */
 static NrOpId ws_producer_loop(Pipe *p, NrBuilder *pb, Cand *cands, int nc, NrValId bars[2], NrTypeId bar_view,
-                               const NrValId *bounds, NrValId w0, NrValId ph0, const NrValId *consts) {
+                               const NrValId *bounds, NrValId w0, NrValId ph0, const NrValId *consts,
+                               NrValId ptile) {
     NrFunc *f = p->f;
     NrModule *m = p->m;
     NrTypeId i32 = nr_type_scalar(m, NR_DT_I32);
@@ -1211,7 +1210,7 @@ static NrOpId ws_producer_loop(Pipe *p, NrBuilder *pb, Cand *cands, int nc, NrVa
         p->map_to[p->nmap++] = piv;
         p->loop = p->outer;
         NrValId oiv = f->blocks[f->ops[p->outer].regions[0]].args[0];
-        tma_copies(p, &in, cands, nc, bars[0], bar_view, w, NR_NONE, stage_bytes(p, cands, nc), oiv, p->map_to[0]);
+        tma_copies(p, &in, cands, nc, bars[0], bar_view, w, NR_NONE, stage_bytes(p, cands, nc), oiv, ptile);
         p->loop = inner;
     } else {
         p->nmap = 0;
@@ -1236,8 +1235,7 @@ static void ws_sink_prefix(NrFunc *f, NrOpId ws) {
         for (NrOpId u = 1; u < f->nops && !stays; u++) {
             const NrOp *uo = &f->ops[u];
             if (uo->dead || !uo->block || !nr_op_reads(f, u, op->results[0])) continue;
-            stays = nested_in(f, ws, uo->block);
-            for (NrOpId q = f->ops[ws].prev; q && !stays; q = f->ops[q].prev) stays = q == u;
+            stays = nested_in(f, ws, uo->block) || (uo->block == f->ops[ws].block && comes_before(f, u, ws));
         }
         if (stays) continue;
         nr_op_unlink(f, o);
@@ -1303,9 +1301,7 @@ static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg) {
         NrValId oiv = f->blocks[f->ops[p->outer].regions[0]].args[0];
         NrValId pbounds[3];
         p->loop = p->outer;
-        p->map_from[0] = oiv; /* (entry 0 keeps the producer's tile for ws_producer_loop) */
-        p->map_to[0] = ptile;
-        p->nmap = 1;
+        p->nmap = 0;
         for (int i = 0; i < 3; i++) pbounds[i] = clone_at(p, &ib, bounds[i], oiv, ptile);
         /* what the copies' coordinates compute from the tile alone is
          * computed once a tile, not in the K loop */
@@ -1313,11 +1309,11 @@ static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg) {
             for (int i = 4; i < f->ops[cands[k].load].nopnds; i++)
                 ws_hoist_clones(p, &ib, f->ops[cands[k].load].opnds[i], f->ops[inner].regions[0], oiv, ptile);
         p->loop = inner;
-        NrOpId pl = ws_producer_loop(p, &ib, cands, nc, bars, bar_view, pbounds, w, ph, consts);
+        NrOpId pl = ws_producer_loop(p, &ib, cands, nc, bars, bar_view, pbounds, w, ph, consts, ptile);
         NrValId oy[2] = {f->ops[pl].results[0], f->ops[pl].results[1]};
         nr_build(&ib, NR_OP_YIELD, 2, oy, 0, NULL, 0);
     } else {
-        ws_producer_loop(p, &pb, cands, nc, bars, bar_view, bounds, consts[2], consts[0], consts);
+        ws_producer_loop(p, &pb, cands, nc, bars, bar_view, bounds, consts[2], consts[0], consts, NR_NONE);
     }
     nr_build(&pb, NR_OP_YIELD, 0, NULL, 0, NULL, 0);
     /* the consumers: the ring position is carried by the inner loop, and by
