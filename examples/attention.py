@@ -120,10 +120,11 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, m_ptr, H, L, qk_scale,
 
 @triton.jit
 def _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, kv_row, lo, hi, rows, offs_n, qk_scale,
-                         BLOCK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr):
+                         BLOCK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr, WS: tl.constexpr):
     # _fwd_key_blocks with K and V read through tensor descriptors over the
     # (B * H * L, HEAD_DIM) rows: this head's keys start at row kv_row.
-    for start in range(lo, hi, BLOCK_N):
+    # WS: warp-specialized (a producer warpgroup loads K and V).
+    for start in tl.range(lo, hi, BLOCK_N, warp_specialize=WS):
         kt = k_desc.load([kv_row + start, 0]).T
         s = tl.dot(q, kt) * qk_scale
         if CAUSAL_MASK:
@@ -142,7 +143,7 @@ def _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, kv_row, lo, hi, rows,
 @triton.jit
 def attn_fwd_desc_kernel(q_desc, k_desc, v_desc, o_desc, m_ptr, L, qk_scale,
                          HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                         CAUSAL: tl.constexpr):
+                         CAUSAL: tl.constexpr, WS: tl.constexpr = False):
     # attn_fwd_kernel for contiguous q, k, v, o, read and written through host
     # tensor descriptors of their (B * H * L, HEAD_DIM) rows (TMA on Hopper),
     # with L a multiple of BLOCK_M and of BLOCK_N: no block crosses a head.
@@ -156,12 +157,12 @@ def attn_fwd_desc_kernel(q_desc, k_desc, v_desc, o_desc, m_ptr, L, qk_scale,
     acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
     if CAUSAL:
         acc, m_i, l_i = _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, bh * L, 0, start_m, rows, offs_n,
-                                             qk_scale, BLOCK_N, False)
+                                             qk_scale, BLOCK_N, False, WS)
         acc, m_i, l_i = _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, bh * L, start_m, start_m + BLOCK_M,
-                                             rows, offs_n, qk_scale, BLOCK_N, True)
+                                             rows, offs_n, qk_scale, BLOCK_N, True, False)
     else:
         acc, m_i, l_i = _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, bh * L, 0, L, rows, offs_n,
-                                             qk_scale, BLOCK_N, False)
+                                             qk_scale, BLOCK_N, False, WS)
     o = acc / l_i[:, None]
     tl.store(m_ptr + bh * L + rows, m_i + tl.log2(l_i))
     o_desc.store([bh * L + start_m, 0], o.to(o_desc.dtype))
@@ -393,13 +394,15 @@ def _check(q, k, v):
         raise ValueError(f"head dim must be a power of two from 16, got {d}")
 
 
-def attention_forward(q, k, v, causal=False, sm_scale=None, config=None, descriptors=False):
+def attention_forward(q, k, v, causal=False, sm_scale=None, config=None, descriptors=False, warp_specialize=False):
     """(O, M) for q, k, v of shape (B, H, L, D): torch CUDA tensors or numpy arrays
     (run on the interpreter).  M is the (B, H, L) fp32 log-sum-exp of each row's
     scores in base-2 units, which attention_backward takes.  fp8 e4m3 inputs give
     an fp16 O.  config: (BLOCK_M, BLOCK_N, num_warps, num_stages).  descriptors:
     read and write through host tensor descriptors (attn_fwd_desc_kernel: TMA on
-    Hopper), for contiguous fp16/bf16 inputs with L a multiple of both blocks."""
+    Hopper), for contiguous fp16/bf16 inputs with L a multiple of both blocks;
+    warp_specialize: with descriptors, a producer warpgroup loads K and V (on
+    sm_90a; with 8 warps the two warpgroups then take turns at the tensor cores)."""
     from arrays import empty, float32, strides
     _check(q, k, v)
     B, H, L, D = q.shape
@@ -420,7 +423,7 @@ def attention_forward(q, k, v, causal=False, sm_scale=None, config=None, descrip
         kd, vd = (TensorDescriptor(x, [rows, D], [D, 1], [block_n, D]) for x in (k, v))
         attn_fwd_desc_kernel[(L // block_m, B * H)](qd, kd, vd, od, m, L, sm_scale * LOG2E, HEAD_DIM=D,
                                                      BLOCK_M=block_m, BLOCK_N=block_n, CAUSAL=bool(causal),
-                                                     num_warps=warps, num_stages=stages)
+                                                     WS=bool(warp_specialize), num_warps=warps, num_stages=stages)
         return o, m
     grid = (triton.cdiv(L, block_m), B * H)
     attn_fwd_kernel[grid](q, k, v, o, m, H, L, sm_scale * LOG2E, *sq, *sk, *sv, *so,

@@ -157,11 +157,46 @@ static void on_bulk_write(Bar *b, NrOpId op, State *st, Range r) {
 
 static void walk_block(Bar *b, NrBlockId blk, State *st, int depth);
 
+/* Whether an op of block blk (or nested in it) reads shared memory in set
+ * s the way on_read sees it. */
+static bool block_reads(Bar *b, NrBlockId blk, const Set *s, int depth) {
+    NrFunc *f = b->f;
+    if (depth > 1000) return true;
+    NR_FOR_OPS(f, blk, op) {
+        const NrOp *o = &f->ops[op];
+        switch ((NrOpcode)o->opc) {
+        case NR_OP_LOCAL_LOAD:
+        case NR_OP_MBARRIER_EXPECT:
+        case NR_OP_MBARRIER_ARRIVE:
+        case NR_OP_MBARRIER_WAIT:
+            if (set_hits(s, range_of(b, o->opnds[0], 0))) return true;
+            break;
+        case NR_OP_TMA_LOAD:
+            if (set_hits(s, range_of(b, o->opnds[2], 0))) return true;
+            break;
+        case NR_OP_WARP_GROUP_DOT:
+            for (int i = 0; i < 2; i++)
+                if (b->m->types[f->vals[o->opnds[i]].type].kind == NR_TK_MEMDESC &&
+                    set_hits(s, range_of(b, o->opnds[i], 0)))
+                    return true;
+            break;
+        default: break;
+        }
+        for (int r = 0; r < o->nregions; r++)
+            if (block_reads(b, o->regions[r], s, depth + 1)) return true;
+    }
+    return false;
+}
+
 /* A loop whose body runs region after region: walks it until the state at
- * its head covers the state at its end. */
+ * its head covers the state at its end.  Where the body reads what was
+ * written before the loop (attention's Q tile, staged once), the barrier
+ * goes in front of the loop, not into every iteration. */
 static void walk_loop(Bar *b, NrOpId op, State *st, int depth) {
     NrOpcode opc = (NrOpcode)b->f->ops[op].opc;
     int nregions = b->f->ops[op].nregions;
+    for (int r = 0; r < nregions && st->writes.n; r++)
+        if (block_reads(b, b->f->ops[op].regions[r], &st->writes, depth + 1)) insert_barrier(b, op, st);
     State head = *st, exit = *st;
     for (int round = 0; round < MAX_ROUNDS; round++) {
         State cur = head;

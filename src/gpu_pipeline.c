@@ -1041,6 +1041,23 @@ static bool ws_prefix_op(const NrFunc *f, NrOpId o) {
     }
 }
 
+/* A local_alloc in front of the split that stages a tile only the split
+ * loop's body reads (attention's Q, hoisted by hoist_invariant_allocs):
+ * ws_sink_prefix moves it, and the load it stores, behind the split, where
+ * the program's warps alone run them. */
+static bool ws_staged_tile(const Pipe *p, NrOpId o) {
+    const NrFunc *f = p->f;
+    const NrOp *op = &f->ops[o];
+    if (op->opc != NR_OP_LOCAL_ALLOC || op->nopnds != 1) return false;
+    for (NrOpId u = 1; u < f->nops; u++) {
+        const NrOp *uo = &f->ops[u];
+        if (uo->dead || !uo->block || block_inside(p, uo->block)) continue;
+        for (int i = 0; i < uo->nopnds; i++)
+            if (uo->opnds[i] == op->results[0]) return false;
+    }
+    return true;
+}
+
 /* Whether v can be computed again in the producer from the ivs of the
  * loop `outer` and the loop nested in it (loop): v is defined outside
  * outer, or by pure ops of either body. */
@@ -1081,15 +1098,16 @@ static int64_t ws_outer_smem(const Pipe *p, NrOpId outer) {
 
 /* A loop of tl.range(warp_specialize=True) is split between a producer
  * warpgroup and the program's warps where: the target is sm_90a; its one
- * warp_group_dot may run asynchronously (wg); every tile it stages comes
- * by TMA; the program has one or two warpgroups and calls no function;
- * and the split comes in the kernel's own body, with only ws_prefix_op ops
- * before it.  The split is the loop itself, or (p->outer) a persistent
+ * warp_group_dot may run asynchronously (wg), or its two dots are a chain
+ * (attention: wg the second, chain set; not in a persistent loop); every
+ * tile it stages comes by TMA; the program has one or two warpgroups and
+ * calls no function; and the split comes in the kernel's own body, with
+ * only ws_prefix_op ops (or ws_staged_tile allocs) before it.  The split is the loop itself, or (p->outer) a persistent
  * loop around it that has the hint: one loop of the kernel's body whose
  * only loop is this one, whose bounds and copy coordinates the producer
  * can compute again from the two induction variables (ws_clonable).
  * Elsewhere the hint is a no-op. */
-static bool ws_wanted(Pipe *p, const Cand *cands, int nc, NrOpId wg) {
+static bool ws_wanted(Pipe *p, const Cand *cands, int nc, NrOpId wg, bool chain) {
     NrFunc *f = p->f;
     const NrAttr *a = nr_op_attr(f, p->loop, NR_A_WARP_SPECIALIZE);
     int nw = nr_gpu_num_warps(p->m);
@@ -1101,10 +1119,11 @@ static bool ws_wanted(Pipe *p, const Cand *cands, int nc, NrOpId wg) {
     }
     if (!a || !a->v.i || !wg || !p->m->sm_a || !f->is_kernel || f->ops[split].block != f->body || (nw != 4 && nw != 8))
         return false;
+    if (chain && outer) return false;
     for (int k = 0; k < nc; k++)
         if (!cands[k].tma || cands[k].arg >= 0) return false;
     for (NrOpId o = f->blocks[f->body].first; o && o != split; o = f->ops[o].next)
-        if (!ws_prefix_op(f, o)) return false;
+        if (!ws_prefix_op(f, o) && !ws_staged_tile(p, o)) return false;
     /* a called function's barriers would count every warp, the producer's too */
     for (NrOpId o = 1; o < f->nops; o++)
         if (!f->ops[o].dead && f->ops[o].block && f->ops[o].opc == NR_OP_CALL) return false;
@@ -1224,13 +1243,17 @@ static NrOpId ws_producer_loop(Pipe *p, NrBuilder *pb, Cand *cands, int nc, NrVa
 /* Pure ops in front of the split whose values only the program's warps
  * use (the epilogue's offsets and masks) move behind it: computed before
  * it, they would be live across it in the registers both sides have on
- * entry, where ptxas spills them. */
+ * entry, where ptxas spills them.  So do such loads and the local_allocs
+ * that stage them (ws_staged_tile): the producer's warps would repeat
+ * their stores. */
 static void ws_sink_prefix(NrFunc *f, NrOpId ws) {
     NrOpId at = ws;
     for (NrOpId o = f->ops[ws].prev, prev; o; o = prev) {
         prev = f->ops[o].prev;
         const NrOp *op = &f->ops[o];
-        if (!(nr_op_info[op->opc].flags & NR_OPF_PURE) || op->nregions || op->nresults != 1) continue;
+        bool movable = (nr_op_info[op->opc].flags & NR_OPF_PURE) || op->opc == NR_OP_LOAD ||
+                       (op->opc == NR_OP_LOCAL_ALLOC && op->nopnds == 1);
+        if (!movable || op->nregions || op->nresults != 1) continue;
         bool stays = false;
         for (NrOpId u = 1; u < f->nops && !stays; u++) {
             const NrOp *uo = &f->ops[u];
@@ -1259,7 +1282,94 @@ static void ws_hoist_clones(Pipe *p, NrBuilder *b, NrValId v, NrBlockId inner, N
     }
 }
 
-static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg) {
+/* Two consumer warpgroups that each own rows of a chain's dots (an mma
+ * layout with every warp along M, so that a row's softmax stays in its
+ * warp) take turns at the tensor cores: warpgroup k issues P V of one key
+ * block and Q K^T of the next, then hands the turn to the other, and runs
+ * its softmax while the other's dots run.  A turn is an mbarrier per
+ * warpgroup (four arrivals: the other warpgroup's warps), tb[k]:
+ *
+ *   wg = warpgroup_id
+ *   mbarrier_arrive tb[1 - wg], wg == 1        (warpgroup 0 has the first turn)
+ *   for iv ... carrying ..., t = 0:
+ *     mbarrier_wait tb[wg], t                  (iteration 0: the first turn; after: passed)
+ *     ...
+ *     s' = warp_group_dot q, k, 0 {is_async}
+ *     mbarrier_arrive tb[1 - wg]                (the turn goes to the other warpgroup)
+ *     s = warp_group_dot_wait s' {num = 0}
+ *     ... softmax ...
+ *     mbarrier_wait tb[wg], t ^ 1               (the turn comes back)
+ *     acc' = warp_group_dot p, v, x {is_async}
+ *     yield ..., t ^ 1
+ *   mbarrier_arrive tb[1 - wg]                  (the turn of the last P V ends)
+ *
+ * The turns alternate strictly (a warpgroup passes only after waiting), so
+ * no phase of tb[k] completes twice before warpgroup k waits for it, and
+ * the wait at the top of iteration iv > 0 waits for a phase already
+ * complete.  Returns false (nothing changed) where the layout does not fit. */
+static bool pingpong_fits(Pipe *p, NrOpId d1, NrOpId d2) {
+    NrFunc *f = p->f;
+    if (nr_gpu_num_warps(p->m) != 8) return false;
+    for (int i = 0; i < 2; i++) {
+        const NrType *t = &p->m->types[f->vals[f->ops[i ? d2 : d1].results[0]].type];
+        const NrLayout *l = &p->m->layouts[t->layout];
+        if (t->rank != 2 || l->kind != NR_LK_MMA || l->warps_per_cta[0] != 8 || l->warps_per_cta[1] != 1) return false;
+    }
+    return true;
+}
+
+static void ws_pingpong(Pipe *p, NrOpId d1, NrOpId d2, NrValId tb, NrTypeId view, const NrValId *consts) {
+    NrFunc *f = p->f;
+    NrModule *m = p->m;
+    NrTypeId i32 = nr_type_scalar(m, NR_DT_I32);
+    NrBuilder pre = nr_builder_before(f, p->loop);
+    pre.loc = f->ops[p->loop].loc;
+    NrValId wg = nr_build1(&pre, NR_OP_WARPGROUP_ID, i32, 0, NULL);
+    NrValId ow[2] = {consts[0], wg};
+    NrValId other = nr_build1(&pre, NR_OP_SUB, i32, 2, ow);
+    NrValId mine_b = bar_at(&pre, tb, view, wg), other_b = bar_at(&pre, tb, view, other);
+    NrValId first[2] = {other_b, compare(p, &pre, "eq", wg, consts[0])};
+    nr_build(&pre, NR_OP_MBARRIER_ARRIVE, 2, first, 0, NULL, 0);
+    NrValId init = consts[2];
+    widen_loop(p, 1, &init);
+    NrBlockId body = f->ops[p->loop].regions[0];
+    NrValId t = f->blocks[body].args[f->blocks[body].nargs - 1];
+    NrBuilder top = nr_builder_before(f, f->blocks[body].first);
+    top.loc = pre.loc;
+    NrValId wt[2] = {mine_b, t};
+    nr_build(&top, NR_OP_MBARRIER_WAIT, 2, wt, 0, NULL, 0);
+    /* Q K^T leaves its group in flight while the turn is handed over */
+    nr_op_set_bool(f, d1, NR_A_IS_ASYNC, true);
+    NrValId s = f->ops[d1].results[0];
+    NrTypeId st = f->vals[s].type;
+    NrBuilder after = nr_builder_after(f, d1);
+    after.loc = pre.loc;
+    NrValId pass[2] = {other_b, NR_NONE};
+    nr_build(&after, NR_OP_MBARRIER_ARRIVE, 2, pass, 0, NULL, 0);
+    NrOpId w = nr_build(&after, NR_OP_WARP_GROUP_DOT_WAIT, 1, &s, 1, &st, 0);
+    nr_op_set_int(f, w, NR_A_NUM, 0);
+    nr_replace_all_uses(f, s, f->ops[w].results[0]);
+    f->ops[w].opnds[0] = s;
+    NrBuilder back = nr_builder_before(f, d2);
+    back.loc = pre.loc;
+    NrValId tx[2] = {t, consts[0]};
+    NrValId t1 = nr_build1(&back, NR_OP_XOR, i32, 2, tx);
+    NrValId wb[2] = {mine_b, t1};
+    nr_build(&back, NR_OP_MBARRIER_WAIT, 2, wb, 0, NULL, 0);
+    NrOpId y = nr_block_terminator(f, body);
+    int ny = f->ops[y].nopnds;
+    NrValId *yops = nr_alloc(m->arena, sizeof(NrValId) * (size_t)(ny + 1));
+    memcpy(yops, f->ops[y].opnds, sizeof(NrValId) * (size_t)ny);
+    yops[ny] = t1;
+    nr_op_set_operands(f, y, ny + 1, yops);
+    /* the last P V ends a turn too: warpgroup 1 waits for warpgroup 0's */
+    NrBuilder post = nr_builder_after(f, p->loop);
+    post.loc = pre.loc;
+    NrValId last[2] = {other_b, NR_NONE};
+    nr_build(&post, NR_OP_MBARRIER_ARRIVE, 2, last, 0, NULL, 0);
+}
+
+static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg, NrOpId d1) {
     NrFunc *f = p->f;
     NrModule *m = p->m;
     int NB = p->stages, nw = nr_gpu_num_warps(m);
@@ -1275,6 +1385,8 @@ static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg) {
     NrValId bars[2];
     bars[0] = alloc_bars(p, &b, NB, 1, &bar_view);  /* full */
     bars[1] = alloc_bars(p, &b, NB, nw, &bar_view); /* empty */
+    bool pingpong = d1 && pingpong_fits(p, d1, wg);
+    NrValId turns = pingpong ? alloc_bars(p, &b, 2, 4, &bar_view) : NR_NONE;
     tensor_maps(p, &b, cands, nc);
     alloc_stages(p, &b, cands, nc, NB);
     NrValId consts[3] = {const_i32(&b, m, 1), const_i32(&b, m, NB), const_i32(&b, m, 0)};
@@ -1347,7 +1459,8 @@ static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg) {
     NrOpId after = f->ops[loop].next;
     NrBuilder tail = after ? nr_builder_before(f, after) : nr_builder_at_end(f, f->ops[loop].block);
     tail.loc = b.loc;
-    make_async(p, wg, &tail, false);
+    if (d1) make_chain_async(p, d1, wg, &tail);
+    else make_async(p, wg, &tail, false);
     if (p->outer) {
         /* the last stage of this tile is freed once its dot is done; the
          * outer loop yields the ring position on */
@@ -1369,15 +1482,18 @@ static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg) {
     }
     inval_bars(p, &tail, bars[0], bar_view, NB);
     inval_bars(p, &tail, bars[1], bar_view, NB);
+    if (pingpong) inval_bars(p, &tail, turns, bar_view, 2);
     ws_sink_prefix(f, ws);
     /* the release of the previous iteration's stage, after the wait that
-     * completes its dot */
-    NrOpId w1 = f->ops[wg].next;
+     * completes its dot (of a chain: the first dot, which waits for the
+     * second one's group of the previous iteration) */
+    NrOpId w1 = f->ops[d1 ? d1 : wg].next;
     NR_ASSERT(w1 && f->ops[w1].opc == NR_OP_WARP_GROUP_DOT_WAIT);
     NrBuilder rel = nr_builder_after(f, w1);
     rel.loc = b.loc;
     NrValId ar[2] = {bar_at(&rel, bars[1], bar_view, prev_index(p, &rel, r, consts)), compare(p, &rel, "ne", iv, lb)};
     nr_build(&rel, NR_OP_MBARRIER_ARRIVE, 2, ar, 0, NULL, 0);
+    if (pingpong) ws_pingpong(p, d1, wg, turns, bar_view, consts);
 }
 
 static void pipeline_loop(Pipe *p) {
@@ -1411,11 +1527,11 @@ static void pipeline_loop(Pipe *p) {
      * buffer than stages keeps them S - 1 ahead where shared memory allows,
      * else they run S - 2 ahead in S buffers. */
     NrOpId wg = async_dot(p, cands, nc), d1 = NR_NONE;
-    if (ws_wanted(p, cands, nc, wg)) {
-        ws_loop(p, cands, nc, wg);
+    NrOpId chain = wg ? NR_NONE : chain_async_dot(p, cands, nc, &d1);
+    if (ws_wanted(p, cands, nc, wg ? wg : chain, chain != NR_NONE)) {
+        ws_loop(p, cands, nc, wg ? wg : chain, d1);
         return;
     }
-    NrOpId chain = wg ? NR_NONE : chain_async_dot(p, cands, nc, &d1);
     int NB = S;
     if ((wg || chain) && (S + 1) * stage <= ASYNC_SMEM_BUDGET && (S + 1) * stage <= room &&
         (!chain || programs_per_sm(p, room, S + 1, stage) >= programs_per_sm(p, room, S, stage)))

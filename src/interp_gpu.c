@@ -41,4 +41,5 @@ NrIStatus nr_iexec_MBARRIER_ARRIVE(NrInterp *in, NrIFrame *fr, const NrOp *op) {
 NrIStatus nr_iexec_WARP_SPECIALIZE(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
 NrIStatus nr_iexec_TMA_LOAD(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
 NrIStatus nr_iexec_TMA_STORE(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
+NrIStatus nr_iexec_WARPGROUP_ID(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }
 NrIStatus nr_iexec_TENSORMAP(NrInterp *in, NrIFrame *fr, const NrOp *op) { (void)fr; return gpu_only(in, op); }

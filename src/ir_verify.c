@@ -1424,6 +1424,11 @@ static void rule_gpu_op(V *v, NrOpId op) {
     case NR_OP_MBARRIER_ARRIVE: rule_mbarrier(v, op); break;
     case NR_OP_WARP_SPECIALIZE: rule_warp_specialize(v, op); break;
     case NR_OP_TMA_LOAD: rule_tma_load(v, op); break;
+    case NR_OP_WARPGROUP_ID: {
+        NrType want = scalar_of(NR_DT_I32);
+        expect_type(v, op, "result", rtype(v, op, 0), &want);
+        break;
+    }
     case NR_OP_TENSORMAP: rule_tensormap(v, op); break;
     case NR_OP_TMA_STORE: rule_tma_store(v, op); break;
     default: break;
@@ -1492,6 +1497,7 @@ static void rule_custom(V *v, NrOpId op) {
     case NR_OP_WARP_SPECIALIZE:
     case NR_OP_TMA_LOAD:
     case NR_OP_TMA_STORE:
+    case NR_OP_WARPGROUP_ID:
     case NR_OP_TENSORMAP: rule_gpu_op(v, op); break;
     default: NR_ICE("op %s has no verifier rule", nr_op_info[v->f->ops[op].opc].name);
     }

@@ -784,6 +784,14 @@ static bool grid_query(NrPtx *p, NrOpId op, const char *sreg) {
 static bool op_program_id(NrPtx *p, NrOpId op) { return grid_query(p, op, "%ctaid"); }
 static bool op_num_programs(NrPtx *p, NrOpId op) { return grid_query(p, op, "%nctaid"); }
 
+/* warp / 4: the warps of the program after a warp_specialize are 0 .. num_warps - 1 */
+static bool op_warpgroup_id(NrPtx *p, NrOpId op) {
+    NrPv r = {NR_PK_I32, nr_ptx_newreg(p, NR_PK_I32), 0};
+    nr_ptx_emit(p, "shr.u32 %s, %s, 2;", nr_ptx_reg(p, r.r), nr_ptx_reg(p, p->warp));
+    def_splat(p, res(p, op, 0), r);
+    return true;
+}
+
 static bool op_hint(NrPtx *p, NrOpId op) {
     NrPtxVal *a = nr_ptx_val(p, opd(p, op, 0));
     nr_ptx_set(p, res(p, op, 0), a->e, a->n);
@@ -1228,6 +1236,7 @@ static const OpFn op_table[NR_OP_COUNT] = {
     [NR_OP_MBARRIER_ARRIVE] = nr_ptx_op_mbarrier_arrive,
     [NR_OP_TMA_LOAD] = nr_ptx_op_tma_load,
     [NR_OP_TENSORMAP] = nr_ptx_op_tensormap,
+    [NR_OP_WARPGROUP_ID] = op_warpgroup_id,
     [NR_OP_TMA_STORE] = nr_ptx_op_tma_store,
     [NR_OP_MBARRIER_INVAL] = nr_ptx_op_mbarrier_inval,
 };

@@ -833,6 +833,7 @@ bool nr_ptx_mma_scratch(NrModule *m, NrFunc *f, NrOpId op, int nw, NrArena *a, i
     case NR_OP_WARP_SPECIALIZE:
     case NR_OP_TMA_LOAD:
     case NR_OP_TMA_STORE:
+    case NR_OP_WARPGROUP_ID:
     case NR_OP_TENSORMAP: return true;
     case NR_OP_DOT: {
         const NrLayout *l = o->nresults == 1 ? layout_of(m, nr_type(m, nr_val_type(f, o->results[0]))) : NULL;

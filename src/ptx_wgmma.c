@@ -722,7 +722,10 @@ bool nr_ptx_op_warp_group_dot(NrPtx *p, NrOpId op) {
     const NrPtxVal *carried = NULL;
     bool own = !w.h16 && in_place(p, c, w.cv);
     if (async && !w.h16 && !own) carried = carried_target(p, op, c, r);
-    if (async && (w.h16 || (!own && (!carried || carried->n != w.R)))) {
+    /* (a constant accumulator, Q K^T's zeros, is copied into fresh registers no group writes) */
+    NrOpId cdef = p->f->vals[c].def;
+    bool fresh = !w.h16 && cdef && p->f->ops[cdef].opc == NR_OP_CONST;
+    if (async && !fresh && (w.h16 || (!own && (!carried || carried->n != w.R)))) {
         /* its accumulator may still be written by the previous dot: it cannot be copied */
         nr_ptx_error(p, "warp_group_dot: an async dot needs a 32-bit accumulator that is loop-carried, or "
                         "computed in the loop and yielded back, and that it alone uses (internal inconsistency "

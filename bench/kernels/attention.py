@@ -102,10 +102,11 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, m_ptr, H, L, qk_scale,
 
 @triton.jit
 def _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, kv_row, lo, hi, rows, offs_n, qk_scale,
-                         BLOCK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr):
+                         BLOCK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr, WS: tl.constexpr):
     # _fwd_key_blocks with K and V read through tensor descriptors over the
     # (B * H * L, HEAD_DIM) rows: this head's keys start at row kv_row.
-    for start in range(lo, hi, BLOCK_N):
+    # WS: warp-specialized (a producer warpgroup loads K and V).
+    for start in tl.range(lo, hi, BLOCK_N, warp_specialize=WS):
         kt = k_desc.load([kv_row + start, 0]).T
         s = tl.dot(q, kt) * qk_scale
         if CAUSAL_MASK:
@@ -124,7 +125,7 @@ def _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, kv_row, lo, hi, rows,
 @triton.jit
 def attn_fwd_desc_kernel(q_desc, k_desc, v_desc, o_desc, m_ptr, L, qk_scale,
                          HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                         CAUSAL: tl.constexpr):
+                         CAUSAL: tl.constexpr, WS: tl.constexpr = False):
     # attn_fwd_kernel for contiguous q, k, v, o, read and written through host
     # tensor descriptors of their (B * H * L, HEAD_DIM) rows (TMA on Hopper),
     # with L a multiple of BLOCK_M and of BLOCK_N: no block crosses a head.
@@ -138,12 +139,12 @@ def attn_fwd_desc_kernel(q_desc, k_desc, v_desc, o_desc, m_ptr, L, qk_scale,
     acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
     if CAUSAL:
         acc, m_i, l_i = _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, bh * L, 0, start_m, rows, offs_n,
-                                             qk_scale, BLOCK_N, False)
+                                             qk_scale, BLOCK_N, False, WS)
         acc, m_i, l_i = _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, bh * L, start_m, start_m + BLOCK_M,
-                                             rows, offs_n, qk_scale, BLOCK_N, True)
+                                             rows, offs_n, qk_scale, BLOCK_N, True, False)
     else:
         acc, m_i, l_i = _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, bh * L, 0, L, rows, offs_n,
-                                             qk_scale, BLOCK_N, False)
+                                             qk_scale, BLOCK_N, False, WS)
     o = acc / l_i[:, None]
     tl.store(m_ptr + bh * L + rows, m_i + tl.log2(l_i))
     o_desc.store([bh * L + start_m, 0], o.to(o_desc.dtype))
@@ -375,17 +376,19 @@ def attention(q, k, v, out, m, sm_scale, causal, config=None):
     base-2 log-sum-exp of each row (the backward's input).  Tensors or, on
     Nereid's interpreter, numpy arrays (the strides are taken in elements).
     A config (BLOCK_M, BLOCK_N, num_warps, num_stages, "desc") runs
-    attn_fwd_desc_kernel (see desc_applies)."""
+    attn_fwd_desc_kernel (see desc_applies); "desc-ws" runs it with its key
+    loop warp-specialized."""
     B, H, L, D = q.shape
     bm, bn, warps, stages = (config or fwd_config(D))[:4]
-    if config is not None and len(config) > 4 and config[4] == "desc":
+    if config is not None and len(config) > 4 and config[4] in ("desc", "desc-ws"):
         if not desc_applies(q, k, v, out, config):
             raise ValueError("the descriptor forward needs contiguous fp16/bf16 tensors and L a multiple of the blocks")
         rows = B * H * L
         qd, od = (TensorDescriptor(x, [rows, D], [D, 1], [bm, D]) for x in (q, out))
         kd, vd = (TensorDescriptor(x, [rows, D], [D, 1], [bn, D]) for x in (k, v))
         attn_fwd_desc_kernel[(L // bm, B * H)](qd, kd, vd, od, m, L, sm_scale * LOG2E, HEAD_DIM=D, BLOCK_M=bm,
-                                                BLOCK_N=bn, CAUSAL=causal, num_warps=warps, num_stages=stages)
+                                                BLOCK_N=bn, CAUSAL=causal, WS=config[4] == "desc-ws", num_warps=warps,
+                                                num_stages=stages)
         return out
     attn_fwd_kernel[(triton.cdiv(L, bm), B * H)](
         q, k, v, out, m, H, L, sm_scale * LOG2E, *strides(q), *strides(k), *strides(v), *strides(out),

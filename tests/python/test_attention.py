@@ -113,10 +113,13 @@ def test_forward_descriptors(rng, dtype, D, causal):
     scale = 1.0 / math.sqrt(D)
     ref = A.reference(q, k, v, causal, scale)
     lse = ref_lse2(q, k, causal, scale)
-    for config in ((32, 16, 4, 2), (64, 32, 4, 3)):
-        o, m = A.attention_forward(q, k, v, causal=causal, sm_scale=scale, config=config, descriptors=True)
-        assert rel_err(o, ref) < FWD_TOL[dtype], config
-        assert np.abs(m - lse).max() < 1e-2 * max(1.0, np.abs(lse).max()), config
+    # (64, 32, 8, 3) warp-specialized: two consumer warpgroups taking turns on sm_90a
+    for config, ws in (((32, 16, 4, 2), False), ((64, 32, 4, 3), False), ((64, 32, 4, 3), True),
+                       ((64, 32, 8, 3), True)):
+        o, m = A.attention_forward(q, k, v, causal=causal, sm_scale=scale, config=config, descriptors=True,
+                                   warp_specialize=ws)
+        assert rel_err(o, ref) < FWD_TOL[dtype], (config, ws)
+        assert np.abs(m - lse).max() < 1e-2 * max(1.0, np.abs(lse).max()), (config, ws)
     with pytest.raises(ValueError, match="multiple of both blocks"):
         A.attention_forward(q[:, :, :48], k[:, :, :48], v[:, :, :48], config=(32, 16, 4, 2), descriptors=True)
 

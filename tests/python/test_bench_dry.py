@@ -413,6 +413,14 @@ def test_attention_kernels(rng, causal):
     mod.attention_backward(q, k, v, o, m, do, *grads, delta, scale, causal, (16, 32, 32, 16, 4, 2))
     for got, ref in zip(grads, (ref_dq, ref_dk, ref_dv)):
         assert rel_err(got, ref) < harness.tolerance("fp16")
+    # the forward through host tensor descriptors, its key loop warp-specialized or not
+    L = 128
+    q, k, v = (rng.standard_normal((B, H, L, D)).astype(np.float16) for _ in range(3))
+    ref_o = example.reference(q, k, v, causal, scale)
+    for kind in ("desc", "desc-ws"):
+        o, m = poisoned(q.shape, np.float16), poisoned((B, H, L), np.float32)
+        assert mod.attention(q, k, v, o, m, scale, causal, (64, 32, 8, 3, kind)) is o
+        assert rel_err(o, ref_o) < harness.tolerance("fp16"), kind
 
 
 def test_launch_kernel(rng):

@@ -115,6 +115,49 @@ def ws_two_loops(a_desc, b_desc, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, B
         tl.store(c_ptr + t * BM * BN + rm[:, None] * BN + rn[None, :], acc)
 
 
+@triton.jit
+def _attn_blocks(acc, m_i, l_i, q, k_desc, v_desc, kv_row, lo, hi, rows, offs_n, qk_scale, BN: tl.constexpr,
+                 MASK: tl.constexpr, WS: tl.constexpr):
+    for start in tl.range(lo, hi, BN, warp_specialize=WS):
+        s = tl.dot(q, k_desc.load([kv_row + start, 0]).T) * qk_scale
+        if MASK:
+            s = tl.where(rows[:, None] >= (start + offs_n)[None, :], s, -float("inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = v_desc.load([kv_row + start, 0])
+        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+        m_i = m_new
+    return acc, m_i, l_i
+
+
+@triton.jit
+def ws_attention(q_desc, k_desc, v_desc, o_ptr, L, qk_scale, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                 CAUSAL: tl.constexpr, WS: tl.constexpr):
+    # attention forward over (heads * L, D) rows, two dots a key block: the
+    # second one's group stays in flight into the next iteration
+    start_m = tl.program_id(0) * BM
+    bh = tl.program_id(1)
+    rows = start_m + tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    q = q_desc.load([bh * L + start_m, 0])
+    m_i = tl.full((BM,), -float("inf"), tl.float32)
+    l_i = tl.zeros((BM,), tl.float32)
+    acc = tl.zeros((BM, D), tl.float32)
+    if CAUSAL:
+        acc, m_i, l_i = _attn_blocks(acc, m_i, l_i, q, k_desc, v_desc, bh * L, 0, start_m, rows, offs_n, qk_scale,
+                                     BN, False, WS)
+        acc, m_i, l_i = _attn_blocks(acc, m_i, l_i, q, k_desc, v_desc, bh * L, start_m, start_m + BM, rows, offs_n,
+                                     qk_scale, BN, True, WS)
+    else:
+        acc, m_i, l_i = _attn_blocks(acc, m_i, l_i, q, k_desc, v_desc, bh * L, 0, L, rows, offs_n, qk_scale, BN,
+                                     False, WS)
+    o = acc / l_i[:, None]
+    offs_d = tl.arange(0, D)
+    tl.store(o_ptr + (bh * L + rows)[:, None] * D + offs_d[None, :], o.to(tl.float16))
+
+
 def _dtype(name):
     if name == "float16":
         return np.float16
@@ -139,6 +182,48 @@ def _run(rng, M, N, K, BM, BN, BK, dt="float16", num_warps=4, num_stages=3, ws=T
         assert np.array_equal(c, np.zeros((M, N), np.float32))
     else:
         assert rel_err(c, a.astype(np.float64) @ b.astype(np.float64)) < 1e-5
+
+
+def _run_attention(rng, heads, L, D, BM, BN, causal, num_warps, num_stages=3, ws=True):
+    q, k, v = (rng.standard_normal((heads * L, D)).astype(np.float16) for _ in range(3))
+    o = poisoned((heads * L, D), np.float16)
+    qd = TensorDescriptor(q, [heads * L, D], [D, 1], [BM, D])
+    kd, vd = (TensorDescriptor(x, [heads * L, D], [D, 1], [BN, D]) for x in (k, v))
+    scale = 1.0 / np.sqrt(D)
+    launch(ws_attention, (L // BM, heads), qd, kd, vd, o, L, scale * 1.4426950408889634, D=D, BM=BM, BN=BN,
+           CAUSAL=causal, WS=ws, num_warps=num_warps, num_stages=num_stages)
+    ref = np.empty((heads * L, D))
+    for h in range(heads):
+        r = slice(h * L, (h + 1) * L)
+        s = q[r].astype(np.float64) @ k[r].astype(np.float64).T * scale
+        if causal:
+            s = np.where(np.tril(np.ones((L, L), bool)), s, -np.inf)
+        p = np.exp(s - s.max(1, keepdims=True))
+        ref[r] = (p / p.sum(1, keepdims=True)) @ v[r].astype(np.float64)
+    # P and O are rounded to fp16
+    assert rel_err(o, ref) < 3e-3
+
+
+# one key block (fewer than the stages), 4 and 12 (the ring wraps); two
+# consumer warpgroups and one; causal: the masked last block runs unsplit
+@pytest.mark.parametrize("L", [64, 256, 768])
+@pytest.mark.parametrize("warps", [4, 8])
+def test_ws_attention(rng, L, warps):
+    BM = 64 if warps == 4 or L == 64 else 128
+    _run_attention(rng, 2, L, 64, BM, 64, False, warps)
+
+
+@pytest.mark.parametrize("stages", [2, 4])
+def test_ws_attention_stages(rng, stages):
+    _run_attention(rng, 1, 384, 64, 128, 64, False, 8, num_stages=stages)
+
+
+def test_ws_attention_causal(rng):
+    _run_attention(rng, 2, 512, 64, 128, 64, True, 8)
+
+
+def test_ws_attention_d128(rng):
+    _run_attention(rng, 1, 256, 128, 128, 64, False, 8)
 
 
 # K steps of 64: 1 (fewer than the stages), 3 (as many), 9 (the ring wraps
@@ -266,6 +351,41 @@ def test_ws_ptx(warps):
     if msgs is not None:
         assert "C7508" not in msgs and "setmaxnreg" not in msgs.lower().replace("setmaxnreg.", ""), msgs
         assert "spill" not in msgs or " 0 bytes spill stores, 0 bytes spill loads" in msgs, msgs
+
+
+ASIG = ("tensordesc<fp16[{bm}, 64]>, tensordesc<fp16[64, 64]>, tensordesc<fp16[64, 64]>, *fp16:16, i32:16, fp32, "
+        "64, {bm}, 64, {causal}, True")
+
+
+@pytest.mark.parametrize("warps", [4, 8])
+def test_ws_attention_ptx(warps):
+    # attention's key loop: the producer loads K and V; with two consumer
+    # warpgroups they take turns at the tensor cores (two more mbarriers)
+    bm = 128 if warps == 8 else 64
+    ptx = ws_attention.compile(ASIG.format(bm=bm, causal=False), num_warps=warps, num_stages=3, arch="sm_90a").ptx
+    assert f".reqntid {32 * (warps + 4)}, 1, 1" in ptx
+    split = ptx.index("  ret;\n$L")
+    producer = ptx[:split]
+    assert producer.count("cp.async.bulk.tensor.2d") >= 2 and "wgmma.mma_async" not in producer[producer.rindex("bar.sync 0;"):]
+    consumers = ptx[split:]
+    assert "cp.async.bulk.tensor.2d.shared" not in consumers
+    assert ptx.count("mbarrier.init.shared") == (8 if warps == 8 else 6)
+    if warps == 8:
+        assert "setmaxnreg.inc.sync.aligned.u32 232;" in ptx
+        # Q K^T stays in flight while the turn is handed over
+        assert consumers.count("mbarrier.arrive.shared::cta.b64 _,") == 4
+    msgs = _assemble(ptx)
+    if msgs is not None:
+        assert "C7508" not in msgs
+        assert " 0 bytes spill stores, 0 bytes spill loads" in msgs, msgs
+
+
+def test_ws_attention_causal_ptx():
+    # the masked diagonal block's loop after the split runs unsplit, its
+    # barriers counting the consumers
+    ptx = ws_attention.compile(ASIG.format(bm=128, causal=True), num_warps=8, num_stages=3, arch="sm_90a").ptx
+    assert ".reqntid 384, 1, 1" in ptx and "bar.sync 1, 256;" in ptx
+    assert ptx.count("warp_specialize") == 0 and ptx.count("setmaxnreg.dec") == 1
 
 
 PSIG = ("tensordesc<fp16[128, 64]>, tensordesc<fp16[64, {bn}]>, tensordesc<fp32[128, {bn}]>, *fp32:16, i32, i32, "

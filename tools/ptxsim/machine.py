@@ -96,15 +96,21 @@ class Program:
         self.blocks = []
         labels = {}
         cur = None
+        after_counted = False
         for item in body:
             if isinstance(item, Label):
                 cur = Block(len(self.blocks), item.line)
                 self.blocks.append(cur)
                 labels[item.name] = cur.index
+                after_counted = False
                 continue
-            if cur is None or cur.term is not None:
+            # a bar.sync with a thread count is a block of its own, which the threads it holds
+            # until the others of the count come run again (c_bar)
+            counted = item.opcode in ("bar", "barrier") and len(item.operands) == 2
+            if cur is None or cur.term is not None or (counted and cur.instrs) or after_counted:
                 cur = Block(len(self.blocks), item.line)
                 self.blocks.append(cur)
+            after_counted = counted
             if item.opcode in ("bra", "ret", "exit", "trap", "brx"):
                 cur.term = item
             else:
@@ -189,6 +195,7 @@ class Frame:
         self.r_ep = np.full(nb, -1, np.int32)
         self.pending = np.zeros(nb, np.int16)
         self.epoch = np.zeros(ncta, np.int32)
+        self.bar_hold = np.zeros(T, dtype=np.bool_)  # threads a counted bar.sync holds (c_bar)
         # local memory
         self.L = 0
         for v in prog.entry.locals:
@@ -426,6 +433,11 @@ class Frame:
         t = b.term
         if t is None:
             pcs[m] = lo + 1
+            hold = self.bar_hold & m
+            if hold.any():  # a counted bar.sync: they wait there, parked, for the rest of its count
+                pcs[hold] = lo
+                self.hop.parked[hold] = True
+                self.bar_hold[hold] = False
             return
         op = t.opcode
         if op == "bra":

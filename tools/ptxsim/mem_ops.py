@@ -665,7 +665,9 @@ def c_bar(fr, ins):
     """bar.sync a{, b} (barrier.sync, .aligned): barrier a (0 to 15) and an optional immediate
     thread count b (a multiple of 32).  Without b every live thread of the CTA arrives; with it
     exactly b threads, in whole warps.  The threads of one barrier arrive in one step (at one
-    instruction), so the barrier's number plays no further part.  The epoch of each CTA where it
+    instruction), so the barrier's number plays no further part; in a kernel with Hopper's
+    mbarriers, threads that reach a counted barrier before the rest of its count (warpgroups of
+    a warp-specialized program) are held there, parked, and run it again with the others.  The epoch of each CTA where it
     completes advances, for the threads that took no part too (docs/ptxsim.md, Checks)."""
     mods = [m for m in ins.mods if m not in ("aligned", "cta")]
     if mods and mods[0] not in ("sync",):
@@ -716,6 +718,14 @@ def c_bar(fr, ins):
                         f"{name} reached by part of a warp (lane {lane} is not there): a barrier with a thread "
                         "count takes whole warps")
             n = m2.sum(1)
+            if fr.hop is not None:
+                # fewer threads than the count, while enough others of the CTA live elsewhere (the
+                # warpgroups of a warp-specialized program do not run in step): those here wait
+                l2 = fr.live.reshape(fr.ncta, fr.nthr)
+                wait = here & (n < count) & (n + (l2 & ~m2).sum(1) >= count)
+                if wait.any():
+                    fr.bar_hold |= (m2 & wait[:, None]).ravel()
+                    here = here & ~wait
             bad = here & (n != count)
             if bad.any():
                 c = int(np.flatnonzero(bad)[0])
