@@ -196,7 +196,8 @@ static void walk_loop(Bar *b, NrOpId op, State *st, int depth) {
     NrOpcode opc = (NrOpcode)b->f->ops[op].opc;
     int nregions = b->f->ops[op].nregions;
     for (int r = 0; r < nregions && st->writes.n; r++)
-        if (block_reads(b, b->f->ops[op].regions[r], &st->writes, depth + 1)) insert_barrier(b, op, st);
+        if (block_reads(b, b->f->ops[op].regions[r], &st->writes, depth + 1))
+            insert_barrier(b, op, st);
     State head = *st, exit = *st;
     for (int round = 0; round < MAX_ROUNDS; round++) {
         State cur = head;

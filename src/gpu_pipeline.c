@@ -1102,11 +1102,12 @@ static int64_t ws_outer_smem(const Pipe *p, NrOpId outer) {
  * (attention: wg the second, chain set; not in a persistent loop); every
  * tile it stages comes by TMA; the program has one or two warpgroups and
  * calls no function; and the split comes in the kernel's own body, with
- * only ws_prefix_op ops (or ws_staged_tile allocs) before it.  The split is the loop itself, or (p->outer) a persistent
- * loop around it that has the hint: one loop of the kernel's body whose
- * only loop is this one, whose bounds and copy coordinates the producer
- * can compute again from the two induction variables (ws_clonable).
- * Elsewhere the hint is a no-op. */
+ * only ws_prefix_op ops (or ws_staged_tile allocs) before it.  The split
+ * is the loop itself, or (p->outer) a persistent loop around it that has
+ * the hint: one loop of the kernel's body whose only loop is this one,
+ * whose bounds and copy coordinates the producer can compute again from
+ * the two induction variables (ws_clonable).  Elsewhere the hint is a
+ * no-op. */
 static bool ws_wanted(Pipe *p, const Cand *cands, int nc, NrOpId wg, bool chain) {
     NrFunc *f = p->f;
     const NrAttr *a = nr_op_attr(f, p->loop, NR_A_WARP_SPECIALIZE);

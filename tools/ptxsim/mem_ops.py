@@ -666,8 +666,9 @@ def c_bar(fr, ins):
     thread count b (a multiple of 32).  Without b every live thread of the CTA arrives; with it
     exactly b threads, in whole warps.  The threads of one barrier arrive in one step (at one
     instruction), so the barrier's number plays no further part; in a kernel with Hopper's
-    mbarriers, threads that reach a counted barrier before the rest of its count (warpgroups of
-    a warp-specialized program) are held there, parked, and run it again with the others.  The epoch of each CTA where it
+    mbarriers, threads that reach a counted barrier before the rest of its count (the
+    warpgroups of a warp-specialized program) are held there, parked, and run it again with
+    the others.  The epoch of each CTA where it
     completes advances, for the threads that took no part too (docs/ptxsim.md, Checks)."""
     mods = [m for m in ins.mods if m not in ("aligned", "cta")]
     if mods and mods[0] not in ("sync",):
