@@ -47,13 +47,15 @@ def _fwd_key_blocks(acc, m_i, l_i, q, k_base, v_base, stride_kn, stride_kd, stri
             kt = tl.load(kt_ptrs, mask=cols[None, :] < L, other=0.0)
         else:
             kt = tl.load(kt_ptrs)
-        s = tl.dot(q, kt) * qk_scale
+        s = tl.dot(q, kt)
         if CAUSAL_MASK:
             s = tl.where(rows[:, None] >= cols[None, :], s, -float("inf"))
         if KEY_MASK:
             s = tl.where(cols[None, :] < L, s, -float("inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        p = tl.exp2(s - m_new[:, None])
+        # qk_scale > 0: the row max of the scaled scores is the scaled row max,
+        # and each score's scale and shift is one fused multiply-add
+        m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
+        p = tl.exp2(s * qk_scale - m_new[:, None])
         alpha = tl.exp2(m_i - m_new)
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
@@ -126,11 +128,11 @@ def _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, kv_row, lo, hi, rows,
     # WS: warp-specialized (a producer warpgroup loads K and V).
     for start in tl.range(lo, hi, BLOCK_N, warp_specialize=WS):
         kt = k_desc.load([kv_row + start, 0]).T
-        s = tl.dot(q, kt) * qk_scale
+        s = tl.dot(q, kt)
         if CAUSAL_MASK:
             s = tl.where(rows[:, None] >= (start + offs_n)[None, :], s, -float("inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        p = tl.exp2(s - m_new[:, None])
+        m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
+        p = tl.exp2(s * qk_scale - m_new[:, None])
         alpha = tl.exp2(m_i - m_new)
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
