@@ -157,33 +157,45 @@ static void on_bulk_write(Bar *b, NrOpId op, State *st, Range r) {
 
 static void walk_block(Bar *b, NrBlockId blk, State *st, int depth);
 
-/* Whether an op of block blk (or nested in it) reads shared memory in set
- * s the way on_read sees it. */
+/* The shared memory op o reads (at most two ranges in r): a local_load's
+ * buffer, a warp_group_dot's buffers (it is done with them when it ends,
+ * wait_group 0), an mbarrier its expect, arrive or wait uses, a TMA copy's
+ * mbarrier. */
+static int read_ranges(Bar *b, const NrOp *o, Range *r) {
+    switch ((NrOpcode)o->opc) {
+    case NR_OP_LOCAL_LOAD:
+    case NR_OP_MBARRIER_EXPECT:
+    case NR_OP_MBARRIER_ARRIVE:
+    case NR_OP_MBARRIER_WAIT: r[0] = range_of(b, o->opnds[0], 0); return 1;
+    case NR_OP_TMA_LOAD: r[0] = range_of(b, o->opnds[2], 0); return 1;
+    case NR_OP_WARP_GROUP_DOT: {
+        int n = 0;
+        for (int i = 0; i < 2; i++)
+            if (b->m->types[b->f->vals[o->opnds[i]].type].kind == NR_TK_MEMDESC) r[n++] = range_of(b, o->opnds[i], 0);
+        return n;
+    }
+    default: return 0;
+    }
+}
+
+static void on_reads(Bar *b, NrOpId op, State *st) {
+    Range r[2];
+    int n = read_ranges(b, &b->f->ops[op], r);
+    for (int i = 0; i < n; i++) on_read(b, op, st, r[i]);
+}
+
+/* Whether an op of block blk (or nested in it) reads shared memory in set s. */
 static bool block_reads(Bar *b, NrBlockId blk, const Set *s, int depth) {
     NrFunc *f = b->f;
     if (depth > 1000) return true;
     NR_FOR_OPS(f, blk, op) {
         const NrOp *o = &f->ops[op];
-        switch ((NrOpcode)o->opc) {
-        case NR_OP_LOCAL_LOAD:
-        case NR_OP_MBARRIER_EXPECT:
-        case NR_OP_MBARRIER_ARRIVE:
-        case NR_OP_MBARRIER_WAIT:
-            if (set_hits(s, range_of(b, o->opnds[0], 0))) return true;
-            break;
-        case NR_OP_TMA_LOAD:
-            if (set_hits(s, range_of(b, o->opnds[2], 0))) return true;
-            break;
-        case NR_OP_WARP_GROUP_DOT:
-            for (int i = 0; i < 2; i++)
-                if (b->m->types[f->vals[o->opnds[i]].type].kind == NR_TK_MEMDESC &&
-                    set_hits(s, range_of(b, o->opnds[i], 0)))
-                    return true;
-            break;
-        default: break;
-        }
-        for (int r = 0; r < o->nregions; r++)
-            if (block_reads(b, o->regions[r], s, depth + 1)) return true;
+        Range r[2];
+        int n = read_ranges(b, o, r);
+        for (int i = 0; i < n; i++)
+            if (set_hits(s, r[i])) return true;
+        for (int i = 0; i < o->nregions; i++)
+            if (block_reads(b, o->regions[i], s, depth + 1)) return true;
     }
     return false;
 }
@@ -220,11 +232,8 @@ static void walk_op(Bar *b, NrOpId op, State *st, int depth) {
         if (o->nopnds == 1) on_write(b, op, st, range_of(b, o->results[0], 0), false);
         return;
     case NR_OP_LOCAL_STORE: on_write(b, op, st, range_of(b, o->opnds[1], 0), false); return;
-    case NR_OP_LOCAL_LOAD: on_read(b, op, st, range_of(b, o->opnds[0], 0)); return;
-    case NR_OP_WARP_GROUP_DOT: /* reads its buffers, and is done with them when it ends (wait_group 0) */
-        for (int i = 0; i < 2; i++)
-            if (b->m->types[f->vals[o->opnds[i]].type].kind == NR_TK_MEMDESC) on_read(b, op, st, range_of(b, o->opnds[i], 0));
-        return;
+    case NR_OP_LOCAL_LOAD:
+    case NR_OP_WARP_GROUP_DOT: on_reads(b, op, st); return;
     case NR_OP_ASYNC_COPY: on_write(b, op, st, range_of(b, o->opnds[1], 0), true); return;
     case NR_OP_ASYNC_WAIT:
         set_union(&st->writes, &st->async);
@@ -238,7 +247,7 @@ static void walk_op(Bar *b, NrOpId op, State *st, int depth) {
         on_write(b, op, st, range_of(b, o->opnds[0], 0), false);
         return;
     case NR_OP_MBARRIER_EXPECT:
-    case NR_OP_MBARRIER_ARRIVE: on_read(b, op, st, range_of(b, o->opnds[0], 0)); return;
+    case NR_OP_MBARRIER_ARRIVE: on_reads(b, op, st); return;
     /* The producer warpgroup's region synchronizes with the other warps
      * through mbarriers alone; what every warp wrote before it (the
      * mbarriers' inits) is published by one barrier of all the warps, in
@@ -247,11 +256,11 @@ static void walk_op(Bar *b, NrOpId op, State *st, int depth) {
         if (st->writes.n || st->reads.n) insert_barrier(b, op, st);
         return;
     case NR_OP_MBARRIER_WAIT:
-        on_read(b, op, st, range_of(b, o->opnds[0], 0));
+        on_reads(b, op, st);
         st->bulk.n = 0;
         return;
     case NR_OP_TMA_LOAD:
-        on_read(b, op, st, range_of(b, o->opnds[2], 0));
+        on_reads(b, op, st);
         on_bulk_write(b, op, st, range_of(b, o->opnds[1], 0));
         return;
     case NR_OP_TMA_STORE: /* the emitter's fence and barrier before it; its read ends before the next barrier */

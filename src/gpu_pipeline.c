@@ -499,6 +499,18 @@ static NrOpId widen_loop(Pipe *p, int extra, const NrValId *inits) {
     return loop;
 }
 
+/* The terminator of block blk passes n more values on (the loop's new
+ * carried arguments). */
+static void yield_also(Pipe *p, NrBlockId blk, int n, const NrValId *more) {
+    NrFunc *f = p->f;
+    NrOpId y = nr_block_terminator(f, blk);
+    int ny = f->ops[y].nopnds;
+    NrValId *ops = nr_alloc(p->m->arena, sizeof(NrValId) * (size_t)(ny + n));
+    memcpy(ops, f->ops[y].opnds, sizeof(NrValId) * (size_t)ny);
+    memcpy(ops + ny, more, sizeof(NrValId) * (size_t)n);
+    nr_op_set_operands(f, y, ny + n, ops);
+}
+
 static int uses_of(const NrFunc *f, NrValId v) {
     int n = 0;
     for (NrOpId o = 1; o < f->nops; o++) {
@@ -1357,12 +1369,7 @@ static void ws_pingpong(Pipe *p, NrOpId d1, NrOpId d2, NrValId tb, NrTypeId view
     NrValId t1 = nr_build1(&back, NR_OP_XOR, i32, 2, tx);
     NrValId wb[2] = {mine_b, t1};
     nr_build(&back, NR_OP_MBARRIER_WAIT, 2, wb, 0, NULL, 0);
-    NrOpId y = nr_block_terminator(f, body);
-    int ny = f->ops[y].nopnds;
-    NrValId *yops = nr_alloc(m->arena, sizeof(NrValId) * (size_t)(ny + 1));
-    memcpy(yops, f->ops[y].opnds, sizeof(NrValId) * (size_t)ny);
-    yops[ny] = t1;
-    nr_op_set_operands(f, y, ny + 1, yops);
+    yield_also(p, body, 1, &t1);
     /* the last P V ends a turn too: warpgroup 1 waits for warpgroup 0's */
     NrBuilder post = nr_builder_after(f, p->loop);
     post.loc = pre.loc;
@@ -1449,14 +1456,9 @@ static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg, NrOpId d1) {
     NrValId ft[2] = {bar_at(&top, bars[0], bar_view, r), phase};
     nr_build(&top, NR_OP_MBARRIER_WAIT, 2, ft, 0, NULL, 0);
     read_stages(p, cands, nc, r);
-    NrOpId y = nr_block_terminator(f, body);
-    NrBuilder end = nr_builder_before(f, y);
-    int ny = f->ops[y].nopnds;
-    NrValId *yops = nr_alloc(m->arena, sizeof(NrValId) * (size_t)(ny + 2));
-    memcpy(yops, f->ops[y].opnds, sizeof(NrValId) * (size_t)ny);
-    yops[ny] = next_index(p, &end, r, consts);
-    yops[ny + 1] = next_parity(p, &end, r, phase, consts);
-    nr_op_set_operands(f, y, ny + 2, yops);
+    NrBuilder end = nr_builder_before(f, nr_block_terminator(f, body));
+    NrValId ring[2] = {next_index(p, &end, r, consts), next_parity(p, &end, r, phase, consts)};
+    yield_also(p, body, 2, ring);
     NrOpId after = f->ops[loop].next;
     NrBuilder tail = after ? nr_builder_before(f, after) : nr_builder_at_end(f, f->ops[loop].block);
     tail.loc = b.loc;
@@ -1470,13 +1472,8 @@ static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg, NrOpId d1) {
         NrValId ran = compare(p, &tail, "lt", f->ops[loop].opnds[0], f->ops[loop].opnds[1]);
         NrValId ar[2] = {bar_at(&tail, bars[1], bar_view, prev_index(p, &tail, rout, consts)), ran};
         nr_build(&tail, NR_OP_MBARRIER_ARRIVE, 2, ar, 0, NULL, 0);
-        NrOpId oy = nr_block_terminator(f, f->ops[p->outer].regions[0]);
-        int noy = f->ops[oy].nopnds;
-        NrValId *oyops = nr_alloc(m->arena, sizeof(NrValId) * (size_t)(noy + 2));
-        memcpy(oyops, f->ops[oy].opnds, sizeof(NrValId) * (size_t)noy);
-        oyops[noy] = rout;
-        oyops[noy + 1] = f->ops[loop].results[nr - 1];
-        nr_op_set_operands(f, oy, noy + 2, oyops);
+        NrValId on[2] = {rout, f->ops[loop].results[nr - 1]};
+        yield_also(p, f->ops[p->outer].regions[0], 2, on);
         NrOpId oafter = f->ops[p->outer].next;
         tail = oafter ? nr_builder_before(f, oafter) : nr_builder_at_end(f, f->ops[p->outer].block);
         tail.loc = b.loc;
