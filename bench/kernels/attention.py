@@ -382,6 +382,9 @@ def attention(q, k, v, out, m, sm_scale, causal, config=None):
     loop warp-specialized."""
     B, H, L, D = q.shape
     bm, bn, warps, stages = (config or fwd_config(D))[:4]
+    if bm % bn:
+        # the causal split puts whole key blocks left of the diagonal block
+        raise ValueError(f"BLOCK_M must be a multiple of BLOCK_N, got {bm} and {bn}")
     if config is not None and len(config) > 4 and config[4] in ("desc", "desc-ws"):
         if not desc_applies(q, k, v, out, config):
             raise ValueError("the descriptor forward needs contiguous fp16/bf16 tensors and L a multiple of the blocks")

@@ -28,9 +28,10 @@ CHUNK = 1024    # query rows of the reference at a time
 # "desc": K and V through host tensor descriptors; "desc-ws": the same with
 # the key loop warp-specialized (tl.range(warp_specialize=True)).
 FWD_CONFIGS = {64: [(128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 4), (128, 64, 4, 3, "desc"),
-                    (128, 128, 8, 3, "desc"), (128, 128, 8, 3, "desc-ws")],
+                    (128, 128, 4, 3, "desc"), (64, 64, 4, 3, "desc"), (128, 128, 8, 3, "desc"),
+                    (128, 128, 8, 3, "desc-ws")],
                128: [(128, 64, 8, 3), (128, 128, 8, 3), (64, 64, 4, 3), (128, 64, 8, 3, "desc"),
-                     (128, 128, 8, 3, "desc"), (128, 128, 8, 3, "desc-ws")]}
+                     (64, 64, 4, 3, "desc"), (128, 128, 8, 3, "desc"), (128, 128, 8, 3, "desc-ws")]}
 BWD_CONFIGS = {64: [(32, 128, 128, 32, 4, 3), (64, 128, 128, 64, 8, 2)],
                128: [(32, 128, 128, 32, 8, 2), (64, 64, 64, 64, 4, 2)]}
 

@@ -421,6 +421,10 @@ def test_attention_kernels(rng, causal):
         o, m = poisoned(q.shape, np.float16), poisoned((B, H, L), np.float32)
         assert mod.attention(q, k, v, o, m, scale, causal, (64, 32, 8, 3, kind)) is o
         assert rel_err(o, ref_o) < harness.tolerance("fp16"), kind
+    # a key block wider than the query block would cross the causal diagonal unmasked
+    for config in ((32, 64, 4, 2), (64, 128, 4, 3, "desc")):
+        with pytest.raises(ValueError, match="BLOCK_M must be a multiple of BLOCK_N"):
+            mod.attention(q, k, v, o, m, scale, causal, config)
 
 
 def test_launch_kernel(rng):
