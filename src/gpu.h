@@ -171,6 +171,9 @@ typedef struct NrGpuOptions {
  *   gpu-pipeline         software pipelining: loads feeding dots become cp.async
  *                        copies (TMA copies for host tensor descriptors on
  *                        sm_90a) into num_stages-buffered shared memory
+ *   gpu-tma-loads        sm_90a: a host tensor descriptor's block loaded once
+ *                        (not in a pipelined loop) and staged for wgmma is
+ *                        copied by TMA into its buffer
  *   gpu-tma-stores       sm_90a: host tensor descriptors' block stores go
  *                        through shared memory and a TMA store
  *   gpu-smem             shared-memory offsets (smem_offset) and the total
@@ -181,6 +184,7 @@ bool nr_gpu_coalesce(NrModule *m, NrDiags *d);
 bool nr_gpu_remove_converts(NrModule *m, NrDiags *d);
 bool nr_gpu_pipeline_loops(NrModule *m, NrDiags *d);
 bool nr_gpu_hoist_loads(NrModule *m, NrDiags *d);
+bool nr_gpu_tma_loads(NrModule *m, NrDiags *d);
 bool nr_gpu_tma_stores(NrModule *m, NrDiags *d);
 bool nr_gpu_alloc_smem(NrModule *m, NrDiags *d);
 bool nr_gpu_barriers(NrModule *m, NrDiags *d);

@@ -50,4 +50,9 @@ NrValId nr_gpu_convert_before(NrFunc *f, NrOpId before, NrValId v, int32_t layou
  * what the op requires (nr_gpu_required). */
 void nr_gpu_fix_operands(NrFunc *f);
 
+/* Whether v is a constant 0 (integer, or float +0.0) / a float NaN constant:
+ * the `other` of a load that TMA's fill gives (gpu-pipeline, gpu-tma-loads). */
+bool nr_gpu_is_zero_const(const NrFunc *f, NrValId v);
+bool nr_gpu_is_nan_const(const NrFunc *f, NrValId v);
+
 #endif

@@ -209,7 +209,7 @@ static NrValId clone_at(Pipe *p, NrBuilder *b, NrValId v, NrValId iv, NrValId iv
     return r;
 }
 
-static bool is_zero_const(const NrFunc *f, NrValId v) {
+bool nr_gpu_is_zero_const(const NrFunc *f, NrValId v) {
     NrOpId d = f->vals[v].def;
     if (!d || f->ops[d].opc != NR_OP_CONST) return false;
     const NrAttr *a = nr_op_attr(f, d, NR_A_VALUE);
@@ -235,7 +235,7 @@ static bool staged_in_body(const Pipe *p, NrValId v) {
     return true;
 }
 
-static bool is_nan_const(const NrFunc *f, NrValId v) {
+bool nr_gpu_is_nan_const(const NrFunc *f, NrValId v) {
     NrOpId d = f->vals[v].def;
     if (!d || f->ops[d].opc != NR_OP_CONST) return false;
     const NrAttr *a = nr_op_attr(f, d, NR_A_VALUE);
@@ -262,8 +262,8 @@ static bool tma_ok(Pipe *p, const Cand *c, bool *nan) {
         return false;
     for (int i = 4; i < o->nopnds; i++)
         if (!from_iv(p, o->opnds[i], f->blocks[f->ops[p->loop].regions[0]].args[0], 0)) return false;
-    *nan = o->opnds[2] && is_nan_const(f, o->opnds[2]);
-    if (o->opnds[2] && !*nan && !is_zero_const(f, o->opnds[2])) return false;
+    *nan = o->opnds[2] && nr_gpu_is_nan_const(f, o->opnds[2]);
+    if (o->opnds[2] && !*nan && !nr_gpu_is_zero_const(f, o->opnds[2])) return false;
     if (*nan && nr_dtype_info[rt->dtype].bytes == 1) return false; /* TMA fills no 8-bit type with NaN */
     int32_t lay = c->layout;
     const NrLayout *l = &m->layouts[lay];
@@ -383,7 +383,7 @@ static bool candidate(Pipe *p, NrOpId op, Cand *c) {
         tma_record(p, o->opnds[3], c->layout, nan);
         return true;
     }
-    if (o->opnds[2] && !is_zero_const(f, o->opnds[2])) return false;
+    if (o->opnds[2] && !nr_gpu_is_zero_const(f, o->opnds[2])) return false;
     return true;
 }
 
@@ -954,7 +954,7 @@ static void tensor_maps(Pipe *p, NrBuilder *b, Cand *cands, int nc) {
         const NrOp *o = &f->ops[cands[k].load];
         NrValId d = o->opnds[3];
         NrOpId tm = nr_build(b, NR_OP_TENSORMAP, 1, &d, 1, &i64, 0);
-        if (o->opnds[2] && is_nan_const(f, o->opnds[2])) nr_op_set_str(f, tm, NR_A_NAN, "fill");
+        if (o->opnds[2] && nr_gpu_is_nan_const(f, o->opnds[2])) nr_op_set_str(f, tm, NR_A_NAN, "fill");
         cands[k].tmap = f->ops[tm].results[0];
     }
 }
@@ -1750,130 +1750,6 @@ bool nr_gpu_pipeline_loops(NrModule *m, NrDiags *d) {
     return true;
 }
 
-/* --- TMA stores (sm_90a) ------------------------------------------------------------------------------- */
-/* The layout of the tensor map kernel argument `arg` has in the tma_loads
- * of f (0: none reads it). */
-static int32_t tma_load_layout(const NrModule *m, const NrFunc *f, NrValId arg, bool *conflict) {
-    int32_t lay = 0;
-    for (NrOpId o = 1; o < f->nops; o++) {
-        const NrOp *op = &f->ops[o];
-        if (op->dead || !op->block || op->opc != NR_OP_TMA_LOAD) continue;
-        NrOpId tm = f->vals[op->opnds[0]].def;
-        if (!tm || f->ops[tm].opc != NR_OP_TENSORMAP || f->ops[tm].opnds[0] != arg) continue;
-        int32_t l = m->types[f->vals[op->opnds[1]].type].layout;
-        if (lay && l != lay) *conflict = true;
-        lay = l;
-    }
-    return lay;
-}
-
-/* Whether every use of v is in block b. */
-static bool used_only_in(const NrFunc *f, NrValId v, NrBlockId b) {
-    for (NrOpId u = 1; u < f->nops; u++) {
-        const NrOp *uo = &f->ops[u];
-        if (uo->dead || !uo->block) continue;
-        for (int i = 0; i < uo->nopnds; i++)
-            if (uo->opnds[i] == v && uo->block != b) return false;
-    }
-    return true;
-}
-
-/* The pure ops in front of `iff` whose values only region b reads (the
- * masked store's pointers and mask) move into b, so that they are not live
- * (nor computed) on the TMA path. */
-static void sink_into(NrFunc *f, NrOpId iff, NrBlockId b) {
-    for (NrOpId o = f->ops[iff].prev, prev; o; o = prev) {
-        prev = f->ops[o].prev;
-        const NrOp *op = &f->ops[o];
-        if (!(nr_op_info[op->opc].flags & NR_OPF_PURE) || op->nregions || op->nresults != 1 ||
-            !used_only_in(f, op->results[0], b))
-            continue;
-        nr_op_unlink(f, o);
-        NrOpId first = f->blocks[b].first;
-        if (first) nr_op_insert_before(f, first, o);
-        else nr_op_append(f, b, o);
-    }
-}
-
-/* A host descriptor's block store (store operands 3...: its base, a kernel
- * argument marked tensordesc, and the block's coordinates) becomes a TMA
- * store: the block goes to an nvmma buffer (stmatrix for 16-bit
- * tensor-core fragments), one thread copies the buffer to the tensor map's
- * tile, and TMA writes its in-bounds elements, which is the store's mask,
- * but in whole 16-byte chunks of a row: where the innermost size is not a
- * multiple of 16 bytes it would also write the elements up to the next
- * 16-byte boundary.  So the TMA store runs under
- *   if size[rank - 1] % (16 / elem_bytes) == 0
- * (the same for every program of a launch) and the masked store stays in
- * the else branch.  Where the descriptor is also loaded by TMA, the buffer
- * takes the layout of those loads (one tensor map). */
-static void tma_store(NrModule *m, NrFunc *f, NrOpId op) {
-    const NrOp *o = &f->ops[op];
-    if (o->nopnds < 5) return;
-    const NrType *vt = &m->types[f->vals[o->opnds[1]].type];
-    int rank = vt->rank, es = nr_dtype_info[vt->dtype].bytes;
-    NrValId d = o->opnds[3];
-    if (o->nopnds != 4 + rank || rank > 5 || vt->dtype == NR_DT_I1 || !nr_gpu_layout_of(f, o->opnds[1]) || !d ||
-        f->vals[d].def || f->vals[d].block != f->body || f->params[f->vals[d].index].tensordesc != rank)
-        return;
-    int32_t order[5];
-    for (int i = 0; i < rank; i++) order[i] = rank - 1 - i;
-    int64_t inner = (int64_t)vt->shape[rank - 1] * es;
-    int32_t lay = nr_layout_nvmma(m, rank, inner >= 128 ? 128 : inner >= 64 ? 64 : inner >= 32 ? 32 : 0, order);
-    bool conflict = false;
-    int32_t loaded = tma_load_layout(m, f, d, &conflict);
-    if (conflict) return;
-    if (loaded) lay = loaded;
-    NrTmaPlan plan;
-    if (!nr_tma_plan(&m->layouts[lay], rank, vt->shape, es, &plan) || m->layouts[lay].order[0] != rank - 1) return;
-    NrType bt = *vt;
-    bt.kind = NR_TK_MEMDESC;
-    bt.layout = lay;
-    NrLoc loc = o->loc;
-    NrBuilder b = nr_builder_before(f, op);
-    b.loc = loc;
-    /* the guard: the descriptor's innermost size (the argument after its
-     * other sizes) in whole 16-byte chunks */
-    NrTypeId i32 = nr_type_scalar(m, NR_DT_I32), i1 = nr_type_scalar(m, NR_DT_I1);
-    NrValId size = f->blocks[f->body].args[f->vals[d].index + rank];
-    NrValId rq[2] = {size, nr_build_const_int(&b, i32, 16 / es)};
-    NrValId rem = nr_build1(&b, NR_OP_REM, i32, 2, rq);
-    NrValId cq[2] = {rem, nr_build_const_int(&b, i32, 0)};
-    NrOpId cmp = nr_build(&b, NR_OP_CMP, 2, cq, 1, &i1, 0);
-    nr_op_set_str(f, cmp, NR_A_PRED, "eq");
-    NrValId cond = f->ops[cmp].results[0];
-    NrOpId iff = nr_op_new(f, NR_OP_IF, 1, &cond, 0, NULL, 2, loc);
-    nr_op_insert_before(f, op, iff);
-    NrBlockId then = f->ops[iff].regions[0], other = f->ops[iff].regions[1];
-    NrBuilder t = nr_builder_at_end(f, then);
-    t.loc = loc;
-    NrValId v = f->ops[op].opnds[1];
-    NrValId buf = nr_build1(&t, NR_OP_LOCAL_ALLOC, nr_type_intern(m, &bt), 1, &v);
-    NrTypeId i64 = nr_type_scalar(m, NR_DT_I64);
-    NrOpId tm = nr_build(&t, NR_OP_TENSORMAP, 1, &d, 1, &i64, 0);
-    NrValId ops[2 + 5] = {f->ops[tm].results[0], buf};
-    for (int i = 0; i < rank; i++) ops[2 + i] = f->ops[op].opnds[4 + i];
-    nr_build(&t, NR_OP_TMA_STORE, 2 + rank, ops, 0, NULL, 0);
-    nr_build(&t, NR_OP_YIELD, 0, NULL, 0, NULL, 0);
-    nr_op_unlink(f, op);
-    nr_op_append(f, other, op);
-    nr_op_append(f, other, nr_op_new(f, NR_OP_YIELD, 0, NULL, 0, NULL, 0, loc));
-    sink_into(f, iff, other);
-}
-
-bool nr_gpu_tma_stores(NrModule *m, NrDiags *d) {
-    (void)d;
-    if (!m->sm_a || m->no_tma || m->sm < 90) return true;
-    for (int i = 0; i < m->nfuncs; i++) {
-        NrFunc *f = m->funcs[i];
-        if (!f->is_kernel) continue;
-        int32_t n = f->nops; /* (the ops it adds are no stores) */
-        for (NrOpId op = 1; op < n; op++)
-            if (!f->ops[op].dead && f->ops[op].block && f->ops[op].opc == NR_OP_STORE) tma_store(m, f, op);
-    }
-    return true;
-}
-
 /* Loops with dots that tl.range gave no depth take the pipeline's. */
 static void default_stages(NrFunc *f, NrOpId op, void *ctx) {
     int stages = *(int *)ctx;
@@ -1939,6 +1815,7 @@ bool nr_run_gpu_pipeline(NrModule *m, const NrGpuOptions *opt, NrDiags *d) {
         run(&r, "gpu-remove-converts", nr_gpu_remove_converts);
     }
     run(&r, "gpu-hoist-loads", nr_gpu_hoist_loads);
+    run(&r, "gpu-tma-loads", nr_gpu_tma_loads);
     run(&r, "gpu-tma-stores", nr_gpu_tma_stores);
     run(&r, "gpu-smem", nr_gpu_alloc_smem);
     run(&r, "gpu-barriers", nr_gpu_barriers);

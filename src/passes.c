@@ -28,6 +28,7 @@ static const NrPassInfo pass_table[] = {
     {"gpu-remove-converts", nr_gpu_remove_converts, "one layout per chain of ops; rematerialize cheap ops"},
     {"gpu-pipeline", nr_gpu_pipeline_loops, "cp.async multi-buffering of loads feeding dots (loops with num_stages)"},
     {"gpu-hoist-loads", nr_gpu_hoist_loads, "issue global loads before the reductions and conversions that precede them"},
+    {"gpu-tma-loads", nr_gpu_tma_loads, "sm_90a: a host tensor descriptor's block loaded once and staged for wgmma, by TMA"},
     {"gpu-tma-stores", nr_gpu_tma_stores, "sm_90a: host tensor descriptors' block stores by TMA, through shared memory"},
     {"gpu-smem", nr_gpu_alloc_smem, "shared-memory offsets with liveness-based reuse; the kernel's total"},
     {"gpu-barriers", nr_gpu_barriers, "barriers between shared-memory writes and later reads or reuse"},

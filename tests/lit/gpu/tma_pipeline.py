@@ -10,6 +10,8 @@
 # RUN: nereid ir %s -k mixed -s 'tensordesc<bf16[64, 64], nan>, *bf16:16, *fp32:16, i32:16, i32:16, 64, 64, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=MIXED
 # RUN: nereid ir %s -k in_kernel -s '*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, 128, 128, 64' --arch sm_90a --after gpu-barriers | filecheck %s --check-prefix=DEVICE
 # RUN: nereid ir %s -k desc_out -s 'tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, 64' --arch sm_90a --verify-each --after gpu-barriers | filecheck %s --check-prefix=STORE
+# RUN: nereid ir %s -k desc_out -s 'tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, 64' --arch sm_90a --verify-each --after gpu-barriers | filecheck %s --check-prefix=ONCE
+# RUN: nereid ir %s -k desc_out -s 'tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, 64' --arch sm_90a --no-tma --after gpu-barriers | filecheck %s --check-prefix=NOTMA
 # RUN: nereid ptx %s -k desc_out -s 'tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, 64' --arch sm_90a | filecheck %s --check-prefix=STOREPTX
 # RUN: nereid ir %s -k desc_out -s 'tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, 64' --arch sm_90 --after gpu-barriers | filecheck %s --check-prefix=PLAINST
 # RUN: nereid ir %s -k attn -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 64]>, tensordesc<fp16[64, 64]>, i32:16, 128, 64, 64' --arch sm_90a --num-warps 8 --verify-each --after gpu-barriers | filecheck %s --check-prefix=ATTN
@@ -129,6 +131,28 @@ def desc_out(a_desc, c_desc, K, BK: tl.constexpr):
     x = a_desc.load([0, 0]).to(tl.float32)
     c_desc.store([tl.program_id(0) * 128, 0], tl.dot(tl.zeros((128, 64), tl.float16), a_desc.load([K, 0])) + x.sum())
 
+# gpu-tma-loads: the block loaded once and staged for wgmma (a_desc.load([K, 0]))
+# comes by TMA straight into its buffer, on an mbarrier of its own, waited
+# for where the dot first reads it; the block read into registers (x) stays
+# a pointer load
+# ONCE:        load {{.*}}, %arg0, {{%[0-9]+}}, {{%[0-9]+}} : tensor<64x128xf16
+# ONCE:        [[BAR:%[0-9]+]] = memdesc_index {{%[0-9]+}}, {{%[0-9]+}} : !smem<1xi64
+# ONCE-NEXT:   mbarrier_init [[BAR]] {count = 1}
+# ONCE-NEXT:   [[T:%[0-9]+]] = tensormap %arg0 : i64
+# ONCE-NEXT:   [[B:%[0-9]+]] = local_alloc {smem_offset = {{[0-9]+}}} : !smem<64x128xf16
+# ONCE-NEXT:   barrier
+# ONCE-NEXT:   mbarrier_expect [[BAR]], _ {bytes = 16384}
+# ONCE-NEXT:   tma_load [[T]], [[B]], [[BAR]], _, %K, {{%[0-9]+}}
+# ONCE-NOT:    load
+# ONCE:        mbarrier_wait [[BAR]], {{%[0-9]+}}
+# ONCE-NEXT:   warp_group_dot {{%[0-9]+}}, [[B]]
+# once every thread has waited, the mbarrier is invalidated (its bytes are reused)
+# ONCE:        barrier
+# ONCE-NEXT:   mbarrier_inval [[BAR]]
+# NOTMA-NOT:   tma_load
+# NOTMA:       local_alloc {{%[0-9]+}} {smem_offset
+# NOTMA-NOT:   tma_load
+
 # TMA stores write whole 16-byte chunks of a row: only where the descriptor's
 # innermost size (%arg7) is a multiple of 8 fp16; else the masked store
 # STORE:       [[R:%[0-9]+]] = rem %arg7, {{%[0-9]+}} : i32
@@ -143,8 +167,9 @@ def desc_out(a_desc, c_desc, K, BK: tl.constexpr):
 # STORE:       return
 
 # STOREPTX:    .param .align 64 .b8 desc_out_tmap_0[128]
+# STOREPTX:    stmatrix
 # STOREPTX:    fence.proxy.async.shared::cta;
-# STOREPTX-NEXT: bar.sync 0;
+# STOREPTX:    bar.sync 0;
 # STOREPTX:    cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], [{{%r[0-9]+}}];
 # STOREPTX:    cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], [{{%r[0-9]+}}+16384];
 # STOREPTX:    cp.async.bulk.commit_group;
@@ -165,10 +190,14 @@ def attn(q_desc, k_desc, v_desc, L, BM: tl.constexpr, BN: tl.constexpr, D: tl.co
     q_desc.store([tl.program_id(0) * BM, 0], acc.to(tl.float16))
 
 # the K tile is staged as loaded (its descriptor's last dimension fastest) and read transposed
+# the Q tile comes by TMA, issued before the K and V copies, waited for in front of the loop
+# ATTN:      [[QB:%[0-9]+]] = local_alloc {smem_offset = {{[0-9]+}}} : !smem<128x64xf16, [[KL:#L[0-9]+]]>
+# ATTN:      tma_load {{%[0-9]+}}, [[QB]]
 # ATTN:      [[TK:%[0-9]+]] = tensormap %arg5 : i64
 # ATTN:      [[TV:%[0-9]+]] = tensormap %arg10 : i64
-# ATTN:      [[KB:%[0-9]+]] = local_alloc {smem_offset = {{[0-9]+}}} : !smem<3x64x64xf16, [[KL:#L[0-9]+]]>
-# ATTN:      for
+# ATTN:      [[KB:%[0-9]+]] = local_alloc {smem_offset = {{[0-9]+}}} : !smem<3x64x64xf16, [[KL]]>
+# ATTN:      mbarrier_wait
+# ATTN-NEXT: for
 # ATTN-NOT:  async_copy
 # ATTN:      mbarrier_expect {{%[0-9]+}}, {{%[0-9]+}} {bytes = 16384}
 # ATTN:      tma_load [[TK]]
@@ -176,6 +205,6 @@ def attn(q_desc, k_desc, v_desc, L, BM: tl.constexpr, BN: tl.constexpr, D: tl.co
 # ATTN:      mbarrier_wait
 # ATTN:      [[K:%[0-9]+]] = memdesc_index [[KB]], {{%[0-9]+}} : !smem<64x64xf16, [[KL]]>
 # ATTN-NEXT: [[KT:%[0-9]+]] = memdesc_trans [[K]] : !smem<64x64xf16, #L{{[0-9]+}}>
-# ATTN-NEXT: warp_group_dot {{%[0-9]+}}, [[KT]]
+# ATTN-NEXT: warp_group_dot [[QB]], [[KT]]
 # ATTN-NOT:  trans
 # ATTN:      yield
