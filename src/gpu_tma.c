@@ -71,12 +71,6 @@ static int tensormap_args(const NrFunc *f) {
     return n;
 }
 
-static bool has_op(const NrFunc *f, NrOpcode opc) {
-    for (NrOpId o = 1; o < f->nops; o++)
-        if (!f->ops[o].dead && f->ops[o].block && f->ops[o].opc == opc) return true;
-    return false;
-}
-
 /* The only user of value v, or NR_NONE. */
 static NrOpId only_user(const NrFunc *f, NrValId v) {
     NrOpId user = NR_NONE;
@@ -146,17 +140,18 @@ static void erase_unused(NrFunc *f, NrValId v, int depth) {
  *   ...                              (what follows: a loop's prologue copies)
  *   mbarrier_wait bar[0], 0          before the first op that reads buf
  *   ...
- *   mbarrier_inval bar[0]            after the last one
+ *   mbarrier_inval bar[0]            at the end
  *
  * in place of the pointer load (its address math, masks and registers) and
  * the store into the buffer: the copy is in flight while the program
  * issues the loop's first copies.  Its out-of-bounds elements are TMA's
  * fill, so the load's `other` must be 0 (or NaN with padding "nan", not for
  * 8-bit types); the descriptor's other TMA copies must fill buffers of the
- * same layout with the same fill (one tensor map per descriptor).  Kernels
- * that split into warp-specialized roles are left alone: the ops in front
- * of the split run on the producer's warps too, which would issue the copy
- * a second time. */
+ * same layout with the same fill (one tensor map per descriptor).  In a
+ * kernel that splits into warp-specialized roles, only loads after the
+ * split qualify: the ops in front of it run on the producer's warps too,
+ * which would issue the copy a second time (gpu-pipeline sinks the
+ * consumers' one-off loads past it). */
 static bool tma_load_ok(NrModule *m, NrFunc *f, NrOpId op, NrOpId *alloc, bool *nan) {
     const NrOp *o = &f->ops[op];
     if (o->block != f->body || o->nresults != 1) return false;
@@ -223,10 +218,12 @@ static void tma_load(NrModule *m, NrFunc *f, NrOpId op, NrOpId alloc, bool nan) 
     NrValId addr[3] = {f->ops[op].opnds[0], f->ops[op].opnds[1], f->ops[op].opnds[2]};
     nr_op_erase(f, op);
     for (int i = 0; i < 3; i++) erase_unused(f, addr[i], 0);
-    /* the wait before the first op of the top block that reads the buffer,
-     * the invalidation after the last (gpu-barriers orders it after every
-     * thread's wait) */
-    NrOpId first = NR_NONE, last = NR_NONE;
+    /* the wait before the first op of the top block that reads the buffer;
+     * the invalidation at the end (gpu-barriers orders it after every
+     * thread's wait): not right after the last reader, where the barrier
+     * in front of it could stop one warpgroup of a ping-pong pair before
+     * it hands the other its turn */
+    NrOpId first = NR_NONE;
     for (NrOpId u = 1; u < f->nops; u++) {
         const NrOp *uo = &f->ops[u];
         if (uo->dead || !uo->block || u == copy) continue;
@@ -235,14 +232,13 @@ static void tma_load(NrModule *m, NrFunc *f, NrOpId op, NrOpId alloc, bool nan) 
         if (!reads) continue;
         NrOpId top = ancestor_in(f, u, f->body);
         if (!first || before(f, top, first)) first = top;
-        if (!last || before(f, last, top)) last = top;
     }
-    NrBuilder w = first ? nr_builder_before(f, first) : nr_builder_before(f, nr_block_terminator(f, f->body));
+    NrOpId ret = nr_block_terminator(f, f->body);
+    NrBuilder w = first || ret ? nr_builder_before(f, first ? first : ret) : nr_builder_at_end(f, f->body);
     w.loc = b.loc;
     NrValId wt[2] = {bar, zero};
     nr_build(&w, NR_OP_MBARRIER_WAIT, 2, wt, 0, NULL, 0);
-    NrOpId after = last ? f->ops[last].next : NR_NONE;
-    NrBuilder iv = after ? nr_builder_before(f, after) : nr_builder_before(f, nr_block_terminator(f, f->body));
+    NrBuilder iv = ret ? nr_builder_before(f, ret) : nr_builder_at_end(f, f->body);
     iv.loc = b.loc;
     nr_build(&iv, NR_OP_MBARRIER_INVAL, 1, &bar, 0, NULL, 0);
 }
@@ -251,8 +247,17 @@ bool nr_gpu_tma_loads(NrModule *m, NrDiags *d) {
     if (!m->sm_a || m->no_tma || nr_gpu_sm(m) < 90) return true;
     for (int i = 0; i < m->nfuncs; i++) {
         NrFunc *f = m->funcs[i];
-        if (!f->is_kernel || has_op(f, NR_OP_WARP_SPECIALIZE)) continue;
-        for (NrOpId op = f->blocks[f->body].first, next; op; op = next) {
+        if (!f->is_kernel) continue;
+        /* the ops after a split run on the consumer warps alone */
+        NrOpId split = NR_NONE;
+        bool nested = false;
+        for (NrOpId o = 1; o < f->nops; o++)
+            if (!f->ops[o].dead && f->ops[o].block && f->ops[o].opc == NR_OP_WARP_SPECIALIZE) {
+                nested |= f->ops[o].block != f->body || split;
+                split = o;
+            }
+        if (nested) continue;
+        for (NrOpId op = split ? f->ops[split].next : f->blocks[f->body].first, next; op; op = next) {
             next = f->ops[op].next;
             NrOpId alloc;
             bool nan;

@@ -146,9 +146,10 @@ def desc_out(a_desc, c_desc, K, BK: tl.constexpr):
 # ONCE-NOT:    load
 # ONCE:        mbarrier_wait [[BAR]], {{%[0-9]+}}
 # ONCE-NEXT:   warp_group_dot {{%[0-9]+}}, [[B]]
-# once every thread has waited, the mbarrier is invalidated (its bytes are reused)
-# ONCE:        barrier
-# ONCE-NEXT:   mbarrier_inval [[BAR]]
+# the mbarrier is invalidated at the end, after a barrier (here the reduction's) that every thread's wait precedes
+# ONCE:        reduce
+# ONCE:        mbarrier_inval [[BAR]]
+# ONCE-NEXT:   return
 # NOTMA-NOT:   tma_load
 # NOTMA:       local_alloc {{%[0-9]+}} {smem_offset
 # NOTMA-NOT:   tma_load
