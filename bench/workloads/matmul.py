@@ -25,6 +25,8 @@ LLM_NK = [(4096, 4096), (14336, 4096), (4096, 14336)]
 # /2 for fp32).  (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages)
 SMALL_M = [(16, 32, 256, 8, 4, 4), (16, 64, 128, 8, 4, 4), (16, 128, 128, 8, 4, 3), (32, 64, 128, 8, 4, 4)]
 MEDIUM = [(64, 64, 64, 8, 4, 4), (64, 128, 64, 8, 4, 4), (128, 128, 64, 8, 4, 4)]
+# with TMA loads (see TMA below): at 2048 the 128x128 tile by TMA outran its pointer form
+MEDIUM_TMA = [(64, 128, 64, 8, 4, 4, "tma"), (128, 128, 64, 8, 4, 4, "tma")]
 LARGE = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (128, 256, 64, 8, 8, 4), (256, 128, 64, 8, 8, 3)]
 # Persistent programs (bench/kernels/matmul.py: one per SM, walking the tiles),
 # tried beside LARGE on the big squares and LLM shapes.
@@ -43,7 +45,7 @@ def configs(M, N, dtype):
     if M <= 32:
         base = SMALL_M
     elif M * N <= 2048 * 2048:
-        base = MEDIUM + LARGE[:2]
+        base = MEDIUM + LARGE[:2] + MEDIUM_TMA
     else:
         base = LARGE + PERSISTENT + TMA
     scale = 2 / ITEMSIZE[dtype]

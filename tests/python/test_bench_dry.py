@@ -242,6 +242,8 @@ def test_matmul_configs():
             assert (bm + bn) * bk * W.ITEMSIZE[dtype] * stages <= 227 * 1024
     assert MM.configs(1, 4096, "bf16")[0][0] == 16
     assert [c[2] for c in MM.configs(4096, 4096, "fp8e4m3")] == [2 * c[2] for c in MM.configs(4096, 4096, "fp16")]
+    assert [MM.config_label(c) for c in MM.configs(2048, 2048, "fp16") if len(c) == 7] == \
+        ["64x128x64 g8 w4 s4 tma", "128x128x64 g8 w4 s4 tma"]
     big = MM.configs(4096, 4096, "fp16")
     assert any(len(c) == 7 and c[6] == "persistent" for c in big)
     assert MM.config_label(big[-2]).endswith(" tma-persistent") and MM.config_label(big[-1]).endswith(" tma-ws-persistent")
