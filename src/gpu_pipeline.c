@@ -7,6 +7,9 @@
  *     -> gpu-remove-converts  one layout per chain; rematerialize cheap ops
  *     -> gpu-pipeline         multi-buffered cp.async loops (num_stages > 1)
  *     -> gpu-remove-converts  again, for what pipelining changed
+ *     -> gpu-hoist-loads      global loads issued before earlier reductions
+ *     -> gpu-tma-loads        sm_90a: one-off descriptor tiles for wgmma by TMA
+ *     -> gpu-tma-stores       sm_90a: descriptor block stores by TMA
  *     -> gpu-smem             shared-memory offsets, liveness-based reuse
  *     -> gpu-barriers         bar.sync where shared memory is reused or read
  *   GPU IR, ready for the PTX emitter (nr_emit_ptx)
