@@ -50,6 +50,15 @@ NrValId nr_gpu_convert_before(NrFunc *f, NrOpId before, NrValId v, int32_t layou
  * what the op requires (nr_gpu_required). */
 void nr_gpu_fix_operands(NrFunc *f);
 
+/* The only user of value v, or NR_NONE; the number of operands that read v;
+ * whether op a comes before op b of the same block. */
+NrOpId nr_gpu_sole_user(const NrFunc *f, NrValId v);
+int nr_gpu_uses_of(const NrFunc *f, NrValId v);
+bool nr_gpu_comes_before(const NrFunc *f, NrOpId a, NrOpId b);
+/* n mbarriers (!smem<n x 1 x i64>) of `count` arrivals each, allocated and
+ * initialized at b; *view is the type of one (memdesc_index of the result). */
+NrValId nr_gpu_alloc_mbarriers(NrModule *m, NrFunc *f, NrBuilder *b, int n, int64_t count, NrTypeId *view);
+
 /* Whether v is a constant 0 (integer, or float +0.0) / a float NaN constant:
  * the `other` of a load that TMA's fill gives (gpu-pipeline, gpu-tma-loads). */
 bool nr_gpu_is_zero_const(const NrFunc *f, NrValId v);

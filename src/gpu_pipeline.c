@@ -287,8 +287,7 @@ static void tma_record(Pipe *p, NrValId arg, int32_t layout, bool nan) {
 
 static bool same_bytes_transposed(NrModule *m, NrTypeId a, NrTypeId t);
 
-/* The only user of value v, or NR_NONE. */
-static NrOpId sole_user(const NrFunc *f, NrValId v) {
+NrOpId nr_gpu_sole_user(const NrFunc *f, NrValId v) {
     NrOpId user = NR_NONE;
     for (NrOpId u = 1; u < f->nops; u++) {
         const NrOp *uo = &f->ops[u];
@@ -314,9 +313,9 @@ static bool candidate(Pipe *p, NrOpId op, Cand *c) {
     if (rt->rank < 2 || rt->ptr) return false;
     /* its only user converts it to a dot operand, or stages it in a buffer
      * (for warp_group_dot) that only ops of the body read */
-    NrOpId conv = sole_user(f, o->results[0]), trans = NR_NONE, mid = NR_NONE;
+    NrOpId conv = nr_gpu_sole_user(f, o->results[0]), trans = NR_NONE, mid = NR_NONE;
     if (conv && f->ops[conv].opc == NR_OP_CONVERT_LAYOUT && rt->rank == 2 && m->sm_a) {
-        NrOpId t = sole_user(f, f->ops[conv].results[0]);
+        NrOpId t = nr_gpu_sole_user(f, f->ops[conv].results[0]);
         if (t && f->ops[t].opc == NR_OP_TRANS) mid = conv, conv = t;
     }
     /* or a 2-D trans of it is staged for wgmma (k.T of a descriptor's block):
@@ -324,7 +323,7 @@ static bool candidate(Pipe *p, NrOpId op, Cand *c) {
      * layout reads transposed */
     if (conv && f->ops[conv].opc == NR_OP_TRANS && f->ops[conv].block == body && rt->rank == 2 && m->sm_a) {
         trans = conv;
-        conv = sole_user(f, f->ops[trans].results[0]);
+        conv = nr_gpu_sole_user(f, f->ops[trans].results[0]);
         if (!conv || f->ops[conv].opc != NR_OP_LOCAL_ALLOC) return false;
     } else if (mid) {
         return false;
@@ -514,7 +513,7 @@ static void yield_also(Pipe *p, NrBlockId blk, int n, const NrValId *more) {
     nr_op_set_operands(f, y, ny + n, ops);
 }
 
-static int uses_of(const NrFunc *f, NrValId v) {
+int nr_gpu_uses_of(const NrFunc *f, NrValId v) {
     int n = 0;
     for (NrOpId o = 1; o < f->nops; o++) {
         const NrOp *op = &f->ops[o];
@@ -534,7 +533,7 @@ static void drop_dead_pointers(Pipe *p, int arg) {
     NrValId v = f->blocks[body].args[arg], next = f->ops[y].opnds[arg - 1];
     NrValId res = f->ops[loop].results[arg - 1];
     NrOpId adv = f->vals[next].def;
-    if (!adv || uses_of(f, v) != 1 || uses_of(f, next) != 1 || uses_of(f, res) != 0) return;
+    if (!adv || nr_gpu_uses_of(f, v) != 1 || nr_gpu_uses_of(f, next) != 1 || nr_gpu_uses_of(f, res) != 0) return;
     nr_op_erase(f, adv);
     nr_op_remove_operand(f, y, arg - 1);
     nr_op_remove_operand(f, loop, 3 + arg - 1);
@@ -577,7 +576,8 @@ static NrOpId async_dot(Pipe *p, const Cand *cands, int nc) {
     if (!wg) return NR_NONE;
     const NrOp *w = &f->ops[wg];
     NrValId acc = w->opnds[2], r = w->results[0];
-    if (f->vals[acc].def || f->vals[acc].block != body || uses_of(f, acc) != 1 || uses_of(f, r) != 1) return NR_NONE;
+    if (f->vals[acc].def || f->vals[acc].block != body || nr_gpu_uses_of(f, acc) != 1 || nr_gpu_uses_of(f, r) != 1)
+        return NR_NONE;
     if (nr_dtype_info[p->m->types[f->vals[r].type].dtype].bytes != 4) return NR_NONE;
     NrOpId y = nr_block_terminator(f, body);
     int arg = f->vals[acc].index;
@@ -620,7 +620,9 @@ static NrOpId chain_async_dot(Pipe *p, const Cand *cands, int nc, NrOpId *d1_out
         if (!staged) return NR_NONE;
     }
     NrValId x = d2->opnds[2], r = d2->results[0];
-    if (!f->vals[x].def || f->ops[f->vals[x].def].block != body || uses_of(f, x) != 1 || uses_of(f, r) != 1) return NR_NONE;
+    if (!f->vals[x].def || f->ops[f->vals[x].def].block != body || nr_gpu_uses_of(f, x) != 1 ||
+        nr_gpu_uses_of(f, r) != 1)
+        return NR_NONE;
     if (nr_dtype_info[p->m->types[f->vals[r].type].dtype].bytes != 4) return NR_NONE;
     NrOpId y = nr_block_terminator(f, body);
     int slot = -1;
@@ -771,7 +773,7 @@ static bool used(const NrFunc *f, NrValId v) {
     return false;
 }
 
-static bool comes_before(const NrFunc *f, NrOpId a, NrOpId b) {
+bool nr_gpu_comes_before(const NrFunc *f, NrOpId a, NrOpId b) {
     for (NrOpId o = f->ops[a].next; o; o = f->ops[o].next)
         if (o == b) return true;
     return false;
@@ -796,7 +798,7 @@ static void trans_views(NrModule *m, NrFunc *f, NrBlockId b) {
         if (!a1 || !read_only_buffer(f, f->ops[a1].results[0], 0) || !read_only_buffer(f, op->results[0], 0) ||
             !same_bytes_transposed(m, f->vals[f->ops[a1].results[0]].type, f->vals[op->results[0]].type))
             continue;
-        if (!comes_before(f, a1, o)) { /* x is defined before the trans, so before o */
+        if (!nr_gpu_comes_before(f, a1, o)) { /* x is defined before the trans, so before o */
             if (next == a1) next = f->ops[a1].next;
             nr_op_unlink(f, a1);
             nr_op_insert_before(f, o, a1);
@@ -914,10 +916,7 @@ static int64_t programs_per_sm(const Pipe *p, int64_t room, int NB, int64_t stag
     return n > 32 ? 32 : n;
 }
 
-/* NB mbarriers (!smem<NB x 1 x i64>) for `count` arrivals each, initialized
- * at b; *view is the type of one. */
-static NrValId alloc_bars(Pipe *p, NrBuilder *b, int NB, int64_t count, NrTypeId *view) {
-    NrModule *m = p->m;
+NrValId nr_gpu_alloc_mbarriers(NrModule *m, NrFunc *f, NrBuilder *b, int n, int64_t count, NrTypeId *view) {
     int32_t order[1] = {0};
     NrType bt;
     memset(&bt, 0, sizeof bt);
@@ -928,15 +927,19 @@ static NrValId alloc_bars(Pipe *p, NrBuilder *b, int NB, int64_t count, NrTypeId
     bt.layout = nr_layout_shared(m, 1, 1, 1, 1, order);
     *view = nr_type_intern(m, &bt);
     bt.rank = 2;
-    bt.shape[0] = NB;
+    bt.shape[0] = n;
     bt.shape[1] = 1;
     NrValId bars = nr_build1(b, NR_OP_LOCAL_ALLOC, nr_type_intern(m, &bt), 0, NULL);
-    for (int s = 0; s < NB; s++) {
+    for (int s = 0; s < n; s++) {
         NrValId bar = bar_at(b, bars, *view, const_i32(b, m, s));
         NrOpId init = nr_build(b, NR_OP_MBARRIER_INIT, 1, &bar, 0, NULL, 0);
-        nr_op_set_int(p->f, init, NR_A_ARRIVALS, count);
+        nr_op_set_int(f, init, NR_A_ARRIVALS, count);
     }
     return bars;
+}
+
+static NrValId alloc_bars(Pipe *p, NrBuilder *b, int NB, int64_t count, NrTypeId *view) {
+    return nr_gpu_alloc_mbarriers(p->m, p->f, b, NB, count, view);
 }
 
 /* The mbarriers are invalidated once every thread is done with them, so
@@ -1274,7 +1277,7 @@ static void ws_sink_prefix(NrFunc *f, NrOpId ws) {
         for (NrOpId u = 1; u < f->nops && !stays; u++) {
             const NrOp *uo = &f->ops[u];
             if (uo->dead || !uo->block || !nr_op_reads(f, u, op->results[0])) continue;
-            stays = nested_in(f, ws, uo->block) || (uo->block == f->ops[ws].block && comes_before(f, u, ws));
+            stays = nested_in(f, ws, uo->block) || (uo->block == f->ops[ws].block && nr_gpu_comes_before(f, u, ws));
         }
         if (stays) continue;
         nr_op_unlink(f, o);

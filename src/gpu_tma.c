@@ -71,21 +71,6 @@ static int tensormap_args(const NrFunc *f) {
     return n;
 }
 
-/* The only user of value v, or NR_NONE. */
-static NrOpId only_user(const NrFunc *f, NrValId v) {
-    NrOpId user = NR_NONE;
-    for (NrOpId u = 1; u < f->nops; u++) {
-        const NrOp *uo = &f->ops[u];
-        if (uo->dead || !uo->block) continue;
-        for (int i = 0; i < uo->nopnds; i++)
-            if (uo->opnds[i] == v) {
-                if (user) return NR_NONE;
-                user = u;
-            }
-    }
-    return user;
-}
-
 /* The op of block b that is op u or holds it in its regions (NR_NONE if
  * u is not inside b). */
 static NrOpId ancestor_in(const NrFunc *f, NrOpId u, NrBlockId b) {
@@ -96,23 +81,6 @@ static NrOpId ancestor_in(const NrFunc *f, NrOpId u, NrBlockId b) {
     return u;
 }
 
-/* Whether op a comes before op b of the same block. */
-static bool before(const NrFunc *f, NrOpId a, NrOpId b) {
-    for (NrOpId o = f->ops[a].next; o; o = f->ops[o].next)
-        if (o == b) return true;
-    return false;
-}
-
-static bool unused(const NrFunc *f, NrValId v) {
-    for (NrOpId u = 1; u < f->nops; u++) {
-        const NrOp *uo = &f->ops[u];
-        if (uo->dead || !uo->block) continue;
-        for (int i = 0; i < uo->nopnds; i++)
-            if (uo->opnds[i] == v) return false;
-    }
-    return true;
-}
-
 /* Erases the pure ops that computed v, now that nothing reads it (a
  * replaced load's addresses and masks). */
 static void erase_unused(NrFunc *f, NrValId v, int depth) {
@@ -120,7 +88,7 @@ static void erase_unused(NrFunc *f, NrValId v, int depth) {
     if (!d || depth > 64 || f->ops[d].dead || f->ops[d].nregions || !(nr_op_info[f->ops[d].opc].flags & NR_OPF_PURE))
         return;
     for (int i = 0; i < f->ops[d].nresults; i++)
-        if (!unused(f, f->ops[d].results[i])) return;
+        if (nr_gpu_uses_of(f, f->ops[d].results[i])) return;
     int n = f->ops[d].nopnds;
     NrValId opnds[16];
     if (n > 16) return;
@@ -160,7 +128,7 @@ static bool tma_load_ok(NrModule *m, NrFunc *f, NrOpId op, NrOpId *alloc, bool *
     *nan = o->opnds[2] && nr_gpu_is_nan_const(f, o->opnds[2]);
     if (o->opnds[2] && !*nan && !nr_gpu_is_zero_const(f, o->opnds[2])) return false;
     if (*nan && nr_dtype_info[rt->dtype].bytes == 1) return false; /* TMA fills no 8-bit type with NaN */
-    NrOpId a = only_user(f, o->results[0]);
+    NrOpId a = nr_gpu_sole_user(f, o->results[0]);
     if (!a || f->ops[a].opc != NR_OP_LOCAL_ALLOC || f->ops[a].nopnds != 1 || f->ops[a].block != f->body) return false;
     const NrType *bt = &m->types[f->vals[f->ops[a].results[0]].type];
     int32_t lay = bt->layout;
@@ -185,23 +153,11 @@ static void tma_load(NrModule *m, NrFunc *f, NrOpId op, NrOpId alloc, bool nan) 
     NrBuilder b = nr_builder_before(f, op);
     b.loc = o->loc;
     /* the mbarrier: one, of one arrival (the issuing thread's expect) */
-    int32_t order[1] = {0};
-    NrType bt;
-    memset(&bt, 0, sizeof bt);
-    bt.kind = NR_TK_MEMDESC;
-    bt.dtype = NR_DT_I64;
-    bt.rank = 1;
-    bt.shape[0] = 1;
-    bt.layout = nr_layout_shared(m, 1, 1, 1, 1, order);
-    NrTypeId view = nr_type_intern(m, &bt);
-    bt.rank = 2;
-    bt.shape[1] = 1;
-    NrValId bars = nr_build1(&b, NR_OP_LOCAL_ALLOC, nr_type_intern(m, &bt), 0, NULL);
+    NrTypeId view;
+    NrValId bars = nr_gpu_alloc_mbarriers(m, f, &b, 1, 1, &view);
     NrValId zero = nr_build_const_int(&b, i32, 0);
     NrValId bi[2] = {bars, zero};
     NrValId bar = nr_build1(&b, NR_OP_MEMDESC_INDEX, view, 2, bi);
-    NrOpId init = nr_build(&b, NR_OP_MBARRIER_INIT, 1, &bar, 0, NULL, 0);
-    nr_op_set_int(f, init, NR_A_ARRIVALS, 1);
     NrValId d = f->ops[op].opnds[3];
     NrOpId tm = nr_build(&b, NR_OP_TENSORMAP, 1, &d, 1, &i64, 0);
     if (nan) nr_op_set_str(f, tm, NR_A_NAN, "fill");
@@ -209,7 +165,8 @@ static void tma_load(NrModule *m, NrFunc *f, NrOpId op, NrOpId alloc, bool nan) 
     const NrType *t = &m->types[f->vals[f->ops[op].results[0]].type];
     NrValId ex[2] = {bar, NR_NONE};
     NrOpId e = nr_build(&b, NR_OP_MBARRIER_EXPECT, 2, ex, 0, NULL, 0);
-    nr_op_set_int(f, e, NR_A_BYTES, nr_type_numel(m, f->vals[f->ops[op].results[0]].type) * nr_dtype_info[t->dtype].bytes);
+    int64_t bytes = nr_type_numel(m, f->vals[f->ops[op].results[0]].type) * nr_dtype_info[t->dtype].bytes;
+    nr_op_set_int(f, e, NR_A_BYTES, bytes);
     NrValId ops[4 + 5] = {f->ops[tm].results[0], buf, bar, NR_NONE};
     for (int i = 0; i < rank; i++) ops[4 + i] = f->ops[op].opnds[4 + i];
     NrOpId copy = nr_build(&b, NR_OP_TMA_LOAD, 4 + rank, ops, 0, NULL, 0);
@@ -231,7 +188,7 @@ static void tma_load(NrModule *m, NrFunc *f, NrOpId op, NrOpId alloc, bool nan) 
         for (int i = 0; i < uo->nopnds; i++) reads |= uo->opnds[i] == buf;
         if (!reads) continue;
         NrOpId top = ancestor_in(f, u, f->body);
-        if (!first || before(f, top, first)) first = top;
+        if (!first || nr_gpu_comes_before(f, top, first)) first = top;
     }
     NrOpId ret = nr_block_terminator(f, f->body);
     NrBuilder w = first || ret ? nr_builder_before(f, first ? first : ret) : nr_builder_at_end(f, f->body);

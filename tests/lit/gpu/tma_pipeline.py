@@ -136,8 +136,9 @@ def desc_out(a_desc, c_desc, K, BK: tl.constexpr):
 # for where the dot first reads it; the block read into registers (x) stays
 # a pointer load
 # ONCE:        load {{.*}}, %arg0, {{%[0-9]+}}, {{%[0-9]+}} : tensor<64x128xf16
+# ONCE:        local_alloc {smem_offset = {{[0-9]+}}} : !smem<1x1xi64
+# ONCE:        mbarrier_init {{%[0-9]+}} {count = 1}
 # ONCE:        [[BAR:%[0-9]+]] = memdesc_index {{%[0-9]+}}, {{%[0-9]+}} : !smem<1xi64
-# ONCE-NEXT:   mbarrier_init [[BAR]] {count = 1}
 # ONCE-NEXT:   [[T:%[0-9]+]] = tensormap %arg0 : i64
 # ONCE-NEXT:   [[B:%[0-9]+]] = local_alloc {smem_offset = {{[0-9]+}}} : !smem<64x128xf16
 # ONCE-NEXT:   barrier
