@@ -637,6 +637,18 @@ static NrOpId chain_async_dot(Pipe *p, const Cand *cands, int nc, NrOpId *d1_out
         if (nr_op_reads(f, o, acc)) return NR_NONE;
     for (NrOpId o = f->ops[dots[1]].next; o && o != y; o = f->ops[o].next)
         if (nr_op_reads(f, o, acc)) return NR_NONE;
+    /* While d1 runs, d2's group still owns acc and its register A operand
+     * (P): with d1's result they must fit a thread's registers, else
+     * ptxas spills (128x128 tiles at head dim 128 on 4 warps: 128 + 128 +
+     * 64 words spilled 2.8 KB) and the overlap costs more than it saves. */
+    int64_t threads = 32 * (int64_t)nr_gpu_num_warps(p->m), words = 0;
+    NrValId live[3] = {x, f->ops[dots[0]].results[0], d2->opnds[0]};
+    for (int i = 0; i < 3; i++) {
+        const NrType *t = &p->m->types[f->vals[live[i]].type];
+        if (t->kind == NR_TK_MEMDESC) continue;
+        words += (nr_type_numel(p->m, f->vals[live[i]].type) * nr_dtype_info[t->dtype].bytes + 3) / 4;
+    }
+    if (words > 256 * threads) return NR_NONE;
     *d1_out = dots[0];
     return dots[1];
 }

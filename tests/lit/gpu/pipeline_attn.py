@@ -10,6 +10,7 @@
 # overwrite the stage P V still reads, stay two iterations ahead.
 # RUN: nereid ir %s -k attn -s '*fp16:16, *fp16:16, *fp16:16, *fp32:16, i32, i32:16, 64, 64, 64' --stage gpu --arch sm_90a --num-warps 4 --num-stages 3 | filecheck %s --check-prefix=H
 # RUN: nereid ir %s -k attn -s '*fp16:16, *fp16:16, *fp16:16, *fp32:16, i32, i32:16, 64, 64, 64' --stage gpu --arch sm_80 --num-warps 4 --num-stages 3 | filecheck %s --check-prefix=A
+# RUN: nereid ir %s -k attn -s '*fp16:16, *fp16:16, *fp16:16, *fp32:16, i32, i32:16, 128, 128, 128' --stage gpu --arch sm_90a --num-warps 4 --num-stages 3 | filecheck %s --check-prefix=BIG
 # RUN: nereid ir %s -k old_acc_read -s '*fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16, 64, 64, 64' --stage gpu --arch sm_90a --num-warps 4 --num-stages 3 | filecheck %s --check-prefix=OLD
 import triton
 import triton.language as tl
@@ -117,3 +118,14 @@ def old_acc_read(q_ptr, k_ptr, v_ptr, o_ptr, t_ptr, N, BM: tl.constexpr, BN: tl.
 # OLD: warp_group_dot
 # OLD-NOT: is_async
 # OLD: yield
+
+# 128x128 tiles at head dim 128 on one warpgroup: the accumulator (128
+# words a thread), P (64) and the next S (128) do not fit 255 registers,
+# so P V stays synchronous
+# BIG: = for
+# BIG-NOT: is_async
+# BIG: warp_group_dot
+# BIG-NOT: is_async
+# BIG: warp_group_dot
+# BIG-NOT: is_async
+# BIG: yield
