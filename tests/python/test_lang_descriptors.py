@@ -246,3 +246,54 @@ def test_host_descriptor_checks():
         TensorDescriptor(np.zeros(64, np.float32), [64], [2], [16])  # not contiguous
     with pytest.raises(ValueError):
         TensorDescriptor(np.zeros(64, np.float32), [64], [1], [12])  # block not a power of two
+
+
+@triton.jit
+def once_dot(a_ptr, b_desc, c_ptr, r0, c0, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # B: a block of a host descriptor loaded once (at an offset that may
+    # overhang the tensor) and staged for the dot; on sm_90a it comes by TMA
+    # straight into shared memory, the overhang filled as the padding says
+    b = b_desc.load([r0, c0])
+    rm = tl.arange(0, BM)
+    rk = tl.arange(0, BK)
+    rn = tl.arange(0, BN)
+    a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], tl.dot(a, b))
+
+
+ONCE_SIG = "*{t}:16, tensordesc<{t}[64, 64]{pad}>, *fp32:16, i32, i32, 64, 64, 64"
+
+
+@pytest.mark.parametrize("pad,off", [("zero", (0, 0)), ("zero", (-8, 24)), ("zero", (40, -16)),
+                                     ("nan", (0, -16)), ("nan", (8, 40))])
+@pytest.mark.parametrize("dtname", ["float16", "bfloat16"])
+def test_one_off_block_for_dot(rng, pad, off, dtname):
+    dt = _np_dt(dtname)
+    K, N, B = 72, 96, 64
+    a = rng.standard_normal((B, B)).astype(dt)
+    b = rng.standard_normal((K, N)).astype(dt)
+    c = poisoned((B, B), np.float32)
+    launch(once_dot, (1,), a, TensorDescriptor(b, [K, N], [N, 1], [B, B], pad), c, off[0], off[1],
+           BM=B, BN=B, BK=B, num_warps=4)
+    win = np.full((B, B), 0.0 if pad == "zero" else np.nan)
+    for i in range(B):
+        for j in range(B):
+            if 0 <= off[0] + i < K and 0 <= off[1] + j < N:
+                win[i, j] = b[off[0] + i, off[1] + j]
+    ref = a.astype(np.float64) @ win
+    nan = np.isnan(ref)
+    assert np.array_equal(np.isnan(c), nan)
+    assert nan.any() == (pad == "nan") and not nan.all()  # NaN padding: the overhanging columns alone
+    assert rel_err(c[~nan], ref[~nan]) < 1e-2
+
+
+def test_one_off_block_by_tma():
+    # the block above is copied by TMA on an mbarrier of its own on sm_90a, and
+    # read through pointers without TMA
+    sig = ONCE_SIG.format(t="fp16", pad=", nan")
+    ptx = once_dot.compile(sig, num_warps=4, arch="sm_90a").ptx
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") == 1
+    assert ptx.count("mbarrier.init.shared") == 1 and ptx.count("mbarrier.inval.shared") == 1
+    assert "wgmma.mma_async" in ptx
+    plain = once_dot.compile(sig, num_warps=4, arch="sm_90a", no_tma=True).ptx
+    assert "cp.async.bulk" not in plain and "mbarrier" not in plain
