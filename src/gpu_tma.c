@@ -45,8 +45,8 @@ static int32_t tma_load_layout(const NrModule *m, const NrFunc *f, NrValId arg, 
     return lay;
 }
 
-/* Whether a tensormap op of `arg` in f fills out-of-bounds elements with
- * NaN (*nan), 0 when f has none. */
+/* Whether f has a tensormap op of `arg`; *nan: whether it fills
+ * out-of-bounds elements with NaN. */
 static bool tensormap_fill(const NrFunc *f, NrValId arg, bool *nan) {
     for (NrOpId o = 1; o < f->nops; o++) {
         const NrOp *op = &f->ops[o];
@@ -175,12 +175,13 @@ static void tma_load(NrModule *m, NrFunc *f, NrOpId op, NrOpId alloc, bool nan) 
     NrValId addr[3] = {f->ops[op].opnds[0], f->ops[op].opnds[1], f->ops[op].opnds[2]};
     nr_op_erase(f, op);
     for (int i = 0; i < 3; i++) erase_unused(f, addr[i], 0);
-    /* the wait before the first op of the top block that reads the buffer;
-     * the invalidation at the end (gpu-barriers orders it after every
-     * thread's wait): not right after the last reader, where the barrier
-     * in front of it could stop one warpgroup of a ping-pong pair before
-     * it hands the other its turn */
-    NrOpId first = NR_NONE;
+    /* the wait before the first op of the top block that reads the buffer
+     * (early returns are structured into the branches of an `if` by then:
+     * the function's only return is its last op); the invalidation at the
+     * end (gpu-barriers orders it after every thread's wait): not right
+     * after the last reader, where the barrier in front of it could stop
+     * one warpgroup of a ping-pong pair before it hands the other its turn */
+    NrOpId first = NR_NONE, ret = nr_block_terminator(f, f->body);
     for (NrOpId u = 1; u < f->nops; u++) {
         const NrOp *uo = &f->ops[u];
         if (uo->dead || !uo->block || u == copy) continue;
@@ -190,7 +191,6 @@ static void tma_load(NrModule *m, NrFunc *f, NrOpId op, NrOpId alloc, bool nan) 
         NrOpId top = ancestor_in(f, u, f->body);
         if (!first || nr_gpu_comes_before(f, top, first)) first = top;
     }
-    NrOpId ret = nr_block_terminator(f, f->body);
     NrBuilder w = first || ret ? nr_builder_before(f, first ? first : ret) : nr_builder_at_end(f, f->body);
     w.loc = b.loc;
     NrValId wt[2] = {bar, zero};
