@@ -59,6 +59,15 @@ bool nr_gpu_comes_before(const NrFunc *f, NrOpId a, NrOpId b);
  * initialized at b; *view is the type of one (memdesc_index of the result). */
 NrValId nr_gpu_alloc_mbarriers(NrModule *m, NrFunc *f, NrBuilder *b, int n, int64_t count, NrTypeId *view);
 
+/* Whether TMA can copy what `load` loads into a buffer of `layout`: a
+ * block of a host tensor descriptor of its rank (operand 3 the kernel
+ * argument that is the descriptor's base, the block's coordinates after
+ * it), whose out-of-bounds elements read as TMA fills them (`other` 0, or
+ * NaN with padding "nan", *nan, for 16- and 32-bit types), into an nvmma
+ * buffer TMA boxes can fill, the descriptor's last dimension fastest
+ * (gpu_tma.c; gpu-pipeline's TMA copies and gpu-tma-loads). */
+bool nr_gpu_tma_fills(const NrModule *m, const NrFunc *f, const NrOp *load, int32_t layout, bool *nan);
+
 /* Whether v is a constant 0 (integer, or float +0.0) / a float NaN constant:
  * the `other` of a load that TMA's fill gives (gpu-pipeline, gpu-tma-loads). */
 bool nr_gpu_is_zero_const(const NrFunc *f, NrValId v);

@@ -258,22 +258,11 @@ static bool tma_ok(Pipe *p, const Cand *c, bool *nan) {
     NrModule *m = p->m;
     const NrOp *o = &f->ops[c->load];
     if (!m->sm_a || m->no_tma || nr_gpu_sm(m) < 90 || !f->is_kernel) return false;
-    const NrType *rt = &m->types[f->vals[o->results[0]].type];
-    if (o->nopnds != 4 + rt->rank || rt->rank > 5 || f->ops[c->conv].opc != NR_OP_LOCAL_ALLOC) return false;
-    NrValId d = o->opnds[3];
-    if (!d || f->vals[d].def || f->vals[d].block != f->body || f->params[f->vals[d].index].tensordesc != rt->rank)
-        return false;
+    int32_t lay = c->layout;
+    if (f->ops[c->conv].opc != NR_OP_LOCAL_ALLOC || !nr_gpu_tma_fills(m, f, o, lay, nan)) return false;
     for (int i = 4; i < o->nopnds; i++)
         if (!from_iv(p, o->opnds[i], f->blocks[f->ops[p->loop].regions[0]].args[0], 0)) return false;
-    *nan = o->opnds[2] && nr_gpu_is_nan_const(f, o->opnds[2]);
-    if (o->opnds[2] && !*nan && !nr_gpu_is_zero_const(f, o->opnds[2])) return false;
-    if (*nan && nr_dtype_info[rt->dtype].bytes == 1) return false; /* TMA fills no 8-bit type with NaN */
-    int32_t lay = c->layout;
-    const NrLayout *l = &m->layouts[lay];
-    NrTmaPlan plan;
-    if (l->kind != NR_LK_SHARED || !l->nvmma || l->order[0] != rt->rank - 1 ||
-        !nr_tma_plan(l, rt->rank, rt->shape, nr_dtype_info[rt->dtype].bytes, &plan))
-        return false;
+    NrValId d = o->opnds[3];
     for (int i = 0; i < *p->ntma; i++)
         if (p->tma[i].arg == d) return p->tma[i].layout == lay && p->tma[i].nan == *nan;
     return *p->ntma < NR_MAX_TMAPS;
@@ -950,10 +939,6 @@ NrValId nr_gpu_alloc_mbarriers(NrModule *m, NrFunc *f, NrBuilder *b, int n, int6
     return bars;
 }
 
-static NrValId alloc_bars(Pipe *p, NrBuilder *b, int NB, int64_t count, NrTypeId *view) {
-    return nr_gpu_alloc_mbarriers(p->m, p->f, b, NB, count, view);
-}
-
 /* The mbarriers are invalidated once every thread is done with them, so
  * that their bytes may hold other buffers (or another loop's mbarriers). */
 static void inval_bars(Pipe *p, NrBuilder *b, NrValId bars, NrTypeId view, int NB) {
@@ -1409,10 +1394,10 @@ static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg, NrOpId d1) {
     b.loc = f->ops[split].loc;
     NrTypeId bar_view;
     NrValId bars[2];
-    bars[0] = alloc_bars(p, &b, NB, 1, &bar_view);  /* full */
-    bars[1] = alloc_bars(p, &b, NB, nw, &bar_view); /* empty */
+    bars[0] = nr_gpu_alloc_mbarriers(p->m, p->f, &b, NB, 1, &bar_view);  /* full */
+    bars[1] = nr_gpu_alloc_mbarriers(p->m, p->f, &b, NB, nw, &bar_view); /* empty */
     bool pingpong = d1 && pingpong_fits(p, d1, wg);
-    NrValId turns = pingpong ? alloc_bars(p, &b, 2, 4, &bar_view) : NR_NONE;
+    NrValId turns = pingpong ? nr_gpu_alloc_mbarriers(p->m, p->f, &b, 2, 4, &bar_view) : NR_NONE;
     tensor_maps(p, &b, cands, nc);
     alloc_stages(p, &b, cands, nc, NB);
     NrValId consts[3] = {const_i32(&b, m, 1), const_i32(&b, m, NB), const_i32(&b, m, 0)};
@@ -1573,7 +1558,7 @@ static void pipeline_loop(Pipe *p) {
     NrValId bars = NR_NONE;
     NrTypeId bar_view = 0;
     if (any_tma) {
-        bars = alloc_bars(p, &b, NB, 1, &bar_view); /* thread 0's arrive.expect_tx */
+        bars = nr_gpu_alloc_mbarriers(p->m, p->f, &b, NB, 1, &bar_view); /* thread 0's arrive.expect_tx */
         tensor_maps(p, &b, cands, nc);
     }
     alloc_stages(p, &b, cands, nc, NB);

@@ -29,6 +29,20 @@ static bool host_block(const NrFunc *f, const NrOp *o, int first, int rank) {
     return d && !f->vals[d].def && f->vals[d].block == f->body && f->params[f->vals[d].index].tensordesc == rank;
 }
 
+bool nr_gpu_tma_fills(const NrModule *m, const NrFunc *f, const NrOp *load, int32_t layout, bool *nan) {
+    if (!load->nresults) return false;
+    const NrType *rt = &m->types[f->vals[load->results[0]].type];
+    if (rt->kind != NR_TK_VALUE || rt->rank < 1 || !host_block(f, load, 3, rt->rank)) return false;
+    NrValId other = load->opnds[2];
+    *nan = other && nr_gpu_is_nan_const(f, other);
+    if (other && !*nan && !nr_gpu_is_zero_const(f, other)) return false;
+    if (*nan && nr_dtype_info[rt->dtype].bytes == 1) return false; /* TMA fills no 8-bit type with NaN */
+    const NrLayout *l = &m->layouts[layout];
+    NrTmaPlan plan;
+    return l->kind == NR_LK_SHARED && l->nvmma && l->order[0] == rt->rank - 1 &&
+           nr_tma_plan(l, rt->rank, rt->shape, nr_dtype_info[rt->dtype].bytes, &plan);
+}
+
 /* The layout of the tensor map kernel argument `arg` has in the tma_loads
  * of f (0: none reads it); *conflict when two of them differ. */
 static int32_t tma_load_layout(const NrModule *m, const NrFunc *f, NrValId arg, bool *conflict) {
@@ -123,20 +137,10 @@ static void erase_unused(NrFunc *f, NrValId v, int depth) {
 static bool tma_load_ok(NrModule *m, NrFunc *f, NrOpId op, NrOpId *alloc, bool *nan) {
     const NrOp *o = &f->ops[op];
     if (o->block != f->body || o->nresults != 1) return false;
-    const NrType *rt = &m->types[f->vals[o->results[0]].type];
-    if (rt->kind != NR_TK_VALUE || rt->rank < 1 || !host_block(f, o, 3, rt->rank)) return false;
-    *nan = o->opnds[2] && nr_gpu_is_nan_const(f, o->opnds[2]);
-    if (o->opnds[2] && !*nan && !nr_gpu_is_zero_const(f, o->opnds[2])) return false;
-    if (*nan && nr_dtype_info[rt->dtype].bytes == 1) return false; /* TMA fills no 8-bit type with NaN */
     NrOpId a = nr_gpu_sole_user(f, o->results[0]);
     if (!a || f->ops[a].opc != NR_OP_LOCAL_ALLOC || f->ops[a].nopnds != 1 || f->ops[a].block != f->body) return false;
-    const NrType *bt = &m->types[f->vals[f->ops[a].results[0]].type];
-    int32_t lay = bt->layout;
-    const NrLayout *l = &m->layouts[lay];
-    NrTmaPlan plan;
-    if (l->kind != NR_LK_SHARED || !l->nvmma || l->order[0] != rt->rank - 1 ||
-        !nr_tma_plan(l, rt->rank, rt->shape, nr_dtype_info[rt->dtype].bytes, &plan))
-        return false;
+    int32_t lay = m->types[f->vals[f->ops[a].results[0]].type].layout;
+    if (!nr_gpu_tma_fills(m, f, o, lay, nan)) return false;
     *alloc = a;
     NrValId d = o->opnds[3];
     bool conflict = false, fill = false;
