@@ -211,7 +211,14 @@ class CudaTimer:
     does: a run first, then an estimate over 5 runs, warm-up runs for about
     warmup_ms, then repetitions for about rep_ms (at least min_reps, at most
     max_reps), each preceded by writing over a 256 MB buffer so that no input
-    is left in the L2 cache; the result is the median of the repetitions."""
+    is left in the L2 cache; the result is the median of the repetitions.
+
+    interleaved(fns) times several functions side by side: repetition i runs
+    each of them once, starting from a different one each time, so that all
+    of them see the GPU in the same states.  A kernel of 10 us times at one of
+    two levels some 0.7 us apart, and which of the two most repetitions land
+    on changes from one stretch of time to the next; functions timed one
+    after the other can differ by that much with identical kernels."""
 
     FLUSH_BYTES = 256 * 1024 * 1024
 
@@ -224,38 +231,58 @@ class CudaTimer:
         self.flush_buffer = torch.empty(self.FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
 
     def __call__(self, fn, rep_ms=None, warmup_ms=None):
-        rep_ms = self.rep_ms if rep_ms is None else rep_ms
-        warmup_ms = self.warmup_ms if warmup_ms is None else warmup_ms
+        return self.interleaved([fn], rep_ms=rep_ms, warmup_ms=warmup_ms)[0]
+
+    def _estimate_ms(self, fn):
+        """One run, then the mean over 5 runs each after a flush (the flush included)."""
         torch = self.torch
-        event = torch.cuda.Event
         fn()
         torch.cuda.synchronize()
-        start, end = event(enable_timing=True), event(enable_timing=True)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         for _ in range(5):
             self.flush_buffer.zero_()
             fn()
         end.record()
         torch.cuda.synchronize()
-        estimate = max(start.elapsed_time(end) / 5, 1e-3)
-        n_warmup = max(1, int(warmup_ms / estimate))
-        n_reps = min(self.max_reps, max(self.min_reps, int(rep_ms / estimate)))
-        for _ in range(n_warmup):
-            fn()
-        starts = [event(enable_timing=True) for _ in range(n_reps)]
-        ends = [event(enable_timing=True) for _ in range(n_reps)]
-        host = []
+        return max(start.elapsed_time(end) / 5, 1e-3)
+
+    def interleaved(self, fns, rep_ms=None, warmup_ms=None):
+        """A Timing for each of fns, their repetitions interleaved; each gets
+        about rep_ms of repetitions (as many for all) and its own warm-up."""
+        rep_ms = self.rep_ms if rep_ms is None else rep_ms
+        warmup_ms = self.warmup_ms if warmup_ms is None else warmup_ms
+        fns = list(fns)
+        if not fns:
+            return []
+        torch = self.torch
+        event = torch.cuda.Event
+        estimates = [self._estimate_ms(fn) for fn in fns]
+        mean_estimate = sum(estimates) / len(estimates)
+        n_reps = min(self.max_reps, max(self.min_reps, int(rep_ms / mean_estimate)))
+        for fn, estimate in zip(fns, estimates):
+            for _ in range(max(1, int(warmup_ms / estimate))):
+                fn()
+        k = len(fns)
+        starts = [[event(enable_timing=True) for _ in range(n_reps)] for _ in fns]
+        ends = [[event(enable_timing=True) for _ in range(n_reps)] for _ in fns]
+        host = [[] for _ in fns]
         for i in range(n_reps):
-            self.flush_buffer.zero_()
-            starts[i].record()
-            t0 = time.perf_counter()
-            fn()
-            host.append(time.perf_counter() - t0)
-            ends[i].record()
+            for j in range(k):
+                f = (i + j) % k
+                self.flush_buffer.zero_()
+                starts[f][i].record()
+                t0 = time.perf_counter()
+                fns[f]()
+                host[f].append(time.perf_counter() - t0)
+                ends[f][i].record()
         torch.cuda.synchronize()
-        times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
-        return Timing(ms=statistics.median(times), p20=percentile(times, 0.2), p80=percentile(times, 0.8),
-                      reps=n_reps, host_us=statistics.median(host) * 1e6)
+        out = []
+        for f in range(k):
+            times = sorted(s.elapsed_time(e) for s, e in zip(starts[f], ends[f]))
+            out.append(Timing(ms=statistics.median(times), p20=percentile(times, 0.2), p80=percentile(times, 0.8),
+                              reps=n_reps, host_us=statistics.median(host[f]) * 1e6))
+        return out
 
 
 # --- the machine -----------------------------------------------------------------------------------

@@ -4,9 +4,10 @@ in an events file; bench/run.py starts it, watches it and writes the reports.
 For each case: make the inputs and the float64 reference once; then for each
 system (torch, Triton, Nereid, in that order) and each of its candidates,
 run once (compiling), poison the outputs with NaN, run again and check the
-outputs against the reference; time the candidates that pass (a short
-screening run each when there are several, then the fastest again in full)
-and record the fastest.  A failing check marks the system FAILED for that
+outputs against the reference; screen the candidates that pass (a short
+timing of them side by side, when there are several) and keep the fastest;
+then time the systems' kept candidates in full, side by side (each
+repetition runs every system once), and record the times.  A failing check marks the system FAILED for that
 case and nothing of it is timed.
 
 Events (one JSON object per line, appended and flushed one by one):
@@ -140,8 +141,34 @@ def check(env, fn, reference, dtype):
     return harness.max_rel_error(outputs_of(result), outputs_of(reference()))
 
 
-def run_system(env, log, case, system, candidates, reference):
-    """Check and time one system's candidates; returns the result fields."""
+def screen(env, log, case, system, passed, notes):
+    """The fastest of several passing candidates, by a short timing of them side by side (one by one when
+    that fails, so that the candidate to blame is known); None if none could be timed."""
+    for label, _, _ in passed:
+        log.write("start", id=case.id, system=system, label=label + " (timing)")
+    try:
+        timings = env.timer.interleaved([fn for _, fn, _ in passed], rep_ms=env.screen_ms,
+                                        warmup_ms=env.screen_ms / 4)
+        screened = [(t.ms, label, fn, err) for t, (label, fn, err) in zip(timings, passed)]
+    except Exception:
+        env.ensure_alive()
+        screened = []
+        for label, fn, err in passed:
+            log.write("start", id=case.id, system=system, label=label + " (timing)")
+            try:
+                screened.append((env.timer(fn, rep_ms=env.screen_ms, warmup_ms=env.screen_ms / 4).ms, label, fn, err))
+            except Exception as e:
+                env.ensure_alive()
+                notes.append(f"{label}: {harness.short_error(e)}")
+    if not screened:
+        return None
+    _, label, fn, err = min(screened, key=lambda s: s[0])
+    return label, fn, err
+
+
+def pick(env, log, case, system, candidates, reference):
+    """Check one system's candidates and pick the one to time: a dict with status FAILED and a note, or
+    with status ok, the label, fn, err and notes."""
     tol = harness.tolerance(case.dtype)
     notes, passed = [], []
     for label, fn in candidates:
@@ -158,36 +185,45 @@ def run_system(env, log, case, system, candidates, reference):
         passed.append((label, fn, err))
     if not passed:
         return dict(status="FAILED", note="; ".join(notes))
-    if len(passed) > 1:
-        screened = []
-        for label, fn, err in passed:
-            log.write("start", id=case.id, system=system, label=label + " (timing)")
-            try:
-                screened.append((env.timer(fn, rep_ms=env.screen_ms, warmup_ms=env.screen_ms / 4).ms, label, fn, err))
-            except Exception as e:
-                env.ensure_alive()
-                notes.append(f"{label}: {harness.short_error(e)}")
-        if not screened:
-            return dict(status="FAILED", note="; ".join(notes))
-        _, label, fn, err = min(screened, key=lambda s: s[0])
-    else:
-        label, fn, err = passed[0]
-    log.write("start", id=case.id, system=system, label=label + " (timing)")
+    best = screen(env, log, case, system, passed, notes) if len(passed) > 1 else passed[0]
+    if best is None:
+        return dict(status="FAILED", note="; ".join(notes))
+    label, fn, err = best
+    return dict(status="ok", label=label, fn=fn, err=err, notes=notes)
+
+
+def time_picked(env, log, case, picked):
+    """Time the picked candidates of the systems side by side; their result fields, by system."""
+    for system, p in picked.items():
+        log.write("start", id=case.id, system=system, label=p["label"] + " (timing)")
     try:
-        t = env.timer(fn)
+        timings = env.timer.interleaved([p["fn"] for p in picked.values()])
     except Exception as e:
         env.ensure_alive()
-        return dict(status="FAILED", label=label, note=f"{label}: timing: {harness.short_error(e)}")
-    if t.host_us > t.ms * 1e3:
-        # Timed alone (after a flush) the GPU waits for no one, but back to
-        # back such calls would be bound by the host.
-        notes.append(f"one call takes {t.host_us:.0f} us on the host, more than on the GPU")
-    return dict(status="ok", ms=t.ms, p20=t.p20, p80=t.p80, reps=t.reps, host_us=t.host_us, label=label,
-                err=err, note="; ".join(notes))
+        if len(picked) == 1:
+            (system, p), = picked.items()
+            return {system: dict(status="FAILED", label=p["label"],
+                                 note=f"{p['label']}: timing: {harness.short_error(e)}")}
+        # Alone, one by one: the one that fails is then known.
+        out = {}
+        for system, p in picked.items():
+            out.update(time_picked(env, log, case, {system: p}))
+        return out
+    out = {}
+    for (system, p), t in zip(picked.items(), timings):
+        notes = list(p["notes"])
+        if t.host_us > t.ms * 1e3:
+            # Timed alone (after a flush) the GPU waits for no one, but back to
+            # back such calls would be bound by the host.
+            notes.append(f"one call takes {t.host_us:.0f} us on the host, more than on the GPU")
+        out[system] = dict(status="ok", ms=t.ms, p20=t.p20, p80=t.p80, reps=t.reps, host_us=t.host_us,
+                           label=p["label"], err=p["err"], note="; ".join(notes))
+    return out
 
 
 def run_case(env, log, wl, case, systems):
-    """Run the given systems on one case and log their results."""
+    """Run the given systems on one case and log their results: each system's candidates are checked
+    and screened in turn, then the picked ones are timed together."""
     try:
         prepared = wl.prepare(case, env)
     except Exception as e:
@@ -196,6 +232,12 @@ def run_case(env, log, wl, case, systems):
             log.write("result", id=case.id, system=system, status="FAILED",
                       note=f"preparing the inputs: {harness.short_error(e)}")
         return
+
+    def record(system, fields):
+        log.write("result", id=case.id, system=system, **fields)
+        print(f"  {system:<7} {describe(case, fields)}", flush=True)
+
+    picked = {}
     for system in systems:
         if system not in wl.systems:
             log.write("result", id=case.id, system=system, status="skipped", note=wl.skip_note)
@@ -206,14 +248,19 @@ def run_case(env, log, wl, case, systems):
                       note=prepared.notes.get(system, "no implementation"))
             continue
         try:
-            fields = run_system(env, log, case, system, candidates, prepared.reference)
+            outcome = pick(env, log, case, system, candidates, prepared.reference)
         except ContextLost as e:
             log.write("result", id=case.id, system=system, status="FAILED",
                       note=f"the CUDA context was lost (a fault): {e}")
             raise
-        log.write("result", id=case.id, system=system, **fields)
-        print(f"  {system:<7} {describe(case, fields)}", flush=True)
-    del prepared
+        if outcome["status"] == "ok":
+            picked[system] = outcome
+        else:
+            record(system, outcome)
+    if picked:
+        for system, fields in time_picked(env, log, case, picked).items():
+            record(system, fields)
+    del prepared, picked
     env.release()
 
 

@@ -440,6 +440,23 @@ def test_launch_kernel(rng):
 
 # --- the workloads themselves, with torch on the CPU ------------------------------------------------
 
+class HostTimer:
+    """CudaTimer's interface on the host clock: three runs, the middle one."""
+
+    def __call__(self, fn, rep_ms=None, warmup_ms=None):
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        times.sort()
+        return harness.Timing(ms=times[1] * 1e3, p20=times[0] * 1e3, p80=times[2] * 1e3, reps=3,
+                              host_us=times[1] * 1e6)
+
+    def interleaved(self, fns, rep_ms=None, warmup_ms=None):
+        return [self(fn) for fn in fns]
+
+
 class CpuEnv:
     """The worker's environment with torch on the CPU and Nereid on the interpreter."""
 
@@ -450,15 +467,7 @@ class CpuEnv:
         self.screen_ms = 1.0
         self.kernels = harness.KernelFiles()
 
-    def timer(self, fn, rep_ms=None, warmup_ms=None):
-        times = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        times.sort()
-        return harness.Timing(ms=times[1] * 1e3, p20=times[0] * 1e3, p80=times[2] * 1e3, reps=3,
-                              host_us=times[1] * 1e6)
+        self.timer = HostTimer()
 
     def sync(self):
         pass
@@ -564,6 +573,31 @@ def test_cuda_timer_times_the_function_alone_after_flushing_the_cache():
     assert len(calls) == 1 + 5 + 9 + t.reps  # first run, estimate, warm-up (1 ms / 0.1 ms), repetitions
     t = timer(fn, rep_ms=1.0, warmup_ms=0.0)
     assert t.reps == timer.min_reps
+
+
+def test_cuda_timer_interleaves_the_functions_it_compares():
+    """Repetition i runs every function once, starting from a different one each time, each after a
+    flush and between its own events; each function gets its own median."""
+    order = []
+
+    def make(name, us):
+        def fn():
+            order.append(name)
+            FakeClock.now += us * 1e-3
+        return fn
+
+    FakeBuffer.zeroed = 0
+    timer = harness.CudaTimer(FakeTorch, warmup_ms=0.0, rep_ms=3.0)
+    ta, tb, tc = timer.interleaved([make("a", 10), make("b", 20), make("c", 40)])
+    assert ta.ms == pytest.approx(0.010) and tb.ms == pytest.approx(0.020) and tc.ms == pytest.approx(0.040)
+    n = ta.reps
+    assert tb.reps == tc.reps == n and 10 <= n <= 30  # 3 ms over estimates of about 0.11, 0.11 and 0.13 ms
+    assert FakeBuffer.zeroed == 3 * 5 + 3 * n
+    timed = order[-3 * n:]
+    rounds = [timed[3 * i:3 * i + 3] for i in range(n)]
+    assert all(sorted(r) == ["a", "b", "c"] for r in rounds)
+    assert [r[0] for r in rounds[:3]] == ["a", "b", "c"]  # a different one first in each repetition
+    assert timer.interleaved([]) == []
 
 
 @pytest.fixture
