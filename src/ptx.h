@@ -176,6 +176,8 @@ typedef struct NrPtx {
     int32_t tid_raw;           /* %tid.x itself (prologue) */
     int ws_warps;              /* warps of the producer warpgroup a warp_specialize adds (0: none) */
     int bar_threads;           /* threads a barrier counts after the producer split (0: all) */
+    bool bulk_reads;           /* a TMA store's bulk group may still be reading its buffer: the next
+                                * barrier (or the end, or a call) waits for it first */
     int32_t thread0;           /* .pred tid == 0 (prologue), 0 until needed */
     int32_t warp0;             /* .pred warp 0, warp-uniform (prologue), 0 until needed */
     int maxnreg;                /* .maxnreg of the entry (NrGpuOptions.maxnreg), 0: none */
@@ -435,6 +437,7 @@ int64_t nr_ptx_op_scratch(NrModule *m, NrFunc *f, NrOpId op, int num_warps, NrAr
 bool nr_ptx_shape_map(const NrModule *m, const NrOp *op, const NrType *rt, const NrType *at, NrFlatMap *f);
 /* A barrier over the whole program. */
 void nr_ptx_bar(NrPtx *p);
+void nr_ptx_bulk_wait(NrPtx *p);
 /* Elements of a dtype in shared memory: bytes (i1: 1). */
 int nr_ptx_smem_es(NrDtype dt);
 /* st.shared / ld.shared of one element of dtype dt at a .b32 address. */

@@ -674,9 +674,34 @@ int64_t nr_ptx_scratch_off(NrPtx *p, NrOpId op) {
     return p->scratch_base;
 }
 
+/* A TMA store leaves its bulk group reading the buffer; the buffer may be
+ * written again only after a barrier, so every thread waits for its own
+ * groups (none but the one that issued the copies has any) in front of the
+ * next barrier, not right after the copies: the epilogue's store overlaps
+ * what comes before that barrier, in a persistent kernel the next tile's
+ * main loop.  A kernel's end and a call wait as well. */
+void nr_ptx_bulk_wait(NrPtx *p) {
+    if (!p->bulk_reads) return;
+    nr_ptx_emit(p, "cp.async.bulk.wait_group.read 0;");
+    p->bulk_reads = false;
+}
+
+/* Whether block b (or a region nested in it) stores by TMA. */
+static bool stores_by_tma(const NrFunc *f, NrBlockId b, int depth) {
+    if (depth > 200) return true;
+    NR_FOR_OPS(f, b, o) {
+        const NrOp *op = &f->ops[o];
+        if (op->opc == NR_OP_TMA_STORE) return true;
+        for (int r = 0; r < op->nregions; r++)
+            if (stores_by_tma(f, op->regions[r], depth + 1)) return true;
+    }
+    return false;
+}
+
 /* After a warp_specialize split the producer warps have left: a barrier
  * of the others is named barrier 1 with their count. */
 void nr_ptx_bar(NrPtx *p) {
+    nr_ptx_bulk_wait(p);
     if (p->bar_threads) nr_ptx_emit(p, "bar.sync 1, %d;", p->bar_threads);
     else nr_ptx_emit(p, "bar.sync 0;");
 }
@@ -858,6 +883,7 @@ static bool op_call(NrPtx *p, NrOpId op) {
     }
     const NrOp *o = O(p, op);
     NrPtxBuf args = {0};
+    nr_ptx_bulk_wait(p);
     nr_ptx_emit(p, "{");
     int k = 0;
     for (int i = 0; i < o->nopnds; i++) {
@@ -1042,7 +1068,11 @@ static bool op_for(NrPtx *p, NrOpId op, int depth) {
     nr_ptx_emit(p, "$L%d:", top);
     NrPv stop = nr_ptx_inreg(p, nr_pb_setp(p, NR_PC_GE, t, iv, ub));
     nr_ptx_emit(p, "@%s bra.uni $L%d;", nr_ptx_reg(p, stop.r), end);
+    /* A store of the body may be reading in the next iteration, and after the loop. */
+    bool stores = stores_by_tma(p->f, o->regions[0], 0), reads = p->bulk_reads;
+    p->bulk_reads |= stores;
     NrOpId term = emit_block(p, o->regions[0], depth + 1);
+    p->bulk_reads |= stores || reads;
     if (!check_term(p, term, NR_OP_YIELD, nc)) return false;
     if (term) copy_vals(p, body->args + 1, O(p, term)->opnds, nc);
     /* iv + step, checked for leaving the type's range: with a constant
@@ -1101,7 +1131,9 @@ static bool op_if(NrPtx *p, NrOpId op, int depth) {
     def_regs(p, o->results, o->nresults);
     NrPv c = nr_ptx_val(p, opd(p, op, 0))->e[0];
     int els = nr_ptx_label(p), end = nr_ptx_label(p);
+    bool entry = p->bulk_reads, after = false;
     for (int r = 0; r < 2; r++) {
+        p->bulk_reads = entry; /* each branch starts from what came before */
         if (r == 0) {
             if (c.r) nr_ptx_emit(p, "@!%s bra.uni $L%d;", nr_ptx_reg(p, c.r), els);
             else if (!c.c) nr_ptx_emit(p, "bra.uni $L%d;", els);
@@ -1112,8 +1144,10 @@ static bool op_if(NrPtx *p, NrOpId op, int depth) {
         NrOpId term = emit_block(p, o->regions[r], depth + 1);
         if (!check_term(p, term, NR_OP_YIELD, o->nresults)) return false;
         if (term) copy_vals(p, o->results, O(p, term)->opnds, o->nresults);
+        after |= p->bulk_reads;
     }
     nr_ptx_emit(p, "$L%d:", end);
+    p->bulk_reads = after;
     return true;
 }
 
@@ -1138,8 +1172,11 @@ static bool op_while(NrPtx *p, NrOpId op, int depth) {
     }
     copy_vals(p, before->args, o->opnds, o->nopnds);
     int top = nr_ptx_label(p), end = nr_ptx_label(p);
+    bool stores = stores_by_tma(p->f, o->regions[0], 0) || stores_by_tma(p->f, o->regions[1], 0);
+    p->bulk_reads |= stores;
     nr_ptx_emit(p, "$L%d:", top);
     NrOpId cond = emit_block(p, o->regions[0], depth + 1);
+    bool reads = p->bulk_reads; /* what the exit leaves */
     if (!check_term(p, cond, NR_OP_CONDITION, o->nresults + 1)) return false;
     NrPv c = nr_ptx_val(p, O(p, cond)->opnds[0])->e[0];
     if (c.r) c = nr_pb_mov(p, c); /* the copy below may not clobber it */
@@ -1151,6 +1188,7 @@ static bool op_while(NrPtx *p, NrOpId op, int depth) {
     if (y) copy_vals(p, before->args, O(p, y)->opnds, o->nopnds);
     nr_ptx_emit(p, "bra.uni $L%d;", top);
     nr_ptx_emit(p, "$L%d:", end);
+    p->bulk_reads = reads || stores;
     return true;
 }
 
@@ -1298,6 +1336,7 @@ static NrOpId emit_block(NrPtx *p, NrBlockId b, int depth) {
                         abi_store(p, "nr_ret", abi_place(&off, kind_class((NrPk)x->e[j].k)), x->e[j]);
                 }
             }
+            nr_ptx_bulk_wait(p); /* the buffer lives until the program ends */
             /* The body's last return is the function's end. */
             if (b != p->f->body || O(p, o)->next) nr_ptx_emit(p, "ret;");
             return o;
@@ -1569,8 +1608,11 @@ static bool op_warp_specialize(NrPtx *p, NrOpId op, int depth) {
     if (regs) nr_ptx_emit(p, "setmaxnreg.dec.sync.aligned.u32 %lld;", (long long)regs);
     NrPv rest = nr_ptx_inreg(p, nr_pb_setp(p, NR_PC_GE, NR_PT_U32, raw, nr_pv_i32(nc + 32)));
     nr_ptx_emit(p, "@%s ret;", nr_ptx_reg(p, rest.r));
+    bool reads = p->bulk_reads; /* the consumers' own, kept across the producer's branch */
     NrOpId term = emit_block(p, o->regions[0], depth + 1);
     if (!check_term(p, term, NR_OP_YIELD, 0)) return false;
+    nr_ptx_bulk_wait(p);
+    p->bulk_reads = reads;
     nr_ptx_emit(p, "ret;");
     nr_ptx_emit(p, "$L%d:", cons);
     if (cregs) nr_ptx_emit(p, "setmaxnreg.inc.sync.aligned.u32 %lld;", (long long)cregs);

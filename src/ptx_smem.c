@@ -891,8 +891,9 @@ static void box_coords(NrPtx *p, NrOpId op, int first, const NrTmaPlan *pl, int6
 
 /* Every thread's generic-proxy writes of the buffer are made visible to
  * the async proxy (fence.proxy.async) and the program synchronizes; one
- * elected thread then copies it box by box and waits until TMA has read
- * it, so that the buffer may be reused after the next barrier. */
+ * elected thread then copies it box by box as one bulk group, which the
+ * emitter waits for (until TMA has read the buffer) in front of the next
+ * barrier, so that the buffer may be reused after that barrier. */
 bool nr_ptx_op_tma_store(NrPtx *p, NrOpId op) {
     if (!need_sm90(p, "tma_store")) return false;
     const NrOp *o = &p->f->ops[op];
@@ -919,7 +920,7 @@ bool nr_ptx_op_tma_store(NrPtx *p, NrOpId op) {
                     nr_ptx_reg(p, t0.r), pl.rank, nr_ptx_reg(p, map.r), coords, srcs);
     }
     nr_ptx_emit(p, "@%s cp.async.bulk.commit_group;", nr_ptx_reg(p, t0.r));
-    nr_ptx_emit(p, "@%s cp.async.bulk.wait_group.read 0;", nr_ptx_reg(p, t0.r));
+    p->bulk_reads = true; /* waited for in front of the next barrier (nr_ptx_bulk_wait) */
     return true;
 }
 

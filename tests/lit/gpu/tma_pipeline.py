@@ -175,7 +175,9 @@ def desc_out(a_desc, c_desc, K, BK: tl.constexpr):
 # STOREPTX:    cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], [{{%r[0-9]+}}];
 # STOREPTX:    cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], [{{%r[0-9]+}}+16384];
 # STOREPTX:    cp.async.bulk.commit_group;
-# STOREPTX-NEXT: cp.async.bulk.wait_group.read 0;
+# STOREPTX-NEXT: bra.uni
+# STOREPTX:    cp.async.bulk.wait_group.read 0;
+# STOREPTX-NEXT: ret;
 
 # PLAINST-NOT: tma_store
 # PLAINST:     store

@@ -11,6 +11,7 @@
 # RUN: nereid ptx %s -k ws_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90a --num-warps 8 --num-stages 3 | filecheck %s --check-prefix=PTX
 # RUN: nereid ir %s -k ws_mm -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp16:16, i32, i32, i32:16, 128, 128, 64' --arch sm_90 --num-warps 4 --num-stages 3 --after gpu-barriers | filecheck %s --check-prefix=SM90
 # RUN: nereid ir %s -k persistent -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 256]>, tensordesc<fp16[128, 256]>, i32, i32, i32:16, 128, 256, 64, 132' --arch sm_90a --num-warps 8 --num-stages 4 --verify-each --after gpu-barriers | filecheck %s --check-prefix=PERS
+# RUN: nereid ptx %s -k persistent -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 256]>, tensordesc<fp16[128, 256]>, i32, i32, i32:16, 128, 256, 64, 132' --arch sm_90a --num-warps 8 --num-stages 4 | filecheck %s --check-prefix=PERSPTX
 # RUN: nereid ir %s -k stores_first -s 'tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, *fp32:16, i32:16, 128, 128, 64' --arch sm_90a --num-warps 4 --num-stages 3 --after gpu-barriers | filecheck %s --check-prefix=PREFIX
 import triton
 import triton.language as tl
@@ -174,3 +175,16 @@ def persistent(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constex
 # PERS:      yield [[ROUT]], [[PHOUT]]
 # PERS-NEXT: }
 # PERS:      mbarrier_inval
+
+# The epilogue's TMA store is waited for (until read) in front of the next
+# tile's epilogue barrier, not right after its copies: it overlaps the next
+# tile's main loop.  The program waits again before it ends.
+# PERSPTX:      wgmma.wait_group.sync.aligned 0;
+# PERSPTX:      cp.async.bulk.wait_group.read 0;
+# PERSPTX-NEXT: bar.sync 1, 256;
+# PERSPTX:      stmatrix
+# PERSPTX:      cp.async.bulk.commit_group;
+# PERSPTX-NEXT: bra.uni
+# PERSPTX:      cp.async.bulk.wait_group.read 0;
+# PERSPTX-NEXT: bar.sync 1, 256;
+# PERSPTX-NEXT: mbarrier.inval
