@@ -7,8 +7,8 @@ run once (compiling), poison the outputs with NaN, run again and check the
 outputs against the reference; screen the candidates that pass (a short
 timing of them side by side, when there are several) and keep the fastest;
 then time the systems' kept candidates in full, side by side (each
-repetition runs every system once), and record the times.  A failing check marks the system FAILED for that
-case and nothing of it is timed.
+repetition runs every system once), and record the times.  A failing check
+marks the system FAILED for that case and nothing of it is timed.
 
 Events (one JSON object per line, appended and flushed one by one):
   machine  what the numbers depend on (GPU, driver, versions)
