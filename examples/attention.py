@@ -170,6 +170,32 @@ def attn_fwd_desc_kernel(q_desc, k_desc, v_desc, o_desc, m_ptr, L, qk_scale,
     o_desc.store([bh * L + start_m, 0], o.to(o_desc.dtype))
 
 
+@triton.jit
+def attn_fwd_persistent_kernel(q_desc, k_desc, v_desc, o_desc, m_ptr, L, BH, qk_scale,
+                               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                               NUM_PROGRAMS: tl.constexpr):
+    # attn_fwd_desc_kernel without the causal mask, persistent: NUM_PROGRAMS
+    # programs walk the BH * (L // BLOCK_M) tiles (a head's query blocks one
+    # after another), and the tile loop is warp-specialized: on sm_90a a
+    # producer warpgroup loads every tile's K and V, the next tile's while
+    # the program's warps run this one's epilogue.
+    blocks = L // BLOCK_M
+    offs_n = tl.arange(0, BLOCK_N)
+    for tile in tl.range(tl.program_id(0), blocks * BH, NUM_PROGRAMS, warp_specialize=True):
+        bh = tile // blocks
+        start_m = (tile % blocks) * BLOCK_M
+        rows = start_m + tl.arange(0, BLOCK_M)
+        q = q_desc.load([bh * L + start_m, 0])
+        m_i = tl.full((BLOCK_M,), -float("inf"), tl.float32)
+        l_i = tl.zeros((BLOCK_M,), tl.float32)
+        acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+        acc, m_i, l_i = _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, bh * L, 0, L, rows, offs_n,
+                                             qk_scale, BLOCK_N, False, False)
+        o = acc / l_i[:, None]
+        tl.store(m_ptr + bh * L + rows, m_i + tl.log2(l_i))
+        o_desc.store([bh * L + start_m, 0], o.to(o_desc.dtype))
+
+
 # --- backward ---------------------------------------------------------------------------------------
 
 @triton.jit
@@ -388,6 +414,11 @@ def _is_torch(x):
     return type(x).__module__.startswith("torch")
 
 
+def _sm_count(x):
+    import torch
+    return torch.cuda.get_device_properties(x.device).multi_processor_count
+
+
 def _check(q, k, v):
     if q.ndim != 4 or k.shape != q.shape or v.shape != q.shape:
         raise ValueError(f"q, k and v must be (B, H, L, D) of one shape, got {q.shape}, {k.shape}, {v.shape}")
@@ -396,7 +427,8 @@ def _check(q, k, v):
         raise ValueError(f"head dim must be a power of two from 16, got {d}")
 
 
-def attention_forward(q, k, v, causal=False, sm_scale=None, config=None, descriptors=False, warp_specialize=False):
+def attention_forward(q, k, v, causal=False, sm_scale=None, config=None, descriptors=False, warp_specialize=False,
+                      persistent=False, programs=None):
     """(O, M) for q, k, v of shape (B, H, L, D): torch CUDA tensors or numpy arrays
     (run on the interpreter).  M is the (B, H, L) fp32 log-sum-exp of each row's
     scores in base-2 units, which attention_backward takes.  fp8 e4m3 inputs give
@@ -404,7 +436,10 @@ def attention_forward(q, k, v, causal=False, sm_scale=None, config=None, descrip
     read and write through host tensor descriptors (attn_fwd_desc_kernel: TMA on
     Hopper), for contiguous fp16/bf16 inputs with L a multiple of both blocks;
     warp_specialize: with descriptors, a producer warpgroup loads K and V (on
-    sm_90a; with 8 warps the two warpgroups then take turns at the tensor cores)."""
+    sm_90a; with 8 warps the two warpgroups then take turns at the tensor cores).
+    persistent (with descriptors, not causal): attn_fwd_persistent_kernel on
+    `programs` programs (default: one per SM on a GPU, 4 on the interpreter),
+    its tile loop warp-specialized."""
     from arrays import empty, float32, strides
     _check(q, k, v)
     B, H, L, D = q.shape
@@ -416,6 +451,8 @@ def attention_forward(q, k, v, causal=False, sm_scale=None, config=None, descrip
     o = empty(q, q.shape, _fp16(q) if _is_fp8(q) else None)
     m = empty(q, (B, H, L), float32(q))
     sq, sk, sv, so = strides(q), strides(k), strides(v), strides(o)
+    if (persistent or programs is not None) and not (descriptors and persistent):
+        raise ValueError("programs and persistent are options of the descriptor forward, together")
     if descriptors:
         dense = (H * L * D, L * D, D, 1)
         if _is_fp8(q) or any(s != dense for s in (sq, sk, sv)) or L % block_m or L % block_n:
@@ -423,6 +460,17 @@ def attention_forward(q, k, v, causal=False, sm_scale=None, config=None, descrip
         rows = B * H * L
         qd, od = (TensorDescriptor(x, [rows, D], [D, 1], [block_m, D]) for x in (q, o))
         kd, vd = (TensorDescriptor(x, [rows, D], [D, 1], [block_n, D]) for x in (k, v))
+        if persistent:
+            if causal:
+                raise ValueError("the persistent forward has no causal mask")
+            tiles = B * H * (L // block_m)
+            if programs is None:
+                programs = _sm_count(q) if _is_torch(q) and q.is_cuda else 4
+            programs = max(1, min(programs, tiles))
+            attn_fwd_persistent_kernel[(programs,)](qd, kd, vd, od, m, L, B * H, sm_scale * LOG2E, HEAD_DIM=D,
+                                                    BLOCK_M=block_m, BLOCK_N=block_n, NUM_PROGRAMS=programs,
+                                                    num_warps=warps, num_stages=stages)
+            return o, m
         attn_fwd_desc_kernel[(L // block_m, B * H)](qd, kd, vd, od, m, L, sm_scale * LOG2E, HEAD_DIM=D,
                                                      BLOCK_M=block_m, BLOCK_N=block_n, CAUSAL=bool(causal),
                                                      WS=bool(warp_specialize), num_warps=warps, num_stages=stages)

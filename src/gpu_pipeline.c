@@ -1092,29 +1092,65 @@ static bool ws_clonable(const Pipe *p, NrOpId outer, NrValId v, int depth) {
     return true;
 }
 
+/* The op of block `in` that is or holds op o (NR_NONE: none). */
+static NrOpId op_in_block(const NrFunc *f, NrOpId o, NrBlockId in) {
+    for (int depth = 0; o && depth < 1000; depth++) {
+        if (f->ops[o].block == in) return o;
+        o = f->blocks[f->ops[o].block].parent;
+    }
+    return NR_NONE;
+}
+
 /* Shared memory the ops of a persistent loop's body (outer) beside the
  * inner loop hold while the ring is live: their buffers and the
  * epilogue's TMA store tiles (added later by gpu-tma-stores), and the
- * largest scratch. */
+ * largest scratch.  The buffers the inner loop reads are other_smem's; the
+ * room of those that no op after the inner loop reads (attention's Q) is
+ * the epilogue's to reuse (gpu-smem reuses it), so what comes after the
+ * inner loop counts only beyond it. */
 static int64_t ws_outer_smem(const Pipe *p, NrOpId outer) {
     NrFunc *f = p->f;
-    int64_t allocs = 0, scratch = 0;
+    NrBlockId ob = f->ops[outer].regions[0];
+    int64_t before = 0, after = 0, freed = 0, scratch_before = 0, scratch_after = 0;
     for (NrOpId o = 1; o < f->nops; o++) {
         const NrOp *op = &f->ops[o];
         if (op->dead || !op->block || o == p->loop || block_inside(p, op->block) || !nested_in(f, outer, op->block))
             continue;
-        if (op->opc == NR_OP_LOCAL_ALLOC) allocs += alloc_bytes(p, op->results[0]) + 1024;
-        if (op->opc == NR_OP_STORE && op->nopnds >= 5) allocs += alloc_bytes(p, op->opnds[1]) + 1024;
-        int64_t b = nr_gpu_scratch_bytes(f, o);
-        if (b > scratch) scratch = b;
+        bool late = nr_gpu_comes_before(f, p->loop, op_in_block(f, o, ob));
+        int64_t bytes = 0;
+        if (op->opc == NR_OP_LOCAL_ALLOC) {
+            bytes = alloc_bytes(p, op->results[0]) + 1024;
+            if (!late && read_inside(p, op->results[0])) {
+                bool read_after = false;
+                for (NrOpId u = 1; u < f->nops && !read_after; u++) {
+                    const NrOp *uo = &f->ops[u];
+                    if (uo->dead || !uo->block || !nested_in(f, outer, uo->block) || !nr_op_reads(f, u, op->results[0]))
+                        continue;
+                    read_after = nr_gpu_comes_before(f, p->loop, op_in_block(f, u, ob));
+                }
+                if (!read_after) freed += bytes;
+                continue;
+            }
+        }
+        if (op->opc == NR_OP_STORE && op->nopnds >= 5) bytes = alloc_bytes(p, op->opnds[1]) + 1024;
+        int64_t sb = nr_gpu_scratch_bytes(f, o);
+        if (late) {
+            after += bytes;
+            if (sb > scratch_after) scratch_after = sb;
+        } else {
+            before += bytes;
+            if (sb > scratch_before) scratch_before = sb;
+        }
     }
-    return allocs + scratch;
+    int64_t late_need = after + scratch_after - freed;
+    if (late_need < scratch_before) late_need = scratch_before;
+    return before + (late_need > 0 ? late_need : 0);
 }
 
 /* A loop of tl.range(warp_specialize=True) is split between a producer
  * warpgroup and the program's warps where: the target is sm_90a; its one
  * warp_group_dot may run asynchronously (wg), or its two dots are a chain
- * (attention: wg the second, chain set; not in a persistent loop); every
+ * (attention: wg the second, d1 the first); every
  * tile it stages comes by TMA; the program has one or two warpgroups and
  * calls no function; and the split comes in the kernel's own body, with
  * only ws_prefix_op ops (or ws_staged_tile allocs) before it.  The split
@@ -1123,7 +1159,7 @@ static int64_t ws_outer_smem(const Pipe *p, NrOpId outer) {
  * whose bounds and copy coordinates the producer can compute again from
  * the two induction variables (ws_clonable).  Elsewhere the hint is a
  * no-op. */
-static bool ws_wanted(Pipe *p, const Cand *cands, int nc, NrOpId wg, bool chain) {
+static bool ws_wanted(Pipe *p, const Cand *cands, int nc, NrOpId wg) {
     NrFunc *f = p->f;
     const NrAttr *a = nr_op_attr(f, p->loop, NR_A_WARP_SPECIALIZE);
     int nw = nr_gpu_num_warps(p->m);
@@ -1135,7 +1171,6 @@ static bool ws_wanted(Pipe *p, const Cand *cands, int nc, NrOpId wg, bool chain)
     }
     if (!a || !a->v.i || !wg || !p->m->sm_a || !f->is_kernel || f->ops[split].block != f->body || (nw != 4 && nw != 8))
         return false;
-    if (chain && outer) return false;
     for (int k = 0; k < nc; k++)
         if (!cands[k].tma || cands[k].arg >= 0) return false;
     for (NrOpId o = f->blocks[f->body].first; o && o != split; o = f->ops[o].next)
@@ -1156,7 +1191,7 @@ static bool ws_wanted(Pipe *p, const Cand *cands, int nc, NrOpId wg, bool chain)
             for (int i = 4; i < f->ops[cands[k].load].nopnds; i++)
                 if (!ws_clonable(p, outer, f->ops[cands[k].load].opnds[i], 0)) return false;
         /* the ring stays live through the epilogue */
-        int64_t room = smem_limit(nr_gpu_sm(p->m)) - other_smem(p, cands, nc) - ws_outer_smem(p, outer) - 4096;
+        int64_t room = smem_limit(nr_gpu_sm(p->m)) - other_smem(p, cands, nc) - ws_outer_smem(p, outer) - 1024;
         int64_t stage = stage_bytes(p, cands, nc);
         int S = p->stages;
         while (S > 2 && S * stage > room) S--;
@@ -1338,15 +1373,26 @@ static void ws_pingpong(Pipe *p, NrOpId d1, NrOpId d2, NrValId tb, NrTypeId view
     NrFunc *f = p->f;
     NrModule *m = p->m;
     NrTypeId i32 = nr_type_scalar(m, NR_DT_I32);
-    NrBuilder pre = nr_builder_before(f, p->loop);
+    NrOpId first = p->outer ? p->outer : p->loop;
+    NrBuilder pre = nr_builder_before(f, first);
     pre.loc = f->ops[p->loop].loc;
     NrValId wg = nr_build1(&pre, NR_OP_WARPGROUP_ID, i32, 0, NULL);
     NrValId ow[2] = {consts[0], wg};
     NrValId other = nr_build1(&pre, NR_OP_SUB, i32, 2, ow);
     NrValId mine_b = bar_at(&pre, tb, view, wg), other_b = bar_at(&pre, tb, view, other);
-    NrValId first[2] = {other_b, compare(p, &pre, "eq", wg, consts[0])};
-    nr_build(&pre, NR_OP_MBARRIER_ARRIVE, 2, first, 0, NULL, 0);
+    NrValId first_turn[2] = {other_b, compare(p, &pre, "eq", wg, consts[0])};
+    nr_build(&pre, NR_OP_MBARRIER_ARRIVE, 2, first_turn, 0, NULL, 0);
     NrValId init = consts[2];
+    if (p->outer) {
+        /* the tile loop carries the parity of the next turn */
+        NrOpId inner = p->loop;
+        p->loop = p->outer;
+        widen_loop(p, 1, &consts[2]);
+        p->outer = p->loop;
+        p->loop = inner;
+        NrBlockId ob = f->ops[p->outer].regions[0];
+        init = f->blocks[ob].args[f->blocks[ob].nargs - 1];
+    }
     widen_loop(p, 1, &init);
     NrBlockId body = f->ops[p->loop].regions[0];
     NrValId t = f->blocks[body].args[f->blocks[body].nargs - 1];
@@ -1376,8 +1422,23 @@ static void ws_pingpong(Pipe *p, NrOpId d1, NrOpId d2, NrValId tb, NrTypeId view
     /* the last P V ends a turn too: warpgroup 1 waits for warpgroup 0's */
     NrBuilder post = nr_builder_after(f, p->loop);
     post.loc = pre.loc;
-    NrValId last[2] = {other_b, NR_NONE};
+    if (!p->outer) {
+        NrValId last[2] = {other_b, NR_NONE};
+        nr_build(&post, NR_OP_MBARRIER_ARRIVE, 2, last, 0, NULL, 0);
+        return;
+    }
+    /* In a tile loop, a tile whose key loop ran passes its last turn on,
+     * and the next tile's first turn is the phase after the last one
+     * waited for: the loop's parity flipped.  A tile with no keys passes
+     * nothing (neither warpgroup waited), and the parity stays. */
+    NrValId ran = compare(p, &post, "lt", f->ops[p->loop].opnds[0], f->ops[p->loop].opnds[1]);
+    NrValId last[2] = {other_b, ran};
     nr_build(&post, NR_OP_MBARRIER_ARRIVE, 2, last, 0, NULL, 0);
+    NrValId tf[2] = {f->ops[p->loop].results[f->ops[p->loop].nresults - 1], consts[0]};
+    NrValId flipped = nr_build1(&post, NR_OP_XOR, i32, 2, tf);
+    NrValId sel[3] = {ran, flipped, init};
+    NrValId next = nr_build1(&post, NR_OP_SELECT, i32, 3, sel);
+    yield_also(p, f->ops[p->outer].regions[0], 1, &next);
 }
 
 static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg, NrOpId d1) {
@@ -1529,7 +1590,7 @@ static void pipeline_loop(Pipe *p) {
      * else they run S - 2 ahead in S buffers. */
     NrOpId wg = async_dot(p, cands, nc), d1 = NR_NONE;
     NrOpId chain = wg ? NR_NONE : chain_async_dot(p, cands, nc, &d1);
-    if (ws_wanted(p, cands, nc, wg ? wg : chain, chain != NR_NONE)) {
+    if (ws_wanted(p, cands, nc, wg ? wg : chain)) {
         ws_loop(p, cands, nc, wg ? wg : chain, d1);
         return;
     }

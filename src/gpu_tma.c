@@ -134,11 +134,11 @@ static void erase_unused(NrFunc *f, NrValId v, int depth) {
  * split qualify: the ops in front of it run on the producer's warps too,
  * which would issue the copy a second time (gpu-pipeline sinks the
  * consumers' one-off loads past it). */
-static bool tma_load_ok(NrModule *m, NrFunc *f, NrOpId op, NrOpId *alloc, bool *nan) {
+static bool tma_load_ok(NrModule *m, NrFunc *f, NrOpId op, NrBlockId blk, NrOpId *alloc, bool *nan) {
     const NrOp *o = &f->ops[op];
-    if (o->block != f->body || o->nresults != 1) return false;
+    if (o->block != blk || o->nresults != 1) return false;
     NrOpId a = nr_gpu_sole_user(f, o->results[0]);
-    if (!a || f->ops[a].opc != NR_OP_LOCAL_ALLOC || f->ops[a].nopnds != 1 || f->ops[a].block != f->body) return false;
+    if (!a || f->ops[a].opc != NR_OP_LOCAL_ALLOC || f->ops[a].nopnds != 1 || f->ops[a].block != blk) return false;
     int32_t lay = m->types[f->vals[f->ops[a].results[0]].type].layout;
     if (!nr_gpu_tma_fills(m, f, o, lay, nan)) return false;
     *alloc = a;
@@ -150,21 +150,40 @@ static bool tma_load_ok(NrModule *m, NrFunc *f, NrOpId op, NrOpId *alloc, bool *
     return tensormap_args(f) < NR_MAX_TMAPS;
 }
 
-static void tma_load(NrModule *m, NrFunc *f, NrOpId op, NrOpId alloc, bool nan) {
+static void tma_load(NrModule *m, NrFunc *f, NrOpId op, NrOpId alloc, bool nan, NrOpId loop) {
     const NrOp *o = &f->ops[op];
     int rank = o->nopnds - 4;
     NrTypeId i32 = nr_type_scalar(m, NR_DT_I32), i64 = nr_type_scalar(m, NR_DT_I64);
+    NrBlockId blk = o->block;
+    /* the mbarrier and the tensor map in front of the loop, if any */
+    NrBuilder pre = nr_builder_before(f, loop ? loop : op);
+    pre.loc = o->loc;
     NrBuilder b = nr_builder_before(f, op);
     b.loc = o->loc;
     /* the mbarrier: one, of one arrival (the issuing thread's expect) */
     NrTypeId view;
-    NrValId bars = nr_gpu_alloc_mbarriers(m, f, &b, 1, 1, &view);
-    NrValId zero = nr_build_const_int(&b, i32, 0);
+    NrValId bars = nr_gpu_alloc_mbarriers(m, f, &pre, 1, 1, &view);
+    NrValId zero = nr_build_const_int(&pre, i32, 0);
     NrValId bi[2] = {bars, zero};
-    NrValId bar = nr_build1(&b, NR_OP_MEMDESC_INDEX, view, 2, bi);
+    NrValId bar = nr_build1(&pre, NR_OP_MEMDESC_INDEX, view, 2, bi);
     NrValId d = f->ops[op].opnds[3];
-    NrOpId tm = nr_build(&b, NR_OP_TENSORMAP, 1, &d, 1, &i64, 0);
+    NrOpId tm = nr_build(&pre, NR_OP_TENSORMAP, 1, &d, 1, &i64, 0);
     if (nan) nr_op_set_str(f, tm, NR_A_NAN, "fill");
+    /* in a loop, iteration i waits for phase i: parity ((iv - lb) / step) & 1 */
+    NrValId parity = zero;
+    if (loop) {
+        const NrValId *lb = f->ops[loop].opnds;
+        NrValId iv = f->blocks[blk].args[0];
+        NrTypeId it = f->vals[iv].type;
+        NrValId sub[2] = {iv, lb[0]};
+        NrValId n = nr_build1(&b, NR_OP_SUB, it, 2, sub);
+        NrValId dv[2] = {n, lb[2]};
+        NrValId i = nr_build1(&b, NR_OP_DIV, it, 2, dv);
+        NrValId one = nr_build_const_int(&b, it, 1);
+        NrValId an[2] = {i, one};
+        parity = nr_build1(&b, NR_OP_AND, it, 2, an);
+        if (it != i32) parity = nr_build1(&b, NR_OP_CAST, i32, 1, &parity);
+    }
     NrValId buf = nr_build1(&b, NR_OP_LOCAL_ALLOC, f->vals[f->ops[alloc].results[0]].type, 0, NULL);
     const NrType *t = &m->types[f->vals[f->ops[op].results[0]].type];
     NrValId ex[2] = {bar, NR_NONE};
@@ -185,23 +204,33 @@ static void tma_load(NrModule *m, NrFunc *f, NrOpId op, NrOpId alloc, bool nan) 
      * end (gpu-barriers orders it after every thread's wait): not right
      * after the last reader, where the barrier in front of it could stop
      * one warpgroup of a ping-pong pair before it hands the other its turn */
-    NrOpId first = NR_NONE, ret = nr_block_terminator(f, f->body);
+    NrOpId first = NR_NONE, ret = nr_block_terminator(f, f->body), end = nr_block_terminator(f, blk);
     for (NrOpId u = 1; u < f->nops; u++) {
         const NrOp *uo = &f->ops[u];
         if (uo->dead || !uo->block || u == copy) continue;
         bool reads = false;
         for (int i = 0; i < uo->nopnds; i++) reads |= uo->opnds[i] == buf;
         if (!reads) continue;
-        NrOpId top = ancestor_in(f, u, f->body);
+        NrOpId top = ancestor_in(f, u, blk);
         if (!first || nr_gpu_comes_before(f, top, first)) first = top;
     }
-    NrBuilder w = first || ret ? nr_builder_before(f, first ? first : ret) : nr_builder_at_end(f, f->body);
+    NrBuilder w = first || end ? nr_builder_before(f, first ? first : end) : nr_builder_at_end(f, blk);
     w.loc = b.loc;
-    NrValId wt[2] = {bar, zero};
+    NrValId wt[2] = {bar, parity};
     nr_build(&w, NR_OP_MBARRIER_WAIT, 2, wt, 0, NULL, 0);
     NrBuilder iv = ret ? nr_builder_before(f, ret) : nr_builder_at_end(f, f->body);
     iv.loc = b.loc;
     nr_build(&iv, NR_OP_MBARRIER_INVAL, 1, &bar, 0, NULL, 0);
+}
+
+/* A loop of the kernel's top block whose body's one-off loads qualify too
+ * (a persistent kernel's tile loop): a positive constant step, so that
+ * iteration i's wait is for the mbarrier's phase i. */
+static bool tile_loop(const NrFunc *f, NrOpId loop) {
+    NrOpId s = f->vals[f->ops[loop].opnds[2]].def;
+    if (!s || f->ops[s].opc != NR_OP_CONST) return false;
+    const NrAttr *a = nr_op_attr(f, s, NR_A_VALUE);
+    return a && a->kind == NR_AK_INT && a->v.i > 0;
 }
 
 bool nr_gpu_tma_loads(NrModule *m, NrDiags *d) {
@@ -222,9 +251,19 @@ bool nr_gpu_tma_loads(NrModule *m, NrDiags *d) {
             next = f->ops[op].next;
             NrOpId alloc;
             bool nan;
-            if (f->ops[op].opc != NR_OP_LOAD || !tma_load_ok(m, f, op, &alloc, &nan)) continue;
+            if (f->ops[op].opc == NR_OP_FOR && tile_loop(f, op)) {
+                NrBlockId body = f->ops[op].regions[0];
+                for (NrOpId in = f->blocks[body].first, nin; in; in = nin) {
+                    nin = f->ops[in].next;
+                    if (f->ops[in].opc != NR_OP_LOAD || !tma_load_ok(m, f, in, body, &alloc, &nan)) continue;
+                    if (f->ops[in].next == alloc) nin = f->ops[alloc].next;
+                    tma_load(m, f, in, alloc, nan, op);
+                }
+                continue;
+            }
+            if (f->ops[op].opc != NR_OP_LOAD || !tma_load_ok(m, f, op, f->body, &alloc, &nan)) continue;
             if (f->ops[op].next == alloc) next = f->ops[alloc].next;
-            tma_load(m, f, op, alloc, nan);
+            tma_load(m, f, op, alloc, nan, NR_NONE);
         }
     }
     (void)d;

@@ -152,6 +152,32 @@ def attn_fwd_desc_kernel(q_desc, k_desc, v_desc, o_desc, m_ptr, L, qk_scale,
     o_desc.store([bh * L + start_m, 0], o.to(o_desc.dtype))
 
 
+@triton.jit
+def attn_fwd_persistent_kernel(q_desc, k_desc, v_desc, o_desc, m_ptr, L, BH, qk_scale,
+                               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                               NUM_PROGRAMS: tl.constexpr):
+    # attn_fwd_desc_kernel without the causal mask, persistent: NUM_PROGRAMS
+    # programs walk the BH * (L // BLOCK_M) tiles (a head's query blocks one
+    # after another), and the tile loop is warp-specialized: on sm_90a a
+    # producer warpgroup loads every tile's K and V, the next tile's while
+    # the program's warps run this one's epilogue.
+    blocks = L // BLOCK_M
+    offs_n = tl.arange(0, BLOCK_N)
+    for tile in tl.range(tl.program_id(0), blocks * BH, NUM_PROGRAMS, warp_specialize=True):
+        bh = tile // blocks
+        start_m = (tile % blocks) * BLOCK_M
+        rows = start_m + tl.arange(0, BLOCK_M)
+        q = q_desc.load([bh * L + start_m, 0])
+        m_i = tl.full((BLOCK_M,), -float("inf"), tl.float32)
+        l_i = tl.zeros((BLOCK_M,), tl.float32)
+        acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+        acc, m_i, l_i = _fwd_desc_key_blocks(acc, m_i, l_i, q, k_desc, v_desc, bh * L, 0, L, rows, offs_n,
+                                             qk_scale, BLOCK_N, False, False)
+        o = acc / l_i[:, None]
+        tl.store(m_ptr + bh * L + rows, m_i + tl.log2(l_i))
+        o_desc.store([bh * L + start_m, 0], o.to(o_desc.dtype))
+
+
 # --- backward ---------------------------------------------------------------------------------------
 
 @triton.jit
@@ -363,6 +389,14 @@ def bwd_config(head_dim):
     return (32, 128, 128, 32, 4, 3) if head_dim <= 64 else (32, 128, 128, 32, 8, 2)
 
 
+def _sm_count(x):
+    """The SMs of a torch CUDA tensor's device; 3 on the interpreter."""
+    if hasattr(x, "is_cuda") and x.is_cuda:
+        import torch
+        return torch.cuda.get_device_properties(x.device).multi_processor_count
+    return 3
+
+
 def desc_applies(q, k, v, out, config):
     """Whether the forward's "desc" configuration (attn_fwd_desc_kernel) runs
     these tensors: contiguous fp16 or bf16 q, k, v and out, L a multiple of
@@ -379,18 +413,27 @@ def attention(q, k, v, out, m, sm_scale, causal, config=None):
     Nereid's interpreter, numpy arrays (the strides are taken in elements).
     A config (BLOCK_M, BLOCK_N, num_warps, num_stages, "desc") runs
     attn_fwd_desc_kernel (see desc_applies); "desc-ws" runs it with its key
-    loop warp-specialized."""
+    loop warp-specialized; "desc-wsp" (not causal) runs
+    attn_fwd_persistent_kernel on one program per SM."""
     B, H, L, D = q.shape
     bm, bn, warps, stages = (config or fwd_config(D))[:4]
     if bm % bn:
         # the causal split puts whole key blocks left of the diagonal block
         raise ValueError(f"BLOCK_M must be a multiple of BLOCK_N, got {bm} and {bn}")
-    if config is not None and len(config) > 4 and config[4] in ("desc", "desc-ws"):
+    if config is not None and len(config) > 4 and config[4] in ("desc", "desc-ws", "desc-wsp"):
         if not desc_applies(q, k, v, out, config):
             raise ValueError("the descriptor forward needs contiguous fp16/bf16 tensors and L a multiple of the blocks")
         rows = B * H * L
         qd, od = (TensorDescriptor(x, [rows, D], [D, 1], [bm, D]) for x in (q, out))
         kd, vd = (TensorDescriptor(x, [rows, D], [D, 1], [bn, D]) for x in (k, v))
+        if config[4] == "desc-wsp":
+            if causal:
+                raise ValueError("the persistent forward has no causal mask")
+            programs = min(_sm_count(q), B * H * (L // bm))
+            attn_fwd_persistent_kernel[(programs,)](qd, kd, vd, od, m, L, B * H, sm_scale * LOG2E, HEAD_DIM=D,
+                                                    BLOCK_M=bm, BLOCK_N=bn, NUM_PROGRAMS=programs,
+                                                    num_warps=warps, num_stages=stages)
+            return out
         attn_fwd_desc_kernel[(L // bm, B * H)](qd, kd, vd, od, m, L, sm_scale * LOG2E, HEAD_DIM=D, BLOCK_M=bm,
                                                 BLOCK_N=bn, CAUSAL=causal, WS=config[4] == "desc-ws", num_warps=warps,
                                                 num_stages=stages)

@@ -26,12 +26,15 @@ CHUNK = 1024    # query rows of the reference at a time
 # (BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2, num_warps, num_stages) of the
 # backward, tried for each head dim; the fastest correct one is reported.
 # "desc": K and V through host tensor descriptors; "desc-ws": the same with
-# the key loop warp-specialized (tl.range(warp_specialize=True)).
+# the key loop warp-specialized (tl.range(warp_specialize=True)); "desc-wsp":
+# without the causal mask, a persistent kernel whose tile loop is
+# warp-specialized.
 FWD_CONFIGS = {64: [(128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 4), (128, 64, 4, 3, "desc"),
                     (128, 128, 4, 3, "desc"), (64, 64, 4, 3, "desc"), (128, 128, 8, 3, "desc"),
-                    (128, 128, 8, 3, "desc-ws")],
+                    (128, 128, 8, 3, "desc-ws"), (128, 128, 8, 3, "desc-wsp")],
                128: [(128, 64, 8, 3), (128, 128, 8, 3), (64, 64, 4, 3), (128, 64, 8, 3, "desc"),
-                     (64, 64, 4, 3, "desc"), (128, 128, 8, 3, "desc"), (128, 128, 8, 3, "desc-ws")]}
+                     (64, 64, 4, 3, "desc"), (128, 128, 8, 3, "desc"), (128, 128, 8, 3, "desc-ws"),
+                     (128, 128, 8, 3, "desc-wsp")]}
 BWD_CONFIGS = {64: [(32, 128, 128, 32, 4, 3), (64, 128, 128, 64, 8, 2)],
                128: [(32, 128, 128, 32, 8, 2), (64, 64, 64, 64, 4, 2)]}
 
@@ -112,7 +115,7 @@ def prepare_fwd(case, env):
         def candidate(cfg):
             return lambda: _heads(mod.attention(q, k, v, o, m, scale, causal, cfg))
         return [(_label(cfg), candidate(cfg)) for cfg in FWD_CONFIGS[d]
-                if len(cfg) == 4 or mod.desc_applies(q, k, v, o, cfg)]
+                if len(cfg) == 4 or (mod.desc_applies(q, k, v, o, cfg) and not (causal and cfg[4] == "desc-wsp"))]
 
     candidates, notes = kernel_candidates(env, "attention", make)
     candidates["torch"] = [("sdpa", lambda: _heads(F.scaled_dot_product_attention(q, k, v, is_causal=causal)))]

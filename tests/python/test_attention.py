@@ -124,6 +124,32 @@ def test_forward_descriptors(rng, dtype, D, causal):
         A.attention_forward(q[:, :, :48], k[:, :, :48], v[:, :, :48], config=(32, 16, 4, 2), descriptors=True)
 
 
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("D", [64, 128])
+def test_forward_persistent(rng, dtype, D):
+    # attn_fwd_persistent_kernel: programs walk the (query block, head) tiles,
+    # some programs one tile more than others.  On sm_90a the tile loop of
+    # the 3-stage configurations is warp-specialized: the producer runs ahead
+    # into the next tile while the consumers store this one; at 128 rows the
+    # two consumer warpgroups take turns at the tensor cores across tiles.
+    B, H, L = 2, 3, 128
+    q, k, v = (np.ascontiguousarray(x) for x in inputs(rng, (B, H, L, D), dtype))
+    scale = 1.0 / math.sqrt(D)
+    ref = A.reference(q, k, v, False, scale)
+    lse = ref_lse2(q, k, False, scale)
+    for config, programs in (((32, 16, 4, 2), 5), ((64, 32, 8, 3), 5), ((128, 32, 8, 3), 4)):
+        o, m = A.attention_forward(q, k, v, sm_scale=scale, config=config, descriptors=True, persistent=True,
+                                   programs=programs)
+        assert rel_err(o, ref) < FWD_TOL[dtype], (config, programs)
+        assert np.abs(m - lse).max() < 1e-2 * max(1.0, np.abs(lse).max()), (config, programs)
+    with pytest.raises(ValueError, match="no causal mask"):
+        A.attention_forward(q, k, v, causal=True, config=(32, 16, 4, 2), descriptors=True, persistent=True)
+    with pytest.raises(ValueError, match="options of the descriptor forward"):
+        A.attention_forward(q, k, v, config=(32, 16, 4, 2), persistent=True)
+    with pytest.raises(ValueError, match="options of the descriptor forward"):
+        A.attention_forward(q, k, v, config=(32, 16, 4, 2), descriptors=True, programs=3)
+
+
 # Pipelined configurations (3 and 4 stages) over many key blocks: on sm_90a
 # the P V wgmma stays in flight into the next iteration (gpu-pipeline's
 # chain_async_dot), with L leaving a masked last block.
@@ -278,6 +304,6 @@ def test_bench_kernels_match_the_example():
     # bench/kernels/attention.py runs the same kernels under Triton and Nereid.
     example = jit_sources(os.path.join(ROOT, "examples", "attention.py"))
     bench = jit_sources(os.path.join(ROOT, "bench", "kernels", "attention.py"))
-    assert len(example) == 9 and example.keys() == bench.keys()
+    assert len(example) == 10 and example.keys() == bench.keys()
     for name in example:
         assert example[name] == bench[name], f"{name} differs between examples/ and bench/kernels/"

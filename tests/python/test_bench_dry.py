@@ -419,9 +419,15 @@ def test_attention_kernels(rng, causal):
     L = 128
     q, k, v = (rng.standard_normal((B, H, L, D)).astype(np.float16) for _ in range(3))
     ref_o = example.reference(q, k, v, causal, scale)
-    for kind in ("desc", "desc-ws"):
+    for kind in ("desc", "desc-ws", "desc-wsp"):
         o, m = poisoned(q.shape, np.float16), poisoned((B, H, L), np.float32)
-        assert mod.attention(q, k, v, o, m, scale, causal, (64, 32, 8, 3, kind)) is o
+        if kind == "desc-wsp" and causal:
+            with pytest.raises(ValueError, match="no causal mask"):
+                mod.attention(q, k, v, o, m, scale, causal, (32, 32, 8, 3, kind))
+            continue
+        # desc-wsp: 3 programs over 8 tiles
+        cfg = (32, 32, 8, 3, kind) if kind == "desc-wsp" else (64, 32, 8, 3, kind)
+        assert mod.attention(q, k, v, o, m, scale, causal, cfg) is o
         assert rel_err(o, ref_o) < harness.tolerance("fp16"), kind
     # a key block wider than the query block would cross the causal diagonal unmasked
     for config in ((32, 64, 4, 2), (64, 128, 4, 3, "desc")):

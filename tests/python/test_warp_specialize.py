@@ -20,6 +20,8 @@ import os
 import subprocess
 import tempfile
 
+import re
+
 import numpy as np
 import pytest
 
@@ -415,15 +417,19 @@ def test_ws_persistent_ptx(tma):
 def test_ws_persistent_smem():
     # the ring stays live through the epilogue: beside a 64 KiB tile (128 x
     # 256 fp16) there is room for 3 stages of 48 KiB, not 4; beside a 128
-    # KiB one (fp32) for 1, and the loop is not split
+    # KiB one (fp32) for 2; with 96 KiB stages (BK = 128) beside it, for
+    # none, and the loop is not split
     sig = PSIG.format(tma=1, bn=256)
     ptx = ws_persistent.compile(sig.replace("fp32[128, 256]", "fp16[128, 256]"), num_warps=8, num_stages=4,
                                 arch="sm_90a").ptx
     assert ".reqntid 384," in ptx and ptx.count("mbarrier.init.shared") == 6
     ptx = ws_persistent.compile(sig, num_warps=8, num_stages=4, arch="sm_90a").ptx
+    assert ".reqntid 384," in ptx and ptx.count("mbarrier.init.shared") == 4
+    assert int(re.search(r"(\d+) bytes of dynamic shared memory", ptx).group(1)) <= 227 * 1024
+    wide = sig.replace("tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 256]>",
+                       "tensordesc<fp16[128, 128]>, tensordesc<fp16[128, 256]>").replace("256, 64, 132", "256, 128, 132")
+    ptx = ws_persistent.compile(wide, num_warps=8, num_stages=4, arch="sm_90a").ptx
     assert ".reqntid 256," in ptx and "bar.sync 1," not in ptx
-    # (the unsplit loop keeps its 4 stages: its epilogue reuses the ring's bytes)
-    assert ptx.count("mbarrier.init.shared") == 4
 
 
 def test_ws_persistent_not_two_loops():
