@@ -150,6 +150,29 @@ def test_forward_persistent(rng, dtype, D):
         A.attention_forward(q, k, v, config=(32, 16, 4, 2), descriptors=True, programs=3)
 
 
+PERSISTENT_SIG = ("tensordesc<fp16[128, {d}]>, tensordesc<fp16[128, {d}]>, tensordesc<fp16[128, {d}]>, "
+                  "tensordesc<fp16[128, {d}]>, *fp32:16, i32:16, i32, fp32, {d}, 128, 128, 132")
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_forward_persistent_ptx(d):
+    # The H100 configuration of the persistent kernel on sm_90a: split (a
+    # producer warpgroup beside the two), a ring of 3 stages beside Q (at
+    # d128 O's store tile reuses Q's bytes: 3 x 64 KiB + 32 KiB), Q copied by
+    # TMA in the tile loop, and the first turn given once, before that loop.
+    k = A.attn_fwd_persistent_kernel.compile(PERSISTENT_SIG.format(d=d), num_warps=8, num_stages=3, arch="sm_90a")
+    ptx = k.ptx
+    assert ".reqntid 384," in ptx and "setmaxnreg.inc" in ptx
+    smem = int(re.search(r"(\d+) bytes of dynamic shared memory", ptx).group(1))
+    assert 3 * 2 * 128 * d * 2 + 128 * d * 2 <= smem <= 227 * 1024
+    # mbarriers: 3 full, 3 empty, 2 turns and Q's
+    assert ptx.count("mbarrier.init.shared") == 9
+    loops = re.findall(r"\n(\$L\d+):\n(.*?)\n  bra\.uni \1;", ptx[ptx.index(".entry"):], re.S)
+    tile = [b for _, b in loops if b.count("wgmma.commit_group") == 2 and "cp.async.bulk.tensor" in b
+            and "setmaxnreg" not in b]
+    assert tile, "no consumer tile loop with a TMA copy"
+
+
 # Pipelined configurations (3 and 4 stages) over many key blocks: on sm_90a
 # the P V wgmma stays in flight into the next iteration (gpu-pipeline's
 # chain_async_dot), with L leaving a masked last block.
