@@ -1,9 +1,10 @@
 /* gpu_tma.c - the sm_90a passes that move host tensor descriptors' blocks
  * with TMA outside pipelined loops.
  *
- *   gpu-tma-loads   a block loaded once (not in a loop) and staged for
- *                   wgmma (load -> local_alloc) is copied by TMA straight
- *                   into its buffer, on an mbarrier of its own
+ *   gpu-tma-loads   a block loaded once (not in a loop, or once per
+ *                   iteration of a tile loop) and staged for wgmma (load ->
+ *                   local_alloc) is copied by TMA straight into its buffer,
+ *                   on an mbarrier of its own
  *   gpu-tma-stores  a block store goes through an nvmma buffer and a TMA
  *                   store
  *
@@ -112,9 +113,10 @@ static void erase_unused(NrFunc *f, NrValId v, int depth) {
 }
 
 /* --- one-off TMA loads (sm_90a) ----------------------------------------------------------------------- */
-/* A block of a host descriptor loaded once, in the kernel's top block, and
- * staged for wgmma (its only user a local_alloc into an nvmma layout TMA
- * boxes can fill; attention's Q tile) is copied by TMA:
+/* A block of a host descriptor loaded once, in the kernel's top block (or
+ * in the body of a tile loop there, see tile_loop), and staged for wgmma
+ * (its only user a local_alloc into an nvmma layout TMA boxes can fill;
+ * attention's Q tile) is copied by TMA:
  *
  *   bar = local_alloc : !smem<1x1xi64>; mbarrier_init bar[0] {count = 1}
  *   buf = local_alloc : (the staging buffer's type)
@@ -172,12 +174,12 @@ static void tma_load(NrModule *m, NrFunc *f, NrOpId op, NrOpId alloc, bool nan, 
     /* in a loop, iteration i waits for phase i: parity ((iv - lb) / step) & 1 */
     NrValId parity = zero;
     if (loop) {
-        const NrValId *lb = f->ops[loop].opnds;
+        const NrValId *bounds = f->ops[loop].opnds;
         NrValId iv = f->blocks[blk].args[0];
         NrTypeId it = f->vals[iv].type;
-        NrValId sub[2] = {iv, lb[0]};
+        NrValId sub[2] = {iv, bounds[0]};
         NrValId n = nr_build1(&b, NR_OP_SUB, it, 2, sub);
-        NrValId dv[2] = {n, lb[2]};
+        NrValId dv[2] = {n, bounds[2]};
         NrValId i = nr_build1(&b, NR_OP_DIV, it, 2, dv);
         NrValId one = nr_build_const_int(&b, it, 1);
         NrValId an[2] = {i, one};
