@@ -10,11 +10,14 @@
  *      the initial, carried, yielded and result values of for, while and
  *      if; both sides of every convert_layout (all of which go).
  *   2. Anchors fix a group's layout: dot (and warp_group_dot) results and
- *      local_load results first, then loads; groups related to decided ones take the derived
- *      layout (reduce result = slice of its operand, expand_dims operand =
- *      slice of its result, trans = permuted); then groups anchored only by
- *      stores or atomics; the rest take the default blocked layout (higher
- *      ranks first, so that their slices follow).
+ *      local_load results first, and the groups related to them (a vector
+ *      broadcast into a dot's result, as attention backward's m and delta,
+ *      is loaded in the slice of the mma layout, not converted to it
+ *      through shared memory); then loads; groups related to decided ones
+ *      take the derived layout (reduce result = slice of its operand,
+ *      expand_dims operand = slice of its result, trans = permuted); then
+ *      groups anchored only by stores or atomics; the rest take the default
+ *      blocked layout (higher ranks first, so that their slices follow).
  *   3. A memory op whose own layout vectorizes better than its group's keeps
  *      its own (its operands are converted); otherwise it joins the group.
  *   4. Every value takes its group's layout (reduce, trans, dot and
@@ -347,6 +350,7 @@ static bool decide_default(Solve *s, Defaults *d) {
 
 static void decide_all(Solve *s) {
     decide_anchors(s, PRIO_FIXED);
+    while (propagate(s)) {}
     decide_anchors(s, PRIO_LOAD);
     while (propagate(s)) {}
     decide_anchors(s, PRIO_WEAK);

@@ -6,6 +6,7 @@
 # RUN: nereid ir %s -k softmax_rows -s '*fp32:16, *fp32:16, i32, i32:16, 16, 256' | nereid opt - --pass gpu-convert --pass gpu-coalesce --pass gpu-remove-converts | filecheck %s --check-prefix=ROWS
 # RUN: nereid ir %s -k layer_norm_fwd -s '*fp16:16, *fp16:16, *fp32:16, *fp32:16, *fp32:16, *fp32:16, i32:16, i32:16, fp32, 1024' | nereid opt - --pass gpu-convert --pass gpu-coalesce --pass gpu-remove-converts | filecheck %s --check-prefix=LN
 # RUN: nereid ir %s -k matmul -s '*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, 64, 64, 32' | nereid opt - --pass gpu-convert --pass gpu-coalesce --pass gpu-remove-converts | filecheck %s --check-prefix=MM
+# RUN: nereid ir %s -k dot_minus_vec -s '*fp16:16, *fp16:16, *fp32:16, *fp32:16, 64' | nereid opt - --pass gpu-convert --pass gpu-coalesce --pass gpu-remove-converts | filecheck %s --check-prefix=VEC
 import triton
 import triton.language as tl
 
@@ -139,3 +140,21 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
 # MM-NEXT: convert_layout {{.*}} : tensor<64x64xf16, #[[B]]>
 # MM-NOT: convert_layout
 # MM: store
+
+
+@triton.jit
+def dot_minus_vec(a_ptr, b_ptr, m_ptr, out_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + r[:, None] * BLOCK + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * BLOCK + r[None, :])
+    m = tl.load(m_ptr + r)
+    tl.store(out_ptr + r[:, None] * BLOCK + r[None, :], tl.exp2(tl.dot(a, b) - m[None, :]))
+
+# A vector broadcast into a dot's result (attention backward's m and delta)
+# is loaded in the slice of the mma layout, which uses whole 32-byte sectors
+# (4 lanes x 2 floats): no conversion through shared memory.
+# VEC: #[[MMA:L[0-9]+]] = mma<
+# VEC: #[[S:L[0-9]+]] = slice<dim = 0, parent = #[[MMA]]>
+# VEC: %[[M:[0-9]+]] = load {{.*}} : tensor<64xf32, #[[S]]>
+# VEC-NOT: convert_layout
+# VEC: expand_dims %[[M]] {axis = 0} : tensor<1x64xf32, #[[MMA]]>
