@@ -642,6 +642,65 @@ static NrOpId chain_async_dot(Pipe *p, const Cand *cands, int nc, NrOpId *d1_out
     return dots[1];
 }
 
+/* The accumulating warp_group_dots of a loop of several dots (attention
+ * backward's dV += P^T dO and dK += dS^T Q), which may run asynchronously
+ * until the next wait: each has a carried accumulator (a body argument it
+ * alone uses, 32-bit elements) and its result is only yielded back into
+ * that argument.  The body's first dot must be synchronous (not one of
+ * them): its wait for every group completes the previous iteration's
+ * accumulating dots, whose stages the copies, issued after it, may then
+ * refill.  Every dot is in the body itself.  Returns how many (into acc),
+ * and that first dot. */
+static int accumulating_dots(Pipe *p, NrOpId *acc, int max, NrOpId *first) {
+    NrFunc *f = p->f;
+    NrBlockId body = f->ops[p->loop].regions[0];
+    NrOpId y = nr_block_terminator(f, body);
+    int n = 0, ndots = 0;
+    *first = NR_NONE;
+    for (NrOpId o = 1; o < f->nops; o++) {
+        const NrOp *op = &f->ops[o];
+        if (op->dead || !op->block || (op->opc != NR_OP_DOT && op->opc != NR_OP_WARP_GROUP_DOT) ||
+            !block_inside(p, op->block))
+            continue;
+        if (op->block != body || op->opc != NR_OP_WARP_GROUP_DOT) return 0;
+    }
+    NR_FOR_OPS(f, body, o) {
+        if (f->ops[o].opc != NR_OP_WARP_GROUP_DOT) continue;
+        ndots++;
+        const NrOp *w = &f->ops[o];
+        NrValId a = w->opnds[2], r = w->results[0];
+        bool accumulates = a && !f->vals[a].def && f->vals[a].block == body && nr_gpu_uses_of(f, a) == 1 &&
+                           nr_gpu_uses_of(f, r) == 1 && y && f->vals[a].index >= 1 &&
+                           f->vals[a].index - 1 < f->ops[y].nopnds && f->ops[y].opnds[f->vals[a].index - 1] == r &&
+                           nr_dtype_info[p->m->types[f->vals[r].type].dtype].bytes == 4;
+        if (!*first) {
+            if (accumulates) return 0;
+            *first = o;
+        } else if (accumulates && n < max) {
+            acc[n++] = o;
+        }
+    }
+    return ndots >= 2 ? n : 0;
+}
+
+/* Accumulating dot d (see accumulating_dots) becomes asynchronous: the
+ * loop's result is waited for after the loop. */
+static void make_acc_async(Pipe *p, NrOpId d, NrBuilder *after_loop) {
+    NrFunc *f = p->f;
+    nr_op_set_bool(f, d, NR_A_IS_ASYNC, true);
+    NrOpId y = nr_block_terminator(f, f->ops[d].block);
+    int slot = -1;
+    for (int i = 0; i < f->ops[y].nopnds; i++)
+        if (f->ops[y].opnds[i] == f->ops[d].results[0]) slot = i;
+    NR_ASSERT(slot >= 0);
+    NrValId res = f->ops[p->loop].results[slot];
+    NrTypeId t = f->vals[res].type;
+    NrOpId w0 = nr_build(after_loop, NR_OP_WARP_GROUP_DOT_WAIT, 1, &res, 1, &t, 0);
+    nr_op_set_int(f, w0, NR_A_NUM, 0);
+    nr_replace_all_uses(f, res, f->ops[w0].results[0]);
+    f->ops[w0].opnds[0] = res;
+}
+
 /* Dot d2 (see chain_async_dot) becomes asynchronous: its argument is
  * waited for right after d1, and the loop's result after the loop.  (Its
  * yield slot is found again: dropping carried pointers renumbered them.) */
@@ -1700,9 +1759,13 @@ static void pipeline_loop(Pipe *p) {
      * fill is one the previous iterations read (two dots back for an async
      * wgmma), which this iteration's wait and barrier have freed. */
     NrOpId sdot = wg ? NR_NONE : staged_dot(p, cands, nc, NR_OP_DOT, NR_OP_CONVERT_LAYOUT);
-    bool after_dot = (wg || sdot) && any_cp && !any_tma;
+    /* with accumulating dots running asynchronously (accumulating_dots),
+     * the copies come after the first dot, whose wait completes them */
+    NrOpId accs[8], first = NR_NONE;
+    int nacc = wg || chain || sdot || !any_cp || any_tma ? 0 : accumulating_dots(p, accs, 8, &first);
+    bool after_dot = (wg || sdot || nacc) && any_cp && !any_tma;
     NrBuilder cpb = top;
-    if (after_dot) cpb = nr_builder_after(f, wg ? wg : sdot);
+    if (after_dot) cpb = nr_builder_after(f, wg ? wg : sdot ? sdot : first);
     for (int j = 0; j < nc; j++) {
         Cand *c = &cands[j];
         if (c->tma) continue;
@@ -1757,6 +1820,7 @@ static void pipeline_loop(Pipe *p) {
     if (any_tma) inval_bars(p, &tail, bars, bar_view, NB);
     if (wg) make_async(p, wg, &tail, after_dot);
     if (chain) make_chain_async(p, d1, chain, &tail);
+    for (int i = 0; i < nacc; i++) make_acc_async(p, accs[i], &tail);
 }
 
 static bool has_dot(const NrFunc *f, NrBlockId b) {

@@ -287,6 +287,34 @@ def test_backward(rng, dtype, D, L, causal):
             assert rel_err(got, ref) < BWD_TOL[dtype], (name, config)
 
 
+BWD_SIG = ("*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, *fp16:16, *fp16:16, i32, i32:16, fp32, "
+           "fp32, " + "i32:16, i32:16, i32:16, 1, " * 6 + "128, 64, 64, {causal}")
+
+
+@pytest.mark.parametrize("causal", [0, 1], ids=["full", "causal"])
+def test_backward_accumulators_in_flight(causal):
+    # The sm_90a PTX of the dK/dV kernel's query loops (the H100
+    # configuration at d128): dV += P^T dO and dK += dS^T Q are committed and
+    # left in flight (dP^T's wait completes dV; the next iteration's first
+    # dot completes dK), and the copies of the next stage come after that
+    # first dot's wait, behind a barrier: they refill the stage dK read.
+    k = A.attn_bwd_dkdv_kernel.compile(BWD_SIG.format(causal=causal), num_warps=4, num_stages=2, arch="sm_90a")
+    body = k.ptx[k.ptx.index(".entry"):]
+    loops = re.findall(r"\n(\$L\d+):\n(.*?)\n  bra\.uni \1;", body, re.S)
+    query_loops = [b for _, b in loops if b.count("wgmma.commit_group") == 4]
+    assert len(query_loops) == (3 if causal else 2), [b.count("wgmma.commit_group") for _, b in loops]
+    for b in query_loops:
+        marks = [(m.start(), m.group(0)) for m in re.finditer(
+            r"wgmma\.commit_group|wgmma\.wait_group\.sync\.aligned \d+|cp\.async\.cg|bar\.sync", b)]
+        seq = [t for _, t in marks]
+        commits = [i for i, t in enumerate(seq) if t == "wgmma.commit_group"]
+        waits = [i for i, t in enumerate(seq) if t.startswith("wgmma.wait_group")]
+        # S^T waited for, dV not, dP^T waited for (with dV), dK not
+        assert waits == [commits[0] + 1, commits[2] + 1], seq
+        first_copy = seq.index("cp.async.cg")
+        assert waits[0] < first_copy and "bar.sync" in seq[waits[0]:first_copy], seq
+
+
 def test_backward_strided(rng):
     B, H, L, D = 1, 2, 100, 64
     q = rng.standard_normal((B, L, H, D)).astype(np.float16).transpose(0, 2, 1, 3)
