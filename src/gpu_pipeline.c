@@ -951,11 +951,14 @@ static int64_t other_smem(const Pipe *p, const Cand *cands, int nc) {
  * S - 2 ahead; a single dot's loop keeps its copies S - 1 ahead (a 1024^3
  * fp16 matmul, one wave of 64x128x64 programs, was 8% slower with 4
  * buffers and 2 programs an SM than with 5 and 1). */
-static int64_t programs_per_sm(const Pipe *p, int64_t room, int NB, int64_t stage) {
+/* Registers a thread of the loop needs, estimated from the blocks it
+ * carries and its largest dot result (extra: more 32-bit words): 7/4 per
+ * word plus 16 (see programs_per_sm). */
+static int64_t loop_regs(const Pipe *p, int64_t extra) {
     NrFunc *f = p->f;
     NrModule *m = p->m;
     NrBlockId body = f->ops[p->loop].regions[0];
-    int64_t threads = 32 * (int64_t)nr_gpu_num_warps(m), words = 0, dot = 0;
+    int64_t threads = 32 * (int64_t)nr_gpu_num_warps(m), words = extra, dot = 0;
     for (int i = 1; i < f->blocks[body].nargs; i++) {
         const NrType *t = &m->types[f->vals[f->blocks[body].args[i]].type];
         if (t->kind == NR_TK_VALUE && t->rank > 0)
@@ -967,7 +970,13 @@ static int64_t programs_per_sm(const Pipe *p, int64_t room, int NB, int64_t stag
         int64_t n = (nr_type_numel(m, f->vals[f->ops[o].results[0]].type) + threads - 1) / threads;
         if (n > dot) dot = n;
     }
-    int64_t regs = 7 * (words + dot) / 4 + 16;
+    return 7 * (words + dot) / 4 + 16;
+}
+
+static int64_t programs_per_sm(const Pipe *p, int64_t room, int NB, int64_t stage) {
+    NrModule *m = p->m;
+    int64_t threads = 32 * (int64_t)nr_gpu_num_warps(m);
+    int64_t regs = loop_regs(p, 0);
     regs = regs < 32 ? 32 : regs > 255 ? 255 : (regs + 7) / 8 * 8;
     int64_t by_regs = 65536 / (regs * threads);
     int64_t bytes = 227 * 1024 - room + NB * stage;
@@ -1617,6 +1626,88 @@ static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg, NrOpId d1) {
     if (pingpong) ws_pingpong(p, d1, wg, turns, bar_view, consts);
 }
 
+/* Vector loads of a pipelined loop's body that feed no dot (attention
+ * backward's m and delta rows), their pointers, mask and `other` computed
+ * from the induction variable and loop invariants, are prefetched one
+ * iteration ahead into registers: the loop carries the current value,
+ * loaded for the first iteration in front of it, and each iteration issues
+ * the next one's load at its top (masked off past the end), so that its
+ * latency hides behind the iteration's dots.  Only where the loop's
+ * registers (loop_regs, with the carried vectors: a thread's registers of
+ * their layouts) stay within 255: the dK/dV loop at d64 on 64x64 tiles and
+ * 4 warps (the estimate 240; ptxas 228, from 195) takes it, at d128 (over
+ * 255 already; ptxas spilled 380 bytes with it) not. */
+static void prefetch_vectors(Pipe *p, const Cand *cands, int nc) {
+    NrFunc *f = p->f;
+    NrModule *m = p->m;
+    NrBlockId body = f->ops[p->loop].regions[0];
+    NrOpId loads[8];
+    int n = 0;
+    int64_t extra = 0;
+    NR_FOR_OPS(f, body, o) {
+        const NrOp *op = &f->ops[o];
+        if (op->opc != NR_OP_LOAD || op->nresults != 1 || op->nopnds > 3 || n == 8) continue;
+        bool cand = false;
+        for (int k = 0; k < nc; k++) cand |= cands[k].load == o;
+        const NrType *t = &m->types[f->vals[op->results[0]].type];
+        if (cand || t->rank != 1 || t->ptr || nr_op_int(f, o, NR_A_VOLATILE, 0)) continue;
+        bool ok = true;
+        for (int i = 0; i < op->nopnds && ok; i++)
+            if (op->opnds[i]) ok = from_iv(p, op->opnds[i], f->blocks[body].args[0], 0);
+        NrLinear ll;
+        if (!ok || !nr_layout_linear(m, t->layout, 1, t->shape, nr_gpu_num_warps(m), &ll)) continue;
+        extra += ((int64_t)1 << ll.nreg) * (nr_dtype_info[t->dtype].bytes > 4 ? 2 : 1);
+        loads[n++] = o;
+    }
+    if (!n || loop_regs(p, extra) > 255) return;
+    NrValId lb = f->ops[p->loop].opnds[0], ub = f->ops[p->loop].opnds[1], step = f->ops[p->loop].opnds[2];
+    NrValId iv = f->blocks[body].args[0];
+    NrTypeId i1 = nr_type_scalar(m, NR_DT_I1);
+    NrBuilder pre = nr_builder_before(f, p->loop);
+    pre.loc = f->ops[p->loop].loc;
+    NrValId cc[2] = {lb, ub};
+    NrOpId in0 = nr_build(&pre, NR_OP_CMP, 2, cc, 1, &i1, 0);
+    nr_op_set_str(f, in0, NR_A_PRED, "lt");
+    NrValId inits[8];
+    for (int j = 0; j < n; j++) {
+        const NrOp *op = &f->ops[loads[j]];
+        p->nmap = 0;
+        NrValId ptr = clone_at(p, &pre, op->opnds[0], iv, lb);
+        NrValId mask = op->nopnds > 1 && op->opnds[1] ? clone_at(p, &pre, op->opnds[1], iv, lb) : NR_NONE;
+        NrValId other = op->nopnds > 2 && op->opnds[2] ? clone_at(p, &pre, op->opnds[2], iv, lb) : NR_NONE;
+        NrValId ld[3] = {ptr, full_mask(p, &pre, ptr, mask, f->ops[in0].results[0]), other};
+        NrTypeId t = f->vals[op->results[0]].type;
+        NrOpId l0 = nr_build(&pre, NR_OP_LOAD, 3, ld, 1, &t, 0);
+        nr_op_copy_attrs(f, l0, f, loads[j]);
+        inits[j] = f->ops[l0].results[0];
+    }
+    widen_loop(p, n, inits);
+    NrBuilder top = nr_builder_before(f, f->blocks[body].first);
+    top.loc = pre.loc;
+    NrValId ad[2] = {iv, step};
+    NrValId ivn = nr_build1(&top, NR_OP_ADD, f->vals[iv].type, 2, ad);
+    NrValId nc2[2] = {ivn, ub};
+    NrOpId in1 = nr_build(&top, NR_OP_CMP, 2, nc2, 1, &i1, 0);
+    nr_op_set_str(f, in1, NR_A_PRED, "lt");
+    NrValId next[8];
+    int base = f->blocks[body].nargs - n;
+    for (int j = 0; j < n; j++) {
+        const NrOp *op = &f->ops[loads[j]];
+        p->nmap = 0;
+        NrValId ptr = clone_at(p, &top, op->opnds[0], iv, ivn);
+        NrValId mask = op->nopnds > 1 && op->opnds[1] ? clone_at(p, &top, op->opnds[1], iv, ivn) : NR_NONE;
+        NrValId other = op->nopnds > 2 && op->opnds[2] ? clone_at(p, &top, op->opnds[2], iv, ivn) : NR_NONE;
+        NrValId ld[3] = {ptr, full_mask(p, &top, ptr, mask, f->ops[in1].results[0]), other};
+        NrTypeId t = f->vals[op->results[0]].type;
+        NrOpId l1 = nr_build(&top, NR_OP_LOAD, 3, ld, 1, &t, 0);
+        nr_op_copy_attrs(f, l1, f, loads[j]);
+        next[j] = f->ops[l1].results[0];
+        nr_replace_all_uses(f, f->ops[loads[j]].results[0], f->blocks[body].args[base + j]);
+        nr_op_erase(f, loads[j]);
+    }
+    yield_also(p, body, n, next);
+}
+
 static void pipeline_loop(Pipe *p) {
     NrFunc *f = p->f;
     NrModule *m = p->m;
@@ -1821,6 +1912,7 @@ static void pipeline_loop(Pipe *p) {
     if (wg) make_async(p, wg, &tail, after_dot);
     if (chain) make_chain_async(p, d1, chain, &tail);
     for (int i = 0; i < nacc; i++) make_acc_async(p, accs[i], &tail);
+    if (nacc) prefetch_vectors(p, cands, nc);
 }
 
 static bool has_dot(const NrFunc *f, NrBlockId b) {

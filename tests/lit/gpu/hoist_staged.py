@@ -45,16 +45,23 @@ def dkdv(q_ptr, k_ptr, v_ptr, dk_ptr, dv_ptr, L, stride, D: tl.constexpr, BM: tl
 # CHECK: = for
 # CHECK-NOT: local_alloc
 # CHECK: async_wait {num = 0}
-# CHECK: async_copy
 # CHECK-NOT: local_alloc
 # CHECK: [[QT:%[0-9]+]] = memdesc_index [[RING]]
+# CHECK-NEXT: barrier
 # CHECK-NEXT: warp_group_dot [[SK]], [[QT]]
+# The accumulating dots (dV, dK) run asynchronously: the next stage's copies
+# come after the first dot, whose wait completes the previous iteration's,
+# which read the stage they refill, behind a barrier.
+# CHECK: barrier
+# CHECK-NEXT: async_copy
 # CHECK: [[Q:%[0-9]+]] = memdesc_trans [[QT]] : !smem<32x64xf16
-# CHECK-NEXT: warp_group_dot {{%[0-9]+}}, [[Q]]
+# CHECK-NEXT: warp_group_dot {{%[0-9]+}}, [[Q]], {{%[0-9]+}} {is_async = true}
 # CHECK-NEXT: warp_group_dot [[SV]], [[QT]]
 # CHECK-NOT: local_alloc
-# CHECK: warp_group_dot {{%[0-9]+}}, [[Q]]
+# CHECK: warp_group_dot {{%[0-9]+}}, [[Q]], {{%[0-9]+}} {is_async = true}
 # CHECK: yield
+# CHECK: warp_group_dot_wait {{%[0-9]+}} {num = 0}
+# CHECK: warp_group_dot_wait {{%[0-9]+}} {num = 0}
 # CHECK-NOT: local_alloc [[K]]
 # CHECK-NOT: local_alloc [[V]]
 # CHECK: = for
