@@ -1626,6 +1626,26 @@ static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg, NrOpId d1) {
     if (pingpong) ws_pingpong(p, d1, wg, turns, bar_view, consts);
 }
 
+/* A copy at b of load `op` of the loop body for iteration `at`, masked
+ * off unless at < ub. */
+static NrValId load_at(Pipe *p, NrBuilder *b, NrOpId op, NrValId at, NrValId ub) {
+    NrFunc *f = p->f;
+    NrValId iv = f->blocks[f->ops[p->loop].regions[0]].args[0];
+    NrTypeId i1 = nr_type_scalar(p->m, NR_DT_I1);
+    NrValId cc[2] = {at, ub};
+    NrOpId in = nr_build(b, NR_OP_CMP, 2, cc, 1, &i1, 0);
+    nr_op_set_str(f, in, NR_A_PRED, "lt");
+    p->nmap = 0;
+    NrValId opnd[3] = {NR_NONE, NR_NONE, NR_NONE};
+    for (int i = 0; i < 3 && i < f->ops[op].nopnds; i++)
+        if (f->ops[op].opnds[i]) opnd[i] = clone_at(p, b, f->ops[op].opnds[i], iv, at);
+    opnd[1] = full_mask(p, b, opnd[0], opnd[1], f->ops[in].results[0]);
+    NrTypeId t = f->vals[f->ops[op].results[0]].type;
+    NrOpId l = nr_build(b, NR_OP_LOAD, 3, opnd, 1, &t, 0);
+    nr_op_copy_attrs(f, l, f, op);
+    return f->ops[l].results[0];
+}
+
 /* Vector loads of a pipelined loop's body that feed no dot (attention
  * backward's m and delta rows), their pointers, mask and `other` computed
  * from the induction variable and loop invariants, are prefetched one
@@ -1662,46 +1682,19 @@ static void prefetch_vectors(Pipe *p, const Cand *cands, int nc) {
     if (!n || loop_regs(p, extra) > 255) return;
     NrValId lb = f->ops[p->loop].opnds[0], ub = f->ops[p->loop].opnds[1], step = f->ops[p->loop].opnds[2];
     NrValId iv = f->blocks[body].args[0];
-    NrTypeId i1 = nr_type_scalar(m, NR_DT_I1);
     NrBuilder pre = nr_builder_before(f, p->loop);
     pre.loc = f->ops[p->loop].loc;
-    NrValId cc[2] = {lb, ub};
-    NrOpId in0 = nr_build(&pre, NR_OP_CMP, 2, cc, 1, &i1, 0);
-    nr_op_set_str(f, in0, NR_A_PRED, "lt");
     NrValId inits[8];
-    for (int j = 0; j < n; j++) {
-        const NrOp *op = &f->ops[loads[j]];
-        p->nmap = 0;
-        NrValId ptr = clone_at(p, &pre, op->opnds[0], iv, lb);
-        NrValId mask = op->nopnds > 1 && op->opnds[1] ? clone_at(p, &pre, op->opnds[1], iv, lb) : NR_NONE;
-        NrValId other = op->nopnds > 2 && op->opnds[2] ? clone_at(p, &pre, op->opnds[2], iv, lb) : NR_NONE;
-        NrValId ld[3] = {ptr, full_mask(p, &pre, ptr, mask, f->ops[in0].results[0]), other};
-        NrTypeId t = f->vals[op->results[0]].type;
-        NrOpId l0 = nr_build(&pre, NR_OP_LOAD, 3, ld, 1, &t, 0);
-        nr_op_copy_attrs(f, l0, f, loads[j]);
-        inits[j] = f->ops[l0].results[0];
-    }
+    for (int j = 0; j < n; j++) inits[j] = load_at(p, &pre, loads[j], lb, ub);
     widen_loop(p, n, inits);
     NrBuilder top = nr_builder_before(f, f->blocks[body].first);
     top.loc = pre.loc;
     NrValId ad[2] = {iv, step};
     NrValId ivn = nr_build1(&top, NR_OP_ADD, f->vals[iv].type, 2, ad);
-    NrValId nc2[2] = {ivn, ub};
-    NrOpId in1 = nr_build(&top, NR_OP_CMP, 2, nc2, 1, &i1, 0);
-    nr_op_set_str(f, in1, NR_A_PRED, "lt");
     NrValId next[8];
     int base = f->blocks[body].nargs - n;
     for (int j = 0; j < n; j++) {
-        const NrOp *op = &f->ops[loads[j]];
-        p->nmap = 0;
-        NrValId ptr = clone_at(p, &top, op->opnds[0], iv, ivn);
-        NrValId mask = op->nopnds > 1 && op->opnds[1] ? clone_at(p, &top, op->opnds[1], iv, ivn) : NR_NONE;
-        NrValId other = op->nopnds > 2 && op->opnds[2] ? clone_at(p, &top, op->opnds[2], iv, ivn) : NR_NONE;
-        NrValId ld[3] = {ptr, full_mask(p, &top, ptr, mask, f->ops[in1].results[0]), other};
-        NrTypeId t = f->vals[op->results[0]].type;
-        NrOpId l1 = nr_build(&top, NR_OP_LOAD, 3, ld, 1, &t, 0);
-        nr_op_copy_attrs(f, l1, f, loads[j]);
-        next[j] = f->ops[l1].results[0];
+        next[j] = load_at(p, &top, loads[j], ivn, ub);
         nr_replace_all_uses(f, f->ops[loads[j]].results[0], f->blocks[body].args[base + j]);
         nr_op_erase(f, loads[j]);
     }
