@@ -55,6 +55,9 @@ void nr_gpu_fix_operands(NrFunc *f);
 NrOpId nr_gpu_sole_user(const NrFunc *f, NrValId v);
 int nr_gpu_uses_of(const NrFunc *f, NrValId v);
 bool nr_gpu_comes_before(const NrFunc *f, NrOpId a, NrOpId b);
+/* The op of block b that is op u or holds it in its regions (NR_NONE if u
+ * is not inside b). */
+NrOpId nr_gpu_ancestor_in(const NrFunc *f, NrOpId u, NrBlockId b);
 /* n mbarriers (!smem<n x 1 x i64>) of `count` arrivals each, allocated and
  * initialized at b; *view is the type of one (memdesc_index of the result). */
 NrValId nr_gpu_alloc_mbarriers(NrModule *m, NrFunc *f, NrBuilder *b, int n, int64_t count, NrTypeId *view);

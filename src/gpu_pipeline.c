@@ -551,6 +551,24 @@ static NrOpId staged_dot(Pipe *p, const Cand *cands, int nc, NrOpcode opc, NrOpc
     return dot;
 }
 
+/* Dot d of the loop body accumulates into a carried value: its
+ * accumulator is a body argument that d alone uses, with 32-bit elements
+ * (wgmma updates its registers in place), and its result is only yielded
+ * back into that argument. */
+static bool carried_accumulator(const Pipe *p, NrOpId d) {
+    NrFunc *f = p->f;
+    NrBlockId body = f->ops[p->loop].regions[0];
+    const NrOp *w = &f->ops[d];
+    NrValId acc = w->opnds[2], r = w->results[0];
+    if (!acc || f->vals[acc].def || f->vals[acc].block != body || nr_gpu_uses_of(f, acc) != 1 ||
+        nr_gpu_uses_of(f, r) != 1)
+        return false;
+    if (nr_dtype_info[p->m->types[f->vals[r].type].dtype].bytes != 4) return false;
+    NrOpId y = nr_block_terminator(f, body);
+    int arg = f->vals[acc].index;
+    return y && arg >= 1 && arg - 1 < f->ops[y].nopnds && f->ops[y].opnds[arg - 1] == r;
+}
+
 /* The loop's warp_group_dot, if it may run asynchronously, one group in
  * flight across iterations: S >= 3; it is the body's only dot; both its
  * operands are staged by the candidates; its accumulator is a carried
@@ -558,20 +576,9 @@ static NrOpId staged_dot(Pipe *p, const Cand *cands, int nc, NrOpcode opc, NrOpc
  * updates its registers in place) and its result is only yielded back
  * into that argument. */
 static NrOpId async_dot(Pipe *p, const Cand *cands, int nc) {
-    NrFunc *f = p->f;
-    NrBlockId body = f->ops[p->loop].regions[0];
     if (p->stages < 3) return NR_NONE;
     NrOpId wg = staged_dot(p, cands, nc, NR_OP_WARP_GROUP_DOT, NR_OP_LOCAL_ALLOC);
-    if (!wg) return NR_NONE;
-    const NrOp *w = &f->ops[wg];
-    NrValId acc = w->opnds[2], r = w->results[0];
-    if (f->vals[acc].def || f->vals[acc].block != body || nr_gpu_uses_of(f, acc) != 1 || nr_gpu_uses_of(f, r) != 1)
-        return NR_NONE;
-    if (nr_dtype_info[p->m->types[f->vals[r].type].dtype].bytes != 4) return NR_NONE;
-    NrOpId y = nr_block_terminator(f, body);
-    int arg = f->vals[acc].index;
-    if (!y || arg < 1 || arg - 1 >= f->ops[y].nopnds || f->ops[y].opnds[arg - 1] != r) return NR_NONE;
-    return wg;
+    return wg && carried_accumulator(p, wg) ? wg : NR_NONE;
 }
 
 /* The second of two warp_group_dots, when it may stay in flight into the
@@ -642,6 +649,28 @@ static NrOpId chain_async_dot(Pipe *p, const Cand *cands, int nc, NrOpId *d1_out
     return dots[1];
 }
 
+/* The operand index of value v in the terminator of block b. */
+static int yield_slot(NrFunc *f, NrBlockId b, NrValId v) {
+    NrOpId y = nr_block_terminator(f, b);
+    int slot = -1;
+    for (int i = 0; y && i < f->ops[y].nopnds; i++)
+        if (f->ops[y].opnds[i] == v) slot = i;
+    NR_ASSERT(slot >= 0);
+    return slot;
+}
+
+/* A wait for every group of the loop's result `slot` (an asynchronous
+ * dot's accumulator), at after_loop; the result's users read the wait's. */
+static void wait_after_loop(Pipe *p, int slot, NrBuilder *after_loop) {
+    NrFunc *f = p->f;
+    NrValId res = f->ops[p->loop].results[slot];
+    NrTypeId t = f->vals[res].type;
+    NrOpId w0 = nr_build(after_loop, NR_OP_WARP_GROUP_DOT_WAIT, 1, &res, 1, &t, 0);
+    nr_op_set_int(f, w0, NR_A_NUM, 0);
+    nr_replace_all_uses(f, res, f->ops[w0].results[0]);
+    f->ops[w0].opnds[0] = res;
+}
+
 /* The accumulating warp_group_dots of a loop of several dots (attention
  * backward's dV += P^T dO and dK += dS^T Q), which may run asynchronously
  * until the next wait: each has a carried accumulator (a body argument it
@@ -654,7 +683,6 @@ static NrOpId chain_async_dot(Pipe *p, const Cand *cands, int nc, NrOpId *d1_out
 static int accumulating_dots(Pipe *p, NrOpId *acc, int max, NrOpId *first) {
     NrFunc *f = p->f;
     NrBlockId body = f->ops[p->loop].regions[0];
-    NrOpId y = nr_block_terminator(f, body);
     int n = 0, ndots = 0;
     *first = NR_NONE;
     for (NrOpId o = 1; o < f->nops; o++) {
@@ -667,12 +695,7 @@ static int accumulating_dots(Pipe *p, NrOpId *acc, int max, NrOpId *first) {
     NR_FOR_OPS(f, body, o) {
         if (f->ops[o].opc != NR_OP_WARP_GROUP_DOT) continue;
         ndots++;
-        const NrOp *w = &f->ops[o];
-        NrValId a = w->opnds[2], r = w->results[0];
-        bool accumulates = a && !f->vals[a].def && f->vals[a].block == body && nr_gpu_uses_of(f, a) == 1 &&
-                           nr_gpu_uses_of(f, r) == 1 && y && f->vals[a].index >= 1 &&
-                           f->vals[a].index - 1 < f->ops[y].nopnds && f->ops[y].opnds[f->vals[a].index - 1] == r &&
-                           nr_dtype_info[p->m->types[f->vals[r].type].dtype].bytes == 4;
+        bool accumulates = carried_accumulator(p, o);
         if (!*first) {
             if (accumulates) return 0;
             *first = o;
@@ -688,17 +711,7 @@ static int accumulating_dots(Pipe *p, NrOpId *acc, int max, NrOpId *first) {
 static void make_acc_async(Pipe *p, NrOpId d, NrBuilder *after_loop) {
     NrFunc *f = p->f;
     nr_op_set_bool(f, d, NR_A_IS_ASYNC, true);
-    NrOpId y = nr_block_terminator(f, f->ops[d].block);
-    int slot = -1;
-    for (int i = 0; i < f->ops[y].nopnds; i++)
-        if (f->ops[y].opnds[i] == f->ops[d].results[0]) slot = i;
-    NR_ASSERT(slot >= 0);
-    NrValId res = f->ops[p->loop].results[slot];
-    NrTypeId t = f->vals[res].type;
-    NrOpId w0 = nr_build(after_loop, NR_OP_WARP_GROUP_DOT_WAIT, 1, &res, 1, &t, 0);
-    nr_op_set_int(f, w0, NR_A_NUM, 0);
-    nr_replace_all_uses(f, res, f->ops[w0].results[0]);
-    f->ops[w0].opnds[0] = res;
+    wait_after_loop(p, yield_slot(f, f->ops[d].block, f->ops[d].results[0]), after_loop);
 }
 
 /* Dot d2 (see chain_async_dot) becomes asynchronous: its argument is
@@ -708,11 +721,7 @@ static void make_chain_async(Pipe *p, NrOpId d1, NrOpId d2, NrBuilder *after_loo
     NrFunc *f = p->f;
     nr_op_set_bool(f, d2, NR_A_IS_ASYNC, true);
     NrBlockId body = f->ops[p->loop].regions[0];
-    NrOpId y = nr_block_terminator(f, body);
-    int slot = -1;
-    for (int i = 0; i < f->ops[y].nopnds; i++)
-        if (f->ops[y].opnds[i] == f->ops[d2].results[0]) slot = i;
-    NR_ASSERT(slot >= 0);
+    int slot = yield_slot(f, body, f->ops[d2].results[0]);
     NrValId acc = f->blocks[body].args[slot + 1];
     NrTypeId t = f->vals[acc].type;
     NrBuilder b = nr_builder_after(f, d1);
@@ -721,11 +730,7 @@ static void make_chain_async(Pipe *p, NrOpId d1, NrOpId d2, NrBuilder *after_loo
     nr_op_set_int(f, w1, NR_A_NUM, 0);
     nr_replace_all_uses(f, acc, f->ops[w1].results[0]);
     f->ops[w1].opnds[0] = acc;
-    NrValId res = f->ops[p->loop].results[slot];
-    NrOpId w0 = nr_build(after_loop, NR_OP_WARP_GROUP_DOT_WAIT, 1, &res, 1, &t, 0);
-    nr_op_set_int(f, w0, NR_A_NUM, 0);
-    nr_replace_all_uses(f, res, f->ops[w0].results[0]);
-    f->ops[w0].opnds[0] = res;
+    wait_after_loop(p, slot, after_loop);
 }
 
 /* Shared memory an extra stage of an async dot's loop may take: sm_90's
@@ -756,16 +761,9 @@ static void make_async(Pipe *p, NrOpId wg, NrBuilder *after_loop, bool at_end) {
     NrOpId w1 = nr_build(&b, NR_OP_WARP_GROUP_DOT_WAIT, 1, &r, 1, &t, 0);
     nr_op_set_int(f, w1, NR_A_NUM, 1);
     NrOpId y = nr_block_terminator(f, f->ops[wg].block);
-    int slot = -1;
-    for (int i = 0; i < f->ops[y].nopnds; i++)
-        if (f->ops[y].opnds[i] == r) f->ops[y].opnds[i] = f->ops[w1].results[0], slot = i;
-    NR_ASSERT(slot >= 0);
-    NrValId res = f->ops[p->loop].results[slot];
-    NrOpId w0 = nr_build(after_loop, NR_OP_WARP_GROUP_DOT_WAIT, 1, &res, 1, &t, 0);
-    nr_op_set_int(f, w0, NR_A_NUM, 0);
-    NrValId ready = f->ops[w0].results[0];
-    nr_replace_all_uses(f, res, ready);
-    f->ops[w0].opnds[0] = res;
+    int slot = yield_slot(f, f->ops[wg].block, r);
+    f->ops[y].opnds[slot] = f->ops[w1].results[0];
+    wait_after_loop(p, slot, after_loop);
 }
 
 /* Local_allocs of the body that stage a loop-invariant value (the Q tile
@@ -837,6 +835,14 @@ bool nr_gpu_comes_before(const NrFunc *f, NrOpId a, NrOpId b) {
     for (NrOpId o = f->ops[a].next; o; o = f->ops[o].next)
         if (o == b) return true;
     return false;
+}
+
+NrOpId nr_gpu_ancestor_in(const NrFunc *f, NrOpId u, NrBlockId b) {
+    while (u && f->ops[u].block != b) {
+        NrBlockId ub = f->ops[u].block;
+        u = ub ? f->blocks[ub].parent : NR_NONE;
+    }
+    return u;
 }
 
 /* A tile staged twice in one block, as it is and transposed (attention
@@ -1160,15 +1166,6 @@ static bool ws_clonable(const Pipe *p, NrOpId outer, NrValId v, int depth) {
     return true;
 }
 
-/* The op of block `in` that is or holds op o (NR_NONE: none). */
-static NrOpId op_in_block(const NrFunc *f, NrOpId o, NrBlockId in) {
-    for (int depth = 0; o && depth < 1000; depth++) {
-        if (f->ops[o].block == in) return o;
-        o = f->blocks[f->ops[o].block].parent;
-    }
-    return NR_NONE;
-}
-
 /* Shared memory the ops of a persistent loop's body (outer) beside the
  * inner loop hold while the ring is live: their buffers and the
  * epilogue's TMA store tiles (added later by gpu-tma-stores), and the
@@ -1184,7 +1181,7 @@ static int64_t ws_outer_smem(const Pipe *p, NrOpId outer) {
         const NrOp *op = &f->ops[o];
         if (op->dead || !op->block || o == p->loop || block_inside(p, op->block) || !nested_in(f, outer, op->block))
             continue;
-        bool late = nr_gpu_comes_before(f, p->loop, op_in_block(f, o, ob));
+        bool late = nr_gpu_comes_before(f, p->loop, nr_gpu_ancestor_in(f, o, ob));
         int64_t bytes = 0;
         if (op->opc == NR_OP_LOCAL_ALLOC) {
             bytes = alloc_bytes(p, op->results[0]) + 1024;
@@ -1194,7 +1191,7 @@ static int64_t ws_outer_smem(const Pipe *p, NrOpId outer) {
                     const NrOp *uo = &f->ops[u];
                     if (uo->dead || !uo->block || !nested_in(f, outer, uo->block) || !nr_op_reads(f, u, op->results[0]))
                         continue;
-                    read_after = nr_gpu_comes_before(f, p->loop, op_in_block(f, u, ob));
+                    read_after = nr_gpu_comes_before(f, p->loop, nr_gpu_ancestor_in(f, u, ob));
                 }
                 if (!read_after) freed += bytes;
                 continue;

@@ -86,16 +86,6 @@ static int tensormap_args(const NrFunc *f) {
     return n;
 }
 
-/* The op of block b that is op u or holds it in its regions (NR_NONE if
- * u is not inside b). */
-static NrOpId ancestor_in(const NrFunc *f, NrOpId u, NrBlockId b) {
-    while (u && f->ops[u].block != b) {
-        NrBlockId ub = f->ops[u].block;
-        u = ub ? f->blocks[ub].parent : NR_NONE;
-    }
-    return u;
-}
-
 /* Erases the pure ops that computed v, now that nothing reads it (a
  * replaced load's addresses and masks). */
 static void erase_unused(NrFunc *f, NrValId v, int depth) {
@@ -213,7 +203,7 @@ static void tma_load(NrModule *m, NrFunc *f, NrOpId op, NrOpId alloc, bool nan, 
         bool reads = false;
         for (int i = 0; i < uo->nopnds; i++) reads |= uo->opnds[i] == buf;
         if (!reads) continue;
-        NrOpId top = ancestor_in(f, u, blk);
+        NrOpId top = nr_gpu_ancestor_in(f, u, blk);
         if (!first || nr_gpu_comes_before(f, top, first)) first = top;
     }
     NrBuilder w = first || end ? nr_builder_before(f, first ? first : end) : nr_builder_at_end(f, blk);
