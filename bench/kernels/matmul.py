@@ -69,6 +69,60 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
 
 
 @triton.jit
+def matmul_splitk_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, ws_ptr, count_ptr, M, N, K,
+                         stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                         GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr, HAS_BIAS: tl.constexpr,
+                         ACTIVATION: tl.constexpr):
+    # Split K, for outputs too small to give every SM a tile (LLM decode and
+    # small-batch shapes): program (tile, split) multiplies the split-th
+    # share of the K blocks and writes its fp32 partial sum to the
+    # workspace (SPLIT_K x M x N).  The tile's counter counts the finished
+    # splits; the last to finish adds the partials in split order (the same
+    # result whichever finishes last), runs the epilogue, stores C and
+    # resets the counter for the next launch.
+    tile = tl.program_id(0) // SPLIT_K
+    split = tl.program_id(0) % SPLIT_K
+    pid_m, pid_n = _tile_of(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    k_blocks = tl.cdiv(K, BLOCK_K)
+    share = tl.cdiv(k_blocks, SPLIT_K)
+    k_first = split * share
+    k_end = min(k_first + share, k_blocks)
+    rm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    rn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    rk = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + (k_first * BLOCK_K + rk)[None, :] * stride_ak
+    b_ptrs = b_ptr + (k_first * BLOCK_K + rk)[:, None] * stride_bk + rn[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(k_first, k_end):
+        k_left = K - k * BLOCK_K
+        a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0.0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+
+    cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    in_c = (cm[:, None] < M) & (cn[None, :] < N)
+    part = cm[:, None] * N + cn[None, :]
+    tl.store(ws_ptr + split * M * N + part, acc, mask=in_c)
+    # every thread's partial is written before the counter says so
+    tl.debug_barrier()
+    if tl.atomic_add(count_ptr + tile, 1, sem="acq_rel") == SPLIT_K - 1:
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for s in range(0, SPLIT_K):
+            acc += tl.load(ws_ptr + s * M * N + part, mask=in_c, other=0.0, cache_modifier=".cg")
+        if HAS_BIAS:
+            acc += tl.load(bias_ptr + cn, mask=cn < N, other=0.0).to(tl.float32)[None, :]
+        if ACTIVATION == "gelu":
+            acc = gelu(acc)
+        c_ptrs = c_ptr + cm[:, None] * stride_cm + cn[None, :] * stride_cn
+        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=in_c)
+        tl.atomic_xchg(count_ptr + tile, 0)
+
+
+@triton.jit
 def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
                              stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
@@ -159,6 +213,27 @@ def tma_applies(a, b, c, bias, activation):
     return True
 
 
+_SPLITK_BUFFERS = {}
+
+
+def _splitk_buffers(c, ws_elems, tiles):
+    """matmul_splitk_kernel's fp32 workspace and its per-tile counters (zero,
+    and left zero by every launch), kept per device and size: torch tensors
+    beside a torch C, numpy arrays beside a numpy one."""
+    torch_c = hasattr(c, "device") and hasattr(c, "data_ptr")
+    key = (str(c.device) if torch_c else "numpy", ws_elems, tiles)
+    if key not in _SPLITK_BUFFERS:
+        if torch_c:
+            import torch
+            bufs = (torch.empty(ws_elems, device=c.device, dtype=torch.float32),
+                    torch.zeros(tiles, device=c.device, dtype=torch.int32))
+        else:
+            import numpy as np
+            bufs = (np.empty(ws_elems, dtype=np.float32), np.zeros(tiles, dtype=np.int32))
+        _SPLITK_BUFFERS[key] = bufs
+    return _SPLITK_BUFFERS[key]
+
+
 def matmul(c, a, b, bias, M, N, K, a_strides, b_strides, c_strides, config, activation="", num_sms=1):
     """config: (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages[, kind]);
     bias: None or a vector of N.  Kind "persistent" launches num_sms programs
@@ -168,7 +243,7 @@ def matmul(c, a, b, bias, M, N, K, a_strides, b_strides, c_strides, config, acti
     "tma-ws" runs matmul_tma_ws_kernel, one program per tile, its K loop
     warp-specialized (a row-major B; a column-major one runs "tma"), and
     "tma-ws-persistent" matmul_tma_kernel warp-specialized on num_sms
-    programs."""
+    programs; "splitk<S>" matmul_splitk_kernel, S programs per tile."""
     bm, bn, bk, gm, warps, stages = config[:6]
     tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
     if len(config) > 6 and config[6].startswith("tma"):
@@ -190,6 +265,14 @@ def matmul(c, a, b, bias, M, N, K, a_strides, b_strides, c_strides, config, acti
                                        GROUP_M=gm, NUM_PROGRAMS=programs, B_T=b_t, HAS_BIAS=bias is not None,
                                        ACTIVATION=activation, WS=config[6] == "tma-ws-persistent",
                                        num_warps=warps, num_stages=stages)
+        return c
+    if len(config) > 6 and config[6].startswith("splitk"):
+        split = int(config[6][len("splitk"):])
+        ws, count = _splitk_buffers(c, split * M * N, tiles)
+        matmul_splitk_kernel[(tiles * split,)](
+            a, b, c, bias, ws, count, M, N, K, a_strides[0], a_strides[1], b_strides[0], b_strides[1],
+            c_strides[0], c_strides[1], BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, SPLIT_K=split,
+            HAS_BIAS=bias is not None, ACTIVATION=activation, num_warps=warps, num_stages=stages)
         return c
     if len(config) > 6 and config[6] == "persistent":
         programs = max(1, min(num_sms, tiles))

@@ -13,7 +13,8 @@ bench/kernels/matmul.py against torch.matmul (cuBLAS).
 
 There is no autotuner: for each shape, Nereid and Triton each try a few
 (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages) configurations
-and the fastest correct one is reported."""
+and the fastest correct one is reported.  Skinny shapes (M <= 256) also try
+K split across 2 or 4 programs per tile."""
 from . import ITEMSIZE, Case, Prepared, Workload, kernel_candidates, once, torch_dtype
 
 SQUARE = [256, 512, 1024, 2048, 4096, 8192]
@@ -38,14 +39,19 @@ PERSISTENT = [(128, 256, 64, 8, 8, 3, "persistent"), (128, 128, 64, 8, 4, 4, "pe
 # loop warp-specialized, which the persistent one outran at 4096 and 8192).
 TMA = [(128, 256, 64, 8, 8, 3, "tma"), (128, 256, 64, 8, 8, 4, "tma"), (128, 256, 64, 8, 8, 3, "tma-persistent"),
        (128, 256, 64, 8, 8, 3, "tma-ws-persistent")]
+# K split across programs (bench/kernels/matmul.py's matmul_splitk_kernel),
+# for skinny outputs (M <= 256) whose tiles are too few to fill the SMs:
+# with M = 128, N = 4096 the 64x128 tiles are 64 for 132 SMs.
+SPLIT_SMALL_M = [(16, 64, 128, 8, 4, 4, "splitk2"), (16, 128, 128, 8, 4, 3, "splitk4")]
+SPLIT_MEDIUM = [(64, 128, 64, 8, 4, 4, "splitk2"), (128, 128, 64, 8, 8, 4, "splitk4")]
 
 
 def configs(M, N, dtype):
     """The configurations tried for an M x N output with operands of `dtype`."""
     if M <= 32:
-        base = SMALL_M
+        base = SMALL_M + SPLIT_SMALL_M
     elif M * N <= 2048 * 2048:
-        base = MEDIUM + LARGE[:2] + MEDIUM_TMA
+        base = MEDIUM + LARGE[:2] + MEDIUM_TMA + (SPLIT_MEDIUM if M <= 256 else [])
     else:
         base = LARGE + PERSISTENT + TMA
     scale = 2 / ITEMSIZE[dtype]

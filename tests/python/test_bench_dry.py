@@ -234,13 +234,18 @@ def test_matmul_configs():
         cfgs = MM.configs(M, N, dtype)
         assert 1 <= len(cfgs) <= 10
         for bm, bn, bk, gm, warps, stages, *kind in cfgs:
-            assert kind in ([], ["persistent"], ["tma"], ["tma-persistent"], ["tma-ws"], ["tma-ws-persistent"])
+            assert kind in ([], ["persistent"], ["tma"], ["tma-persistent"], ["tma-ws"], ["tma-ws-persistent"],
+                            ["splitk2"], ["splitk4"])
             for v in (bm, bn, bk, warps):
                 assert v & (v - 1) == 0, (M, N, dtype, bm, bn, bk)
             assert bm >= 16 and bn >= 16 and bk >= 16 and stages >= 2
             # shared memory of the operand tiles, all stages, under the 227 KB of an H100
             assert (bm + bn) * bk * W.ITEMSIZE[dtype] * stages <= 227 * 1024
     assert MM.configs(1, 4096, "bf16")[0][0] == 16
+    # K is split for skinny outputs only
+    split = {M: [c[6] for c in MM.configs(M, N, "bf16") if len(c) == 7 and c[6].startswith("splitk")]
+             for M, N in [(1, 4096), (128, 4096), (512, 512), (2048, 2048), (4096, 4096)]}
+    assert split == {1: ["splitk2", "splitk4"], 128: ["splitk2", "splitk4"], 512: [], 2048: [], 4096: []}
     assert [c[2] for c in MM.configs(4096, 4096, "fp8e4m3")] == [2 * c[2] for c in MM.configs(4096, 4096, "fp16")]
     assert [MM.config_label(c) for c in MM.configs(2048, 2048, "fp16") if len(c) == 7] == \
         ["64x128x64 g8 w4 s4 tma", "128x128x64 g8 w4 s4 tma"]
@@ -369,13 +374,16 @@ def test_matmul_kernel(rng, name, dtype, out_dtype, epilogue, M):
     if epilogue:
         ref = gelu_ref(ref + bias.astype(np.float64))
     tol = harness.tolerance("tf32" if name == "fp32" else name)
-    # the grid of tiles, then persistent programs: 3 of them walk the tiles (one when M = 1)
-    for config in (cfg, cfg + ("persistent",)):
+    # the grid of tiles, then persistent programs: 3 of them walk the tiles (one when M = 1), then K
+    # split 3 ways (4 K blocks: the last split has none) and 2 ways, twice each: the tile counters the
+    # last split of a tile resets serve the next launch
+    for config in (cfg, cfg + ("persistent",), cfg + ("splitk3",), cfg + ("splitk3",), cfg + ("splitk2",)):
         c = poisoned((M, N), out_dtype)
         mod.matmul(c, a, b, bias, M, N, K, (a.strides[0] // item, a.strides[1] // item),
                    (b.strides[0] // item, b.strides[1] // item), (N, 1), config, "gelu" if epilogue else "",
                    num_sms=3)
         assert rel_err(c.astype(np.float64), ref) < tol, config
+    assert mod._SPLITK_BUFFERS and all(not count.any() for _, count in mod._SPLITK_BUFFERS.values())
     # row-major operands also through host tensor descriptors (rows of a multiple of 16 bytes;
     # ragged edges: the descriptors' bounds mask them), one tile per program and persistent, with
     # and without warp specialization
