@@ -102,6 +102,17 @@ def matmul_splitk_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, ws_ptr, count_ptr, M, N,
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
 
+    _split_k_finish(acc, c_ptr, bias_ptr, ws_ptr, count_ptr, M, N, pid_m, pid_n, tile, split, stride_cm, stride_cn,
+                    BLOCK_M, BLOCK_N, SPLIT_K, HAS_BIAS, ACTIVATION)
+
+
+@triton.jit
+def _split_k_finish(acc, c_ptr, bias_ptr, ws_ptr, count_ptr, M, N, pid_m, pid_n, tile, split, stride_cm, stride_cn,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_K: tl.constexpr, HAS_BIAS: tl.constexpr,
+                    ACTIVATION: tl.constexpr):
+    # Split `split` of output tile `tile` is done with its partial sum acc:
+    # it goes to the workspace, and the last split of the tile to finish
+    # adds all of them in split order, runs the epilogue and stores C.
     cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     in_c = (cm[:, None] < M) & (cn[None, :] < N)
@@ -194,6 +205,32 @@ def matmul_tma_ws_kernel(a_desc, b_desc, c_desc, bias_ptr, M, N, K,
     _tma_epilogue(acc, c_desc, bias_ptr, N, pid_m, pid_n, BLOCK_M, BLOCK_N, HAS_BIAS, ACTIVATION)
 
 
+@triton.jit
+def matmul_tma_splitk_kernel(a_desc, b_desc, c_ptr, bias_ptr, ws_ptr, count_ptr, M, N, K, stride_cm, stride_cn,
+                             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                             GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr, B_T: tl.constexpr,
+                             HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
+    # matmul_splitk_kernel with A and B read through host tensor
+    # descriptors (TMA on Hopper); C is written through its pointer.
+    tile = tl.program_id(0) // SPLIT_K
+    split = tl.program_id(0) % SPLIT_K
+    pid_m, pid_n = _tile_of(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    k_blocks = tl.cdiv(K, BLOCK_K)
+    share = tl.cdiv(k_blocks, SPLIT_K)
+    k_first = split * share
+    k_end = min(k_first + share, k_blocks)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(k_first, k_end):
+        a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+        if B_T:
+            b = b_desc.load([pid_n * BLOCK_N, k * BLOCK_K]).T
+        else:
+            b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
+        acc = tl.dot(a, b, acc)
+    _split_k_finish(acc, c_ptr, bias_ptr, ws_ptr, count_ptr, M, N, pid_m, pid_n, tile, split, stride_cm, stride_cn,
+                    BLOCK_M, BLOCK_N, SPLIT_K, HAS_BIAS, ACTIVATION)
+
+
 def _elem_strides(x):
     if hasattr(x, "stride") and callable(x.stride):  # torch
         return tuple(x.stride()), x.element_size()
@@ -243,7 +280,8 @@ def matmul(c, a, b, bias, M, N, K, a_strides, b_strides, c_strides, config, acti
     "tma-ws" runs matmul_tma_ws_kernel, one program per tile, its K loop
     warp-specialized (a row-major B; a column-major one runs "tma"), and
     "tma-ws-persistent" matmul_tma_kernel warp-specialized on num_sms
-    programs; "splitk<S>" matmul_splitk_kernel, S programs per tile."""
+    programs; "splitk<S>" matmul_splitk_kernel, S programs per tile, and
+    "tma-splitk<S>" the same through descriptors (matmul_tma_splitk_kernel)."""
     bm, bn, bk, gm, warps, stages = config[:6]
     tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
     if len(config) > 6 and config[6].startswith("tma"):
@@ -255,6 +293,14 @@ def matmul(c, a, b, bias, M, N, K, a_strides, b_strides, c_strides, config, acti
             b_desc = TensorDescriptor(b, [N, K], [b_strides[1], 1], [bn, bk])
         else:
             b_desc = TensorDescriptor(b, [K, N], [b_strides[0], 1], [bk, bn])
+        if config[6].startswith("tma-splitk"):
+            split = int(config[6][len("tma-splitk"):])
+            ws, count = _splitk_buffers(c, split * M * N, tiles)
+            matmul_tma_splitk_kernel[(tiles * split,)](
+                a_desc, b_desc, c, bias, ws, count, M, N, K, c_strides[0], c_strides[1], BLOCK_M=bm, BLOCK_N=bn,
+                BLOCK_K=bk, GROUP_M=gm, SPLIT_K=split, B_T=b_t, HAS_BIAS=bias is not None, ACTIVATION=activation,
+                num_warps=warps, num_stages=stages)
+            return c
         c_desc = TensorDescriptor(c, [M, N], [c_strides[0], 1], [bm, bn])
         if config[6] == "tma-ws" and not b_t:
             matmul_tma_ws_kernel[(tiles,)](a_desc, b_desc, c_desc, bias, M, N, K, BLOCK_M=bm, BLOCK_N=bn,

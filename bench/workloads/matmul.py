@@ -39,11 +39,13 @@ PERSISTENT = [(128, 256, 64, 8, 8, 3, "persistent"), (128, 128, 64, 8, 4, 4, "pe
 # loop warp-specialized, which the persistent one outran at 4096 and 8192).
 TMA = [(128, 256, 64, 8, 8, 3, "tma"), (128, 256, 64, 8, 8, 4, "tma"), (128, 256, 64, 8, 8, 3, "tma-persistent"),
        (128, 256, 64, 8, 8, 3, "tma-ws-persistent")]
-# K split across programs (bench/kernels/matmul.py's matmul_splitk_kernel),
-# for skinny outputs (M <= 256) whose tiles are too few to fill the SMs:
-# with M = 128, N = 4096 the 64x128 tiles are 64 for 132 SMs.
+# K split across programs (bench/kernels/matmul.py's matmul_splitk_kernel,
+# and matmul_tma_splitk_kernel through descriptors), for skinny outputs
+# (M <= 256) whose tiles are too few to fill the SMs: with M = 128,
+# N = 4096 the 64x128 tiles are 64 for 132 SMs.
 SPLIT_SMALL_M = [(16, 64, 128, 8, 4, 4, "splitk2"), (16, 128, 128, 8, 4, 3, "splitk4")]
-SPLIT_MEDIUM = [(64, 128, 64, 8, 4, 4, "splitk2"), (128, 128, 64, 8, 8, 4, "splitk4")]
+SPLIT_MEDIUM = [(64, 128, 64, 8, 4, 4, "splitk2"), (128, 128, 64, 8, 8, 4, "splitk4"),
+                (64, 128, 64, 8, 4, 4, "tma-splitk2")]
 
 
 def configs(M, N, dtype):

@@ -235,7 +235,7 @@ def test_matmul_configs():
         assert 1 <= len(cfgs) <= 10
         for bm, bn, bk, gm, warps, stages, *kind in cfgs:
             assert kind in ([], ["persistent"], ["tma"], ["tma-persistent"], ["tma-ws"], ["tma-ws-persistent"],
-                            ["splitk2"], ["splitk4"])
+                            ["splitk2"], ["splitk4"], ["tma-splitk2"])
             for v in (bm, bn, bk, warps):
                 assert v & (v - 1) == 0, (M, N, dtype, bm, bn, bk)
             assert bm >= 16 and bn >= 16 and bk >= 16 and stages >= 2
@@ -243,9 +243,10 @@ def test_matmul_configs():
             assert (bm + bn) * bk * W.ITEMSIZE[dtype] * stages <= 227 * 1024
     assert MM.configs(1, 4096, "bf16")[0][0] == 16
     # K is split for skinny outputs only
-    split = {M: [c[6] for c in MM.configs(M, N, "bf16") if len(c) == 7 and c[6].startswith("splitk")]
+    split = {M: [c[6] for c in MM.configs(M, N, "bf16") if len(c) == 7 and "splitk" in c[6]]
              for M, N in [(1, 4096), (128, 4096), (512, 512), (2048, 2048), (4096, 4096)]}
-    assert split == {1: ["splitk2", "splitk4"], 128: ["splitk2", "splitk4"], 512: [], 2048: [], 4096: []}
+    assert split == {1: ["splitk2", "splitk4"], 128: ["splitk2", "splitk4", "tma-splitk2"], 512: [], 2048: [],
+                     4096: []}
     assert [c[2] for c in MM.configs(4096, 4096, "fp8e4m3")] == [2 * c[2] for c in MM.configs(4096, 4096, "fp16")]
     assert [MM.config_label(c) for c in MM.configs(2048, 2048, "fp16") if len(c) == 7] == \
         ["64x128x64 g8 w4 s4 tma", "128x128x64 g8 w4 s4 tma"]
@@ -399,7 +400,7 @@ def test_matmul_kernel(rng, name, dtype, out_dtype, epilogue, M):
     # B row-major, and column-major (a descriptor of B^T, its tiles read transposed)
     for bb in (b, np.asfortranarray(b)):
         assert mod.tma_applies(a, bb, c, bias, "gelu" if epilogue else "")
-        for kind in ("tma", "tma-persistent", "tma-ws", "tma-ws-persistent"):
+        for kind in ("tma", "tma-persistent", "tma-ws", "tma-ws-persistent", "tma-splitk2", "tma-splitk3"):
             c = poisoned((M, N), out_dtype)
             mod.matmul(c, a, bb, bias, M, N, K, (K, 1), (bb.strides[0] // item, bb.strides[1] // item), (N, 1),
                        cfg + (kind,), "gelu" if epilogue else "", num_sms=3)
