@@ -69,6 +69,20 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
 
 
 @triton.jit
+def _split_k_share(M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                   GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr):
+    # Program (tile, split) of a split-K launch: its output tile (in the
+    # grouped order), and the K blocks k_first .. k_end - 1 of its share.
+    tile = tl.program_id(0) // SPLIT_K
+    split = tl.program_id(0) % SPLIT_K
+    pid_m, pid_n = _tile_of(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    k_blocks = tl.cdiv(K, BLOCK_K)
+    share = tl.cdiv(k_blocks, SPLIT_K)
+    k_first = split * share
+    return tile, split, pid_m, pid_n, k_first, min(k_first + share, k_blocks)
+
+
+@triton.jit
 def matmul_splitk_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, ws_ptr, count_ptr, M, N, K,
                          stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
@@ -81,13 +95,7 @@ def matmul_splitk_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, ws_ptr, count_ptr, M, N,
     # splits; the last to finish adds the partials in split order (the same
     # result whichever finishes last), runs the epilogue, stores C and
     # resets the counter for the next launch.
-    tile = tl.program_id(0) // SPLIT_K
-    split = tl.program_id(0) % SPLIT_K
-    pid_m, pid_n = _tile_of(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
-    k_blocks = tl.cdiv(K, BLOCK_K)
-    share = tl.cdiv(k_blocks, SPLIT_K)
-    k_first = split * share
-    k_end = min(k_first + share, k_blocks)
+    tile, split, pid_m, pid_n, k_first, k_end = _split_k_share(M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_K)
     rm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
     rn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
     rk = tl.arange(0, BLOCK_K)
@@ -212,13 +220,7 @@ def matmul_tma_splitk_kernel(a_desc, b_desc, c_ptr, bias_ptr, ws_ptr, count_ptr,
                              HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
     # matmul_splitk_kernel with A and B read through host tensor
     # descriptors (TMA on Hopper); C is written through its pointer.
-    tile = tl.program_id(0) // SPLIT_K
-    split = tl.program_id(0) % SPLIT_K
-    pid_m, pid_n = _tile_of(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
-    k_blocks = tl.cdiv(K, BLOCK_K)
-    share = tl.cdiv(k_blocks, SPLIT_K)
-    k_first = split * share
-    k_end = min(k_first + share, k_blocks)
+    tile, split, pid_m, pid_n, k_first, k_end = _split_k_share(M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_K)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(k_first, k_end):
         a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
