@@ -1506,6 +1506,353 @@ static void ws_pingpong(Pipe *p, NrOpId d1, NrOpId d2, NrValId tb, NrTypeId view
     yield_also(p, f->ops[p->outer].regions[0], 1, &next);
 }
 
+/* --- rotation of a chain's loop ------------------------------------------------------------------ */
+/* A warp-specialized chain (attention's s = Q K^T, then acc = P V into
+ * acc * alpha) may instead overlap one warpgroup's softmax with its own
+ * P V: the loop is rotated by half an iteration, so that iteration iv
+ * issues Q K^T of its key block, then P V of the previous one, and runs
+ * its softmax while that P V is in flight:
+ *
+ *   if lb < ub:                                   (the prologue: iteration lb's first half)
+ *     wait the turn; s = Q K^T; pass the turn; softmax -> p, alpha; x = acc * alpha
+ *   for iv = lb + step .. ub carrying ..., x, p', t:
+ *     mbarrier_wait tb[wg], t                     (the turn, with pingpong)
+ *     s' = warp_group_dot q, k[r], 0 {is_async}
+ *     acc' = warp_group_dot p', v[r - 1], x {is_async}
+ *     mbarrier_arrive tb[1 - wg]
+ *     s = warp_group_dot_wait s' {num = 1}        (P V may still run)
+ *     ... softmax -> p, alpha ...
+ *     acc = warp_group_dot_wait acc' {num = 0}
+ *     mbarrier_arrive empty[r - 1]                (its K and V are read)
+ *     x = acc * alpha
+ *     yield ..., x, p, t ^ 1
+ *   if lb < ub:                                   (the epilogue: the last P V)
+ *     wait the turn; acc = warp_group_dot p', v[r - 1], x; pass the turn; mbarrier_arrive empty[r - 1]
+ *
+ * A turn is one per iteration (both dots), and one each for the prologue
+ * and the epilogue.  The ops of the second half are P V, the views of its
+ * B operand (the stage's V), and the ops that compute from acc (acc *
+ * alpha, moved to the end of the iteration): they are the ops rotated.
+ * The others (the first half) may not read them, and must be pure but for
+ * the stage's full-barrier wait and Q K^T. */
+typedef struct Rot {
+    NrOpId d1, d2;
+    NrValId acc;             /* the body argument P V accumulates into */
+    int slot;                /* its yield slot */
+    uint8_t *x;              /* by op id: the ops computing from acc */
+    int32_t nx;              /* ops when x was taken */
+    NrOpId v[4];             /* P V's B operand: memdesc_index buf, r (then views of it), last first */
+    int nv;
+} Rot;
+
+static bool rot_in_v(const Rot *rt, NrOpId o) {
+    for (int i = 0; i < rt->nv; i++)
+        if (rt->v[i] == o) return true;
+    return false;
+}
+
+/* Whether the chain d1, d2 of the loop's body (its stages read at ring
+ * position r) may be rotated; fills rt. */
+static bool rotate_fits(Pipe *p, NrOpId d1, NrOpId d2, NrValId r, Rot *rt) {
+    NrFunc *f = p->f;
+    NrModule *m = p->m;
+    NrBlockId body = f->ops[p->loop].regions[0];
+    NrOpId y = nr_block_terminator(f, body);
+    const NrOp *o2 = &f->ops[d2];
+    NrValId a = o2->opnds[0];
+    if (m->types[f->vals[a].type].kind == NR_TK_MEMDESC) return false;
+    memset(rt, 0, sizeof *rt);
+    rt->d1 = d1;
+    rt->d2 = d2;
+    rt->slot = yield_slot(f, body, o2->results[0]);
+    rt->acc = f->blocks[body].args[rt->slot + 1];
+    for (NrValId v = o2->opnds[1];;) {
+        NrOpId def = f->vals[v].def;
+        if (!def || f->ops[def].block != body || rt->nv == 4 || nr_gpu_uses_of(f, v) != 1) return false;
+        rt->v[rt->nv++] = def;
+        if (f->ops[def].opc == NR_OP_MEMDESC_INDEX) {
+            if (f->ops[def].opnds[1] != r || inside(p, f->ops[def].opnds[0])) return false;
+            break;
+        }
+        if (f->ops[def].opc != NR_OP_MEMDESC_TRANS) return false;
+        v = f->ops[def].opnds[0];
+    }
+    rt->nx = f->nops;
+    rt->x = nr_alloc(m->arena, (size_t)f->nops);
+    NR_FOR_OPS(f, body, o) {
+        if (o == d2 || o == y || rot_in_v(rt, o)) continue;
+        bool rd = nr_op_reads(f, o, rt->acc);
+        for (int i = 0; !rd && i < f->ops[o].nopnds; i++) {
+            NrValId u = f->ops[o].opnds[i];
+            rd = u && f->vals[u].def && rt->x[f->vals[u].def];
+        }
+        if (rd) {
+            if (!(nr_op_info[f->ops[o].opc].flags & NR_OPF_PURE) || f->ops[o].nregions) return false;
+            rt->x[o] = 1;
+        } else if (!(nr_op_info[f->ops[o].opc].flags & NR_OPF_PURE) && o != d1 &&
+                   f->ops[o].opc != NR_OP_MBARRIER_WAIT) {
+            return false;
+        }
+    }
+    /* what acc's ops compute goes only to P V's accumulator, and P is not theirs */
+    NrValId c = o2->opnds[2];
+    if (c != rt->acc && !(f->vals[c].def && rt->x[f->vals[c].def])) return false;
+    if (f->vals[a].def && rt->x[f->vals[a].def]) return false;
+    for (NrOpId o = f->blocks[body].first; o; o = f->ops[o].next) {
+        if (rt->x[o]) continue;
+        for (int i = 0; i < f->ops[o].nopnds; i++) {
+            NrValId u = f->ops[o].opnds[i];
+            if (u && f->vals[u].def && rt->x[f->vals[u].def] && !(o == d2 && i == 2)) return false;
+        }
+    }
+    /* while P V runs, its accumulator and P stay live beside s and the next P */
+    int64_t threads = 32 * (int64_t)nr_gpu_num_warps(m), words = 0;
+    NrValId live[4] = {rt->acc, f->ops[d1].results[0], a, a};
+    for (int i = 0; i < 4; i++) {
+        const NrType *t = &m->types[f->vals[live[i]].type];
+        words += (nr_type_numel(m, f->vals[live[i]].type) * nr_dtype_info[t->dtype].bytes + 3) / 4;
+    }
+    return words <= 200 * threads;
+}
+
+static NrValId rot_mapped(const NrValId *map, int32_t n, NrValId v) {
+    return v > 0 && v < n && map[v] ? map[v] : v;
+}
+
+/* A copy of op so (with its regions) at the end of block `to`, its
+ * operands renamed through map (n values); its results are recorded there. */
+static NrOpId rot_clone(Pipe *p, NrValId *map, int32_t n, NrOpId so, NrBlockId to) {
+    NrFunc *f = p->f;
+    int no = f->ops[so].nopnds, nres = f->ops[so].nresults, ng = f->ops[so].nregions;
+    NrValId *ops = nr_alloc(p->m->arena, sizeof(NrValId) * (size_t)(no + 1));
+    NrTypeId *ts = nr_alloc(p->m->arena, sizeof(NrTypeId) * (size_t)(nres + 1));
+    for (int i = 0; i < no; i++) ops[i] = rot_mapped(map, n, f->ops[so].opnds[i]);
+    for (int i = 0; i < nres; i++) ts[i] = f->vals[f->ops[so].results[i]].type;
+    NrOpId d = nr_op_new(f, (NrOpcode)f->ops[so].opc, no, ops, nres, ts, ng, f->ops[so].loc);
+    nr_op_copy_attrs(f, d, f, so);
+    nr_op_append(f, to, d);
+    for (int i = 0; i < nres; i++)
+        if (f->ops[so].results[i] < n) map[f->ops[so].results[i]] = f->ops[d].results[i];
+    for (int k = 0; k < ng; k++) {
+        NrBlockId sb = f->ops[so].regions[k], db = f->ops[d].regions[k];
+        for (int i = 0; i < f->blocks[sb].nargs; i++) {
+            NrValId sa = f->blocks[sb].args[i];
+            NrValId da = nr_block_add_arg(f, db, f->vals[sa].type);
+            if (sa < n) map[sa] = da;
+        }
+        NR_FOR_OPS(f, sb, o) rot_clone(p, map, n, o, db);
+    }
+    return d;
+}
+
+static NrValId rot_wait(NrBuilder *b, NrValId v, int num) {
+    NrFunc *f = b->f;
+    NrTypeId t = f->vals[v].type;
+    NrOpId w = nr_build(b, NR_OP_WARP_GROUP_DOT_WAIT, 1, &v, 1, &t, 0);
+    nr_op_set_int(f, w, NR_A_NUM, num);
+    return f->ops[w].results[0];
+}
+
+/* The views of P V's B operand at stage `at` (rt->v cloned), at the end of block `to`. */
+static NrValId rot_v_at(Pipe *p, const Rot *rt, NrValId *map, int32_t n, NrValId r, NrValId at, NrBlockId to) {
+    map[r] = at;
+    NrOpId last = NR_NONE;
+    for (int i = rt->nv - 1; i >= 0; i--) last = rot_clone(p, map, n, rt->v[i], to);
+    return p->f->ops[last].results[0];
+}
+
+static void ws_rotate(Pipe *p, Rot *rt, NrValId r, NrValId empty, NrTypeId bar_view, NrValId turns,
+                      const NrValId *consts) {
+    NrFunc *f = p->f;
+    NrModule *m = p->m;
+    NrTypeId i32 = nr_type_scalar(m, NR_DT_I32);
+    NrOpId loop = p->loop;
+    NrBlockId body = f->ops[loop].regions[0];
+    NrOpId y = nr_block_terminator(f, body);
+    NrLoc loc = f->ops[loop].loc;
+    NrValId iv = f->blocks[body].args[0];
+    int nargs = f->blocks[body].nargs, rslot = -1;
+    for (int k = 1; k < nargs; k++)
+        if (f->blocks[body].args[k] == r) rslot = k - 1;
+    NR_ASSERT(rslot >= 0);
+    int32_t n = f->nvals;
+    NrValId *map = nr_alloc(m->arena, sizeof(NrValId) * (size_t)n);
+    NrValId a = f->ops[rt->d2].opnds[0], s = f->ops[rt->d1].results[0];
+    NrTypeId at = f->vals[a].type, acc_t = f->vals[rt->acc].type;
+    NrValId mine = NR_NONE, other = NR_NONE, t0 = consts[2];
+    if (turns) {
+        NrBuilder pre = nr_builder_before(f, p->outer ? p->outer : loop);
+        pre.loc = loc;
+        NrValId wg = nr_build1(&pre, NR_OP_WARPGROUP_ID, i32, 0, NULL);
+        NrValId ow[2] = {consts[0], wg};
+        NrValId o = nr_build1(&pre, NR_OP_SUB, i32, 2, ow);
+        mine = bar_at(&pre, turns, bar_view, wg);
+        other = bar_at(&pre, turns, bar_view, o);
+        NrValId first[2] = {other, compare(p, &pre, "eq", wg, consts[0])};
+        nr_build(&pre, NR_OP_MBARRIER_ARRIVE, 2, first, 0, NULL, 0);
+        if (p->outer) {
+            /* the tile loop carries the turn's parity */
+            p->loop = p->outer;
+            widen_loop(p, 1, &consts[2]);
+            p->outer = p->loop;
+            p->loop = loop;
+            NrBlockId ob = f->ops[p->outer].regions[0];
+            t0 = f->blocks[ob].args[f->blocks[ob].nargs - 1];
+        }
+    }
+    /* the prologue */
+    NrBuilder b = nr_builder_before(f, loop);
+    b.loc = loc;
+    NrValId lb = f->ops[loop].opnds[0], ub = f->ops[loop].opnds[1], step = f->ops[loop].opnds[2];
+    NrValId ran = compare(p, &b, "lt", lb, ub);
+    int nc = nargs - 1, npro = nc + 1 + (turns ? 1 : 0);
+    NrTypeId *pt = nr_alloc(m->arena, sizeof(NrTypeId) * (size_t)npro);
+    for (int k = 0; k < nc; k++) pt[k] = f->vals[f->blocks[body].args[k + 1]].type;
+    pt[nc] = at;
+    if (turns) pt[nc + 1] = i32;
+    NrOpId pro = nr_build(&b, NR_OP_IF, 1, &ran, npro, pt, 2);
+    NrBlockId then = f->ops[pro].regions[0], els = f->ops[pro].regions[1];
+    map[iv] = lb;
+    for (int k = 1; k < nargs; k++) map[f->blocks[body].args[k]] = f->ops[loop].opnds[3 + k - 1];
+    NrBuilder tb = nr_builder_at_end(f, then);
+    tb.loc = loc;
+    if (turns) {
+        NrValId w[2] = {mine, t0};
+        nr_build(&tb, NR_OP_MBARRIER_WAIT, 2, w, 0, NULL, 0);
+    }
+    NR_FOR_OPS(f, body, o) {
+        if (o == y || o == rt->d2 || rt->x[o] || rot_in_v(rt, o)) continue;
+        NrOpId c = rot_clone(p, map, n, o, then);
+        if (o != rt->d1) continue;
+        nr_op_set_bool(f, c, NR_A_IS_ASYNC, true);
+        if (turns) {
+            NrValId pass[2] = {other, NR_NONE};
+            nr_build(&tb, NR_OP_MBARRIER_ARRIVE, 2, pass, 0, NULL, 0);
+        }
+        map[s] = rot_wait(&tb, f->ops[c].results[0], 0);
+    }
+    NR_FOR_OPS(f, body, o)
+        if (rt->x[o]) rot_clone(p, map, n, o, then);
+    NrValId *py = nr_alloc(m->arena, sizeof(NrValId) * (size_t)npro);
+    for (int k = 0; k < nc; k++)
+        py[k] = rot_mapped(map, n, k == rt->slot ? f->ops[rt->d2].opnds[2] : f->ops[y].opnds[k]);
+    py[nc] = rot_mapped(map, n, a);
+    NrValId one_t[2] = {t0, consts[0]};
+    if (turns) py[nc + 1] = nr_build1(&tb, NR_OP_XOR, i32, 2, one_t);
+    nr_build(&tb, NR_OP_YIELD, npro, py, 0, NULL, 0);
+    NrBuilder eb = nr_builder_at_end(f, els);
+    eb.loc = loc;
+    for (int k = 0; k < nc; k++) py[k] = f->ops[loop].opnds[3 + k];
+    NrOpId zero = nr_build(&eb, NR_OP_CONST, 0, NULL, 1, &at, 0);
+    nr_op_set_float(f, zero, NR_A_VALUE, 0.0);
+    py[nc] = f->ops[zero].results[0];
+    if (turns) py[nc + 1] = t0;
+    nr_build(&eb, NR_OP_YIELD, npro, py, 0, NULL, 0);
+    /* the loop, from lb + step */
+    NrValId ls[2] = {lb, step};
+    NrValId lb1 = nr_build1(&b, NR_OP_ADD, f->vals[lb].type, 2, ls);
+    {
+        int no = f->ops[loop].nopnds;
+        NrValId *lo = nr_alloc(m->arena, sizeof(NrValId) * (size_t)no);
+        memcpy(lo, f->ops[loop].opnds, sizeof(NrValId) * (size_t)no);
+        lo[0] = lb1;
+        for (int k = 0; k < nc; k++) lo[3 + k] = f->ops[pro].results[k];
+        nr_op_set_operands(f, loop, no, lo);
+    }
+    NrValId extra[2] = {f->ops[pro].results[nc], turns ? f->ops[pro].results[nc + 1] : NR_NONE};
+    loop = widen_loop(p, turns ? 2 : 1, extra);
+    NrValId parg = f->blocks[body].args[nargs], targ = turns ? f->blocks[body].args[nargs + 1] : NR_NONE;
+    /* the epilogue (cloning P V's views before they move) */
+    NrValId xr = f->ops[loop].results[rt->slot], pr = f->ops[loop].results[nc];
+    NrValId tr = turns ? f->ops[loop].results[nc + 1] : NR_NONE, rr = f->ops[loop].results[rslot];
+    NrBuilder qb = nr_builder_after(f, loop);
+    qb.loc = loc;
+    NrTypeId et[2] = {acc_t, i32};
+    NrOpId epi = nr_build(&qb, NR_OP_IF, 1, &ran, turns ? 2 : 1, et, 2);
+    then = f->ops[epi].regions[0];
+    els = f->ops[epi].regions[1];
+    tb = nr_builder_at_end(f, then);
+    tb.loc = loc;
+    if (turns) {
+        NrValId w[2] = {mine, tr};
+        nr_build(&tb, NR_OP_MBARRIER_WAIT, 2, w, 0, NULL, 0);
+    }
+    NrValId rl = prev_index(p, &tb, rr, consts);
+    NrValId vl = rot_v_at(p, rt, map, n, r, rl, then);
+    NrValId dops[3] = {pr, vl, xr};
+    NrOpId dl = nr_build(&tb, NR_OP_WARP_GROUP_DOT, 3, dops, 1, &acc_t, 0);
+    nr_op_copy_attrs(f, dl, f, rt->d2);
+    nr_op_set_bool(f, dl, NR_A_IS_ASYNC, false);
+    if (turns) {
+        NrValId pass[2] = {other, NR_NONE};
+        nr_build(&tb, NR_OP_MBARRIER_ARRIVE, 2, pass, 0, NULL, 0);
+    }
+    NrValId fr[2] = {bar_at(&tb, empty, bar_view, rl), NR_NONE};
+    nr_build(&tb, NR_OP_MBARRIER_ARRIVE, 2, fr, 0, NULL, 0);
+    NrValId ey[2] = {f->ops[dl].results[0], NR_NONE};
+    NrValId tt[2] = {tr, consts[0]};
+    if (turns) ey[1] = nr_build1(&tb, NR_OP_XOR, i32, 2, tt);
+    nr_build(&tb, NR_OP_YIELD, turns ? 2 : 1, ey, 0, NULL, 0);
+    eb = nr_builder_at_end(f, els);
+    eb.loc = loc;
+    NrValId ez[2] = {xr, tr};
+    NrOpId ezy = nr_build(&eb, NR_OP_YIELD, turns ? 2 : 1, ez, 0, NULL, 0);
+    nr_replace_all_uses(f, xr, f->ops[epi].results[0]);
+    f->ops[dl].opnds[2] = xr;
+    f->ops[ezy].opnds[0] = xr;
+    if (turns && p->outer) yield_also(p, f->ops[p->outer].regions[0], 1, &f->ops[epi].results[1]);
+    /* the body: Q K^T, then P V of the previous stage */
+    NrOpId nx = f->ops[rt->d1].next;
+    NrBuilder ab = nr_builder_before(f, nx);
+    ab.loc = loc;
+    NrValId rp = prev_index(p, &ab, r, consts);
+    for (int i = rt->nv - 1; i >= 0; i--) {
+        nr_op_unlink(f, rt->v[i]);
+        nr_op_insert_before(f, nx, rt->v[i]);
+        for (int j = 0; j < f->ops[rt->v[i]].nopnds; j++)
+            if (f->ops[rt->v[i]].opnds[j] == r) f->ops[rt->v[i]].opnds[j] = rp;
+    }
+    nr_op_unlink(f, rt->d2);
+    nr_op_insert_before(f, nx, rt->d2);
+    NrValId c2 = f->ops[rt->d2].opnds[2];
+    f->ops[rt->d2].opnds[0] = parg;
+    f->ops[rt->d2].opnds[2] = rt->acc;
+    nr_op_set_bool(f, rt->d1, NR_A_IS_ASYNC, true);
+    nr_op_set_bool(f, rt->d2, NR_A_IS_ASYNC, true);
+    if (turns) {
+        NrBuilder top = nr_builder_before(f, f->blocks[body].first);
+        top.loc = loc;
+        NrValId w[2] = {mine, targ};
+        nr_build(&top, NR_OP_MBARRIER_WAIT, 2, w, 0, NULL, 0);
+        NrValId pass[2] = {other, NR_NONE};
+        nr_build(&ab, NR_OP_MBARRIER_ARRIVE, 2, pass, 0, NULL, 0);
+    }
+    NrValId sw = rot_wait(&ab, s, 1);
+    nr_replace_all_uses(f, s, sw);
+    f->ops[f->vals[sw].def].opnds[0] = s;
+    /* the end: P V's group completes, its stage is freed, acc is rescaled */
+    NrBuilder end = nr_builder_before(f, y);
+    end.loc = loc;
+    NrValId accn = rot_wait(&end, f->ops[rt->d2].results[0], 0);
+    NrValId rel[2] = {bar_at(&end, empty, bar_view, rp), NR_NONE};
+    nr_build(&end, NR_OP_MBARRIER_ARRIVE, 2, rel, 0, NULL, 0);
+    for (NrOpId o = f->blocks[body].first, next; o; o = next) {
+        next = f->ops[o].next;
+        if (o >= (NrOpId)rt->nx || !rt->x[o]) continue;
+        nr_op_unlink(f, o);
+        nr_op_insert_before(f, y, o);
+        for (int j = 0; j < f->ops[o].nopnds; j++)
+            if (f->ops[o].opnds[j] == rt->acc) f->ops[o].opnds[j] = accn;
+    }
+    f->ops[y].opnds[rt->slot] = c2 == rt->acc ? accn : c2;
+    NrValId more[2] = {a, NR_NONE};
+    if (turns) {
+        NrValId tx[2] = {targ, consts[0]};
+        more[1] = nr_build1(&end, NR_OP_XOR, i32, 2, tx);
+    }
+    yield_also(p, body, turns ? 2 : 1, more);
+}
+
 static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg, NrOpId d1) {
     NrFunc *f = p->f;
     NrModule *m = p->m;
@@ -1591,8 +1938,15 @@ static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg, NrOpId d1) {
     NrOpId after = f->ops[loop].next;
     NrBuilder tail = after ? nr_builder_before(f, after) : nr_builder_at_end(f, f->ops[loop].block);
     tail.loc = b.loc;
-    if (d1) make_chain_async(p, d1, wg, &tail);
-    else make_async(p, wg, &tail, false);
+    Rot rt;
+    bool rotated = d1 && rotate_fits(p, d1, wg, r, &rt);
+    if (rotated) {
+        /* ws_rotate, below */
+    } else if (d1) {
+        make_chain_async(p, d1, wg, &tail);
+    } else {
+        make_async(p, wg, &tail, false);
+    }
     if (p->outer) {
         /* the last stage of this tile is freed once its dot is done; the
          * outer loop yields the ring position on */
@@ -1600,7 +1954,7 @@ static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg, NrOpId d1) {
         NrValId rout = f->ops[loop].results[nr - 2];
         NrValId ran = compare(p, &tail, "lt", f->ops[loop].opnds[0], f->ops[loop].opnds[1]);
         NrValId ar[2] = {bar_at(&tail, bars[1], bar_view, prev_index(p, &tail, rout, consts)), ran};
-        nr_build(&tail, NR_OP_MBARRIER_ARRIVE, 2, ar, 0, NULL, 0);
+        if (!rotated) nr_build(&tail, NR_OP_MBARRIER_ARRIVE, 2, ar, 0, NULL, 0);
         NrValId on[2] = {rout, f->ops[loop].results[nr - 1]};
         yield_also(p, f->ops[p->outer].regions[0], 2, on);
         NrOpId oafter = f->ops[p->outer].next;
@@ -1611,6 +1965,10 @@ static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg, NrOpId d1) {
     inval_bars(p, &tail, bars[1], bar_view, NB);
     if (pingpong) inval_bars(p, &tail, turns, bar_view, 2);
     ws_sink_prefix(f, ws);
+    if (rotated) {
+        ws_rotate(p, &rt, r, bars[1], bar_view, turns, consts);
+        return;
+    }
     /* the release of the previous iteration's stage, after the wait that
      * completes its dot (of a chain: the first dot, which waits for the
      * second one's group of the previous iteration) */

@@ -168,8 +168,11 @@ def test_forward_persistent_ptx(d):
     # mbarriers: 3 full, 3 empty, 2 turns and Q's
     assert ptx.count("mbarrier.init.shared") == 9
     loops = re.findall(r"\n(\$L\d+):\n(.*?)\n  bra\.uni \1;", ptx[ptx.index(".entry"):], re.S)
-    tile = [b for _, b in loops if b.count("wgmma.commit_group") == 2 and "cp.async.bulk.tensor" in b
-            and "setmaxnreg" not in b]
+    # the tile loop holds the rotated key loop: a prologue's Q K^T, the loop's
+    # Q K^T and P V (the softmax waiting for all groups but P V's), and an
+    # epilogue's P V
+    tile = [b for _, b in loops if b.count("wgmma.commit_group") == 4 and "cp.async.bulk.tensor" in b
+            and b.count("wgmma.wait_group.sync.aligned 1;") == 1 and "setmaxnreg" not in b]
     assert tile, "no consumer tile loop with a TMA copy"
 
 

@@ -373,10 +373,14 @@ def test_ws_attention_ptx(warps):
     # the consumers copy their Q tile alone (one box: 64 fp16 columns), on an mbarrier of its own
     assert consumers.count("cp.async.bulk.tensor.2d.shared") == 1
     assert ptx.count("mbarrier.init.shared") == (9 if warps == 8 else 7)
+    # the key loop is rotated: Q K^T of a block, then P V of the one before,
+    # and the softmax runs while P V does (waiting for all groups but one)
+    assert consumers.count("wgmma.wait_group.sync.aligned 1;") == 1
     if warps == 8:
         assert "setmaxnreg.inc.sync.aligned.u32 232;" in ptx
-        # Q K^T stays in flight while the turn is handed over
-        assert consumers.count("mbarrier.arrive.shared::cta.b64 _,") == 4
+        # arrivals: the first turn; a turn passed by the prologue, the loop and
+        # the epilogue (the last P V); a stage freed by the loop and the epilogue
+        assert consumers.count("mbarrier.arrive.shared::cta.b64 _,") == 6
     msgs = _assemble(ptx)
     if msgs is not None:
         assert "C7508" not in msgs
