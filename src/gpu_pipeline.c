@@ -1545,6 +1545,11 @@ typedef struct Rot {
     int nv;
 } Rot;
 
+/* Whether op o (of the body when rt was filled) computes from acc. */
+static bool rot_is_x(const Rot *rt, NrOpId o) {
+    return o > 0 && o < (NrOpId)rt->nx && rt->x[o];
+}
+
 static bool rot_in_v(const Rot *rt, NrOpId o) {
     for (int i = 0; i < rt->nv; i++)
         if (rt->v[i] == o) return true;
@@ -1584,7 +1589,7 @@ static bool rotate_fits(Pipe *p, NrOpId d1, NrOpId d2, NrValId r, Rot *rt) {
         bool rd = nr_op_reads(f, o, rt->acc);
         for (int i = 0; !rd && i < f->ops[o].nopnds; i++) {
             NrValId u = f->ops[o].opnds[i];
-            rd = u && f->vals[u].def && rt->x[f->vals[u].def];
+            rd = u && f->vals[u].def && rot_is_x(rt, f->vals[u].def);
         }
         if (rd) {
             if (!(nr_op_info[f->ops[o].opc].flags & NR_OPF_PURE) || f->ops[o].nregions) return false;
@@ -1596,13 +1601,13 @@ static bool rotate_fits(Pipe *p, NrOpId d1, NrOpId d2, NrValId r, Rot *rt) {
     }
     /* what acc's ops compute goes only to P V's accumulator, and P is not theirs */
     NrValId c = o2->opnds[2];
-    if (c != rt->acc && !(f->vals[c].def && rt->x[f->vals[c].def])) return false;
-    if (f->vals[a].def && rt->x[f->vals[a].def]) return false;
+    if (c != rt->acc && !(f->vals[c].def && rot_is_x(rt, f->vals[c].def))) return false;
+    if (f->vals[a].def && rot_is_x(rt, f->vals[a].def)) return false;
     for (NrOpId o = f->blocks[body].first; o; o = f->ops[o].next) {
-        if (rt->x[o]) continue;
+        if (rot_is_x(rt, o)) continue;
         for (int i = 0; i < f->ops[o].nopnds; i++) {
             NrValId u = f->ops[o].opnds[i];
-            if (u && f->vals[u].def && rt->x[f->vals[u].def] && !(o == d2 && i == 2)) return false;
+            if (u && f->vals[u].def && rot_is_x(rt, f->vals[u].def) && !(o == d2 && i == 2)) return false;
         }
     }
     /* while P V runs, its accumulator and P stay live beside s and the next P */
@@ -1721,7 +1726,7 @@ static void ws_rotate(Pipe *p, Rot *rt, NrValId r, NrValId empty, NrTypeId bar_v
         nr_build(&tb, NR_OP_MBARRIER_WAIT, 2, w, 0, NULL, 0);
     }
     NR_FOR_OPS(f, body, o) {
-        if (o == y || o == rt->d2 || rt->x[o] || rot_in_v(rt, o)) continue;
+        if (o == y || o == rt->d2 || rot_is_x(rt, o) || rot_in_v(rt, o)) continue;
         NrOpId c = rot_clone(p, map, n, o, then);
         if (o != rt->d1) continue;
         nr_op_set_bool(f, c, NR_A_IS_ASYNC, true);
@@ -1732,7 +1737,7 @@ static void ws_rotate(Pipe *p, Rot *rt, NrValId r, NrValId empty, NrTypeId bar_v
         map[s] = rot_wait(&tb, f->ops[c].results[0], 0);
     }
     NR_FOR_OPS(f, body, o)
-        if (rt->x[o]) rot_clone(p, map, n, o, then);
+        if (rot_is_x(rt, o)) rot_clone(p, map, n, o, then);
     NrValId *py = nr_alloc(m->arena, sizeof(NrValId) * (size_t)npro);
     for (int k = 0; k < nc; k++)
         py[k] = rot_mapped(map, n, k == rt->slot ? f->ops[rt->d2].opnds[2] : f->ops[y].opnds[k]);
@@ -1838,7 +1843,7 @@ static void ws_rotate(Pipe *p, Rot *rt, NrValId r, NrValId empty, NrTypeId bar_v
     nr_build(&end, NR_OP_MBARRIER_ARRIVE, 2, rel, 0, NULL, 0);
     for (NrOpId o = f->blocks[body].first, next; o; o = next) {
         next = f->ops[o].next;
-        if (o >= (NrOpId)rt->nx || !rt->x[o]) continue;
+        if (!rot_is_x(rt, o)) continue;
         nr_op_unlink(f, o);
         nr_op_insert_before(f, y, o);
         for (int j = 0; j < f->ops[o].nopnds; j++)
