@@ -858,9 +858,14 @@ static void trans_views(NrModule *m, NrFunc *f, NrBlockId b) {
         NrOpId t = f->vals[op->opnds[0]].def;
         if (!t || f->ops[t].opc != NR_OP_TRANS || f->ops[t].block != b) continue;
         NrValId x = f->ops[t].opnds[0];
+        /* (a tile converted to another register layout holds the same values) */
+        NrOpId cv = f->vals[x].def;
+        NrValId y = cv && f->ops[cv].opc == NR_OP_CONVERT_LAYOUT ? f->ops[cv].opnds[0] : x;
         NrOpId a1 = NR_NONE;
         for (NrOpId u = f->blocks[b].first; u && !a1; u = f->ops[u].next)
-            if (f->ops[u].opc == NR_OP_LOCAL_ALLOC && f->ops[u].nopnds == 1 && f->ops[u].opnds[0] == x) a1 = u;
+            if (f->ops[u].opc == NR_OP_LOCAL_ALLOC && f->ops[u].nopnds == 1 &&
+                (f->ops[u].opnds[0] == x || f->ops[u].opnds[0] == y))
+                a1 = u;
         if (!a1 || !read_only_buffer(f, f->ops[a1].results[0], 0) || !read_only_buffer(f, op->results[0], 0) ||
             !same_bytes_transposed(m, f->vals[f->ops[a1].results[0]].type, f->vals[op->results[0]].type))
             continue;
@@ -877,6 +882,10 @@ static void trans_views(NrModule *m, NrFunc *f, NrBlockId b) {
         if (!used(f, f->ops[t].results[0])) {
             if (next == t) next = f->ops[t].next;
             nr_op_erase(f, t);
+            if (cv && y != x && f->ops[cv].block == b && !used(f, x)) {
+                if (next == cv) next = f->ops[cv].next;
+                nr_op_erase(f, cv);
+            }
         }
     }
 }

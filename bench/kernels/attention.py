@@ -370,6 +370,51 @@ def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, m_ptr, delta_ptr, dq_ptr, H,
              dq.to(dq_ptr.dtype.element_ty), mask=live)
 
 
+@triton.jit
+def _dq_desc_key_blocks(dq, q, do, m, delta, k_desc, v_desc, kv_row, lo, hi, rows, offs_n, qk_scale,
+                        BLOCK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr):
+    # _dq_key_blocks with K and V read through tensor descriptors over the
+    # (B * H * L, HEAD_DIM) rows (this head's keys start at row kv_row): one
+    # K tile serves Q K^T and dS K.
+    for start in range(lo, hi, BLOCK_N):
+        k = k_desc.load([kv_row + start, 0])
+        v = v_desc.load([kv_row + start, 0])
+        p = tl.exp2(tl.dot(q, k.T) * qk_scale - m[:, None])
+        if CAUSAL_MASK:
+            p = tl.where(rows[:, None] >= (start + offs_n)[None, :], p, 0.0)
+        dp = tl.dot(do, v.T)
+        ds = p * (dp - delta[:, None])
+        dq = tl.dot(ds.to(k.dtype), k, dq)
+    return dq
+
+
+@triton.jit
+def attn_bwd_dq_desc_kernel(q_desc, k_desc, v_desc, do_desc, dq_desc, m_ptr, delta_ptr, L, qk_scale, sm_scale,
+                            HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                            CAUSAL: tl.constexpr):
+    # attn_bwd_dq_kernel for contiguous q, k, v, dO and dQ, read and written
+    # through host tensor descriptors of their (B * H * L, HEAD_DIM) rows (TMA
+    # on Hopper), with L a multiple of BLOCK_M and BLOCK_M of BLOCK_N.
+    start_m = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    q = q_desc.load([bh * L + start_m, 0])
+    do = do_desc.load([bh * L + start_m, 0])
+    m = tl.load(m_ptr + bh * L + rows)
+    delta = tl.load(delta_ptr + bh * L + rows)
+    dq = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    if CAUSAL:
+        dq = _dq_desc_key_blocks(dq, q, do, m, delta, k_desc, v_desc, bh * L, 0, start_m, rows, offs_n, qk_scale,
+                                 BLOCK_N, False)
+        dq = _dq_desc_key_blocks(dq, q, do, m, delta, k_desc, v_desc, bh * L, start_m, start_m + BLOCK_M, rows,
+                                 offs_n, qk_scale, BLOCK_N, True)
+    else:
+        dq = _dq_desc_key_blocks(dq, q, do, m, delta, k_desc, v_desc, bh * L, 0, L, rows, offs_n, qk_scale,
+                                 BLOCK_N, False)
+    dq_desc.store([bh * L + start_m, 0], (dq * sm_scale).to(dq_desc.dtype))
+
+
 # --- host functions ---------------------------------------------------------------------------------
 
 def strides(x):
@@ -400,7 +445,8 @@ def _sm_count(x):
 def desc_applies(q, k, v, out, config):
     """Whether the forward's "desc" configuration (attn_fwd_desc_kernel) runs
     these tensors: contiguous fp16 or bf16 q, k, v and out, L a multiple of
-    both blocks."""
+    both blocks (config's first two; the backward's descriptor dQ asks it of
+    its dQ blocks)."""
     B, H, L, D = q.shape
     bm, bn = config[:2]
     contiguous = all(strides(x) == (H * L * D, L * D, D, 1) for x in (q, k, v, out))
@@ -446,9 +492,15 @@ def attention(q, k, v, out, m, sm_scale, causal, config=None):
 
 def attention_backward(q, k, v, o, m, do, dq, dk, dv, delta, sm_scale, causal, config=None):
     """(dq, dk, dv) from dO, written into the given tensors; m is the forward's
-    log-sum-exp and delta a (B, H, L) fp32 scratch tensor."""
+    log-sum-exp and delta a (B, H, L) fp32 scratch tensor.  A config
+    (BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2, num_warps, num_stages, "desc")
+    runs dQ with attn_bwd_dq_desc_kernel (contiguous fp16/bf16 tensors, L a
+    multiple of BLOCK_M2 and BLOCK_M2 of BLOCK_N2)."""
     B, H, L, D = q.shape
-    bm1, bn1, bm2, bn2, warps, stages = config or bwd_config(D)
+    bm1, bn1, bm2, bn2, warps, stages = (config or bwd_config(D))[:6]
+    desc = config is not None and len(config) > 6 and config[6] == "desc"
+    if desc and not all(desc_applies(x, k, v, dq, (bm2, bn2)) for x in (q, do)):
+        raise ValueError("the descriptor dQ needs contiguous fp16/bf16 tensors and L a multiple of the blocks")
     attn_bwd_preprocess[(triton.cdiv(L, 64), B * H)](o, do, delta, H, L, *strides(o), *strides(do),
                                                       HEAD_DIM=D, BLOCK_M=64)
     qk_scale = sm_scale * LOG2E
@@ -456,6 +508,14 @@ def attention_backward(q, k, v, o, m, do, dq, dk, dv, delta, sm_scale, causal, c
         q, k, v, do, m, delta, dk, dv, H, L, qk_scale, sm_scale, *strides(q), *strides(k), *strides(v),
         *strides(do), *strides(dk), *strides(dv),
         HEAD_DIM=D, BLOCK_M=bm1, BLOCK_N=bn1, CAUSAL=causal, num_warps=warps, num_stages=stages)
+    if desc:
+        rows = B * H * L
+        qd, dod, dqd = (TensorDescriptor(x, [rows, D], [D, 1], [bm2, D]) for x in (q, do, dq))
+        kd, vd = (TensorDescriptor(x, [rows, D], [D, 1], [bn2, D]) for x in (k, v))
+        attn_bwd_dq_desc_kernel[(L // bm2, B * H)](qd, kd, vd, dod, dqd, m, delta, L, qk_scale, sm_scale,
+                                                   HEAD_DIM=D, BLOCK_M=bm2, BLOCK_N=bn2, CAUSAL=causal,
+                                                   num_warps=warps, num_stages=stages)
+        return dq, dk, dv
     attn_bwd_dq_kernel[(triton.cdiv(L, bm2), B * H)](
         q, k, v, do, m, delta, dq, H, L, qk_scale, sm_scale, *strides(q), *strides(k), *strides(v),
         *strides(do), *strides(dq),

@@ -35,8 +35,10 @@ FWD_CONFIGS = {64: [(128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 4), (128, 64,
                128: [(128, 64, 8, 3), (128, 128, 8, 3), (64, 64, 4, 3), (128, 64, 8, 3, "desc"),
                      (64, 64, 4, 3, "desc"), (128, 128, 8, 3, "desc"), (128, 128, 8, 3, "desc-ws"),
                      (128, 128, 8, 3, "desc-wsp")]}
-BWD_CONFIGS = {64: [(32, 128, 128, 32, 4, 3), (64, 128, 128, 64, 8, 2), (64, 64, 64, 64, 4, 2), (64, 64, 64, 64, 4, 3)],
-               128: [(32, 128, 128, 32, 8, 2), (64, 64, 64, 64, 4, 2)]}
+# A backward config's "desc": dQ's K and V through host tensor descriptors.
+BWD_CONFIGS = {64: [(32, 128, 128, 32, 4, 3), (64, 128, 128, 64, 8, 2), (64, 64, 64, 64, 4, 2), (64, 64, 64, 64, 4, 3),
+                    (64, 64, 64, 64, 4, 2, "desc"), (64, 64, 64, 64, 4, 3, "desc")],
+               128: [(32, 128, 128, 32, 8, 2), (64, 64, 64, 64, 4, 2), (64, 64, 64, 64, 4, 2, "desc")]}
 
 
 def _label(cfg):
@@ -44,7 +46,7 @@ def _label(cfg):
         return f"{cfg[0]}x{cfg[1]} w{cfg[2]} s{cfg[3]} {cfg[4]}"
     if len(cfg) == 4:
         return f"{cfg[0]}x{cfg[1]} w{cfg[2]} s{cfg[3]}"
-    return f"kv {cfg[1]}x{cfg[0]} q {cfg[2]}x{cfg[3]} w{cfg[4]} s{cfg[5]}"
+    return f"kv {cfg[1]}x{cfg[0]} q {cfg[2]}x{cfg[3]} w{cfg[4]} s{cfg[5]}" + (f" {cfg[6]}" if len(cfg) > 6 else "")
 
 
 def _cases(name, factor, quick_set):
@@ -143,7 +145,8 @@ def prepare_bwd(case, env):
                 mod.attention_backward(q, k, v, o, m, do, dq, dk, dv, delta, scale, causal, cfg)
                 return _heads(dq), _heads(dk), _heads(dv)
             return run
-        return [(_label(cfg), candidate(cfg)) for cfg in BWD_CONFIGS[d]]
+        return [(_label(cfg), candidate(cfg)) for cfg in BWD_CONFIGS[d]
+                if len(cfg) == 6 or mod.desc_applies(q, k, v, dq, cfg[2:4])]
 
     candidates, notes = kernel_candidates(env, "attention", make)
     qr, kr, vr = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
