@@ -388,6 +388,51 @@ def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, m_ptr, delta_ptr, dq_ptr, H,
              dq.to(dq_ptr.dtype.element_ty), mask=live)
 
 
+@triton.jit
+def _dq_desc_key_blocks(dq, q, do, m, delta, k_desc, v_desc, kv_row, lo, hi, rows, offs_n, qk_scale,
+                        BLOCK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr):
+    # _dq_key_blocks with K and V read through tensor descriptors over the
+    # (B * H * L, HEAD_DIM) rows (this head's keys start at row kv_row): one
+    # K tile serves Q K^T and dS K.
+    for start in range(lo, hi, BLOCK_N):
+        k = k_desc.load([kv_row + start, 0])
+        v = v_desc.load([kv_row + start, 0])
+        p = tl.exp2(tl.dot(q, k.T) * qk_scale - m[:, None])
+        if CAUSAL_MASK:
+            p = tl.where(rows[:, None] >= (start + offs_n)[None, :], p, 0.0)
+        dp = tl.dot(do, v.T)
+        ds = p * (dp - delta[:, None])
+        dq = tl.dot(ds.to(k.dtype), k, dq)
+    return dq
+
+
+@triton.jit
+def attn_bwd_dq_desc_kernel(q_desc, k_desc, v_desc, do_desc, dq_desc, m_ptr, delta_ptr, L, qk_scale, sm_scale,
+                            HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                            CAUSAL: tl.constexpr):
+    # attn_bwd_dq_kernel for contiguous q, k, v, dO and dQ, read and written
+    # through host tensor descriptors of their (B * H * L, HEAD_DIM) rows (TMA
+    # on Hopper), with L a multiple of BLOCK_M and BLOCK_M of BLOCK_N.
+    start_m = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)
+    rows = start_m + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    q = q_desc.load([bh * L + start_m, 0])
+    do = do_desc.load([bh * L + start_m, 0])
+    m = tl.load(m_ptr + bh * L + rows)
+    delta = tl.load(delta_ptr + bh * L + rows)
+    dq = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    if CAUSAL:
+        dq = _dq_desc_key_blocks(dq, q, do, m, delta, k_desc, v_desc, bh * L, 0, start_m, rows, offs_n, qk_scale,
+                                 BLOCK_N, False)
+        dq = _dq_desc_key_blocks(dq, q, do, m, delta, k_desc, v_desc, bh * L, start_m, start_m + BLOCK_M, rows,
+                                 offs_n, qk_scale, BLOCK_N, True)
+    else:
+        dq = _dq_desc_key_blocks(dq, q, do, m, delta, k_desc, v_desc, bh * L, 0, L, rows, offs_n, qk_scale,
+                                 BLOCK_N, False)
+    dq_desc.store([bh * L + start_m, 0], (dq * sm_scale).to(dq_desc.dtype))
+
+
 # --- host wrappers ----------------------------------------------------------------------------------
 
 # (BLOCK_M, BLOCK_N, num_warps, num_stages) of the forward by head dim, for an H100.
@@ -492,9 +537,12 @@ def fp8_value_layout(v):
     return np.ascontiguousarray(v.swapaxes(-1, -2)).swapaxes(-1, -2)
 
 
-def attention_backward(q, k, v, o, m, do, causal=False, sm_scale=None, config=None):
+def attention_backward(q, k, v, o, m, do, causal=False, sm_scale=None, config=None, descriptors=False):
     """(dQ, dK, dV) for dO, given the inputs and the (O, M) of attention_forward.
-    fp16 or bf16; config: (BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2, num_warps, num_stages)."""
+    fp16 or bf16; config: (BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2, num_warps, num_stages).
+    descriptors: dQ reads K and V through host tensor descriptors
+    (attn_bwd_dq_desc_kernel: TMA on Hopper; contiguous tensors, L a multiple
+    of BLOCK_M2)."""
     from arrays import empty, float32, strides
     _check(q, k, v)
     B, H, L, D = q.shape
@@ -511,6 +559,17 @@ def attention_backward(q, k, v, o, m, do, causal=False, sm_scale=None, config=No
     attn_bwd_dkdv_kernel[(triton.cdiv(L, bn1), B * H)](
         q, k, v, do, m, delta, dk, dv, H, L, qk_scale, sm_scale, *sq, *sk, *sv, *sdo, *strides(dk), *strides(dv),
         HEAD_DIM=D, BLOCK_M=bm1, BLOCK_N=bn1, CAUSAL=bool(causal), num_warps=warps, num_stages=stages)
+    if descriptors:
+        dense = (H * L * D, L * D, D, 1)
+        if any(s != dense for s in (sq, sk, sv, sdo, strides(dq))) or L % bm2:
+            raise ValueError("descriptors need contiguous q, k, v and dO and L a multiple of BLOCK_M2")
+        rows = B * H * L
+        qd, dod, dqd = (TensorDescriptor(x, [rows, D], [D, 1], [bm2, D]) for x in (q, do, dq))
+        kd, vd = (TensorDescriptor(x, [rows, D], [D, 1], [bn2, D]) for x in (k, v))
+        attn_bwd_dq_desc_kernel[(L // bm2, B * H)](qd, kd, vd, dod, dqd, m, delta, L, qk_scale, sm_scale,
+                                                   HEAD_DIM=D, BLOCK_M=bm2, BLOCK_N=bn2, CAUSAL=bool(causal),
+                                                   num_warps=warps, num_stages=stages)
+        return dq, dk, dv
     attn_bwd_dq_kernel[(triton.cdiv(L, bm2), B * H)](
         q, k, v, do, m, delta, dq, H, L, qk_scale, sm_scale, *sq, *sk, *sv, *sdo, *strides(dq),
         HEAD_DIM=D, BLOCK_M=bm2, BLOCK_N=bn2, CAUSAL=bool(causal), num_warps=warps, num_stages=stages)

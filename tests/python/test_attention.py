@@ -290,6 +290,54 @@ def test_backward(rng, dtype, D, L, causal):
             assert rel_err(got, ref) < BWD_TOL[dtype], (name, config)
 
 
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("D", [64, 128])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_backward_descriptors(rng, dtype, D, causal):
+    # dQ through host tensor descriptors (attn_bwd_dq_desc_kernel), with
+    # several key blocks per query block and the causal diagonal split
+    B, H, L = 1, 2, 128
+    q, k, v, do = inputs(rng, (B, H, L, D), dtype, n=4)
+    scale = 1.0 / math.sqrt(D)
+    _, ref_dq, ref_dk, ref_dv = A.reference(q, k, v, causal, scale, do)
+    o, m = A.attention_forward(q, k, v, causal=causal, sm_scale=scale, config=SMALL_FWD)
+    dq, dk, dv = A.attention_backward(q, k, v, o, m, do, causal=causal, sm_scale=scale,
+                                      config=(16, 32, 64, 16, 4, 2), descriptors=True)
+    for name, got, ref in (("dq", dq, ref_dq), ("dk", dk, ref_dk), ("dv", dv, ref_dv)):
+        assert got.dtype == q.dtype and got.shape == q.shape
+        assert rel_err(got, ref) < BWD_TOL[dtype], name
+
+
+def test_backward_descriptors_errors(rng):
+    q, k, v, do = inputs(rng, (1, 2, 96, 64), "fp16", n=4)
+    o, m = A.attention_forward(q, k, v, config=SMALL_FWD)
+    with pytest.raises(ValueError, match="L a multiple of BLOCK_M2"):
+        A.attention_backward(q, k, v, o, m, do, config=(16, 32, 64, 16, 4, 2), descriptors=True)
+    with pytest.raises(ValueError, match="contiguous"):
+        A.attention_backward(q, k, v, o, m, do.swapaxes(-1, -2).copy().swapaxes(-1, -2),
+                             config=(16, 32, 32, 16, 4, 2), descriptors=True)
+
+
+DQ_DESC_SIG = ("tensordesc<fp16[64, 64]>, " * 5 + "*fp32:16, *fp32:16, i32:16, fp32, fp32, 64, 64, 64, {causal}")
+
+
+@pytest.mark.parametrize("causal", [0, 1], ids=["full", "causal"])
+def test_backward_dq_descriptors_ptx(causal):
+    # The sm_90a PTX of the descriptor dQ kernel (the H100 configuration at
+    # d64): each key loop copies K and V by TMA into its stages, and the K
+    # tile serves Q K^T (read transposed) and dS K from one staging: nothing
+    # is stored to shared memory in the loops.
+    k = A.attn_bwd_dq_desc_kernel.compile(DQ_DESC_SIG.format(causal=causal), num_warps=4, num_stages=2,
+                                          arch="sm_90a")
+    body = k.ptx[k.ptx.index(".entry"):]
+    loops = re.findall(r"\n(\$L\d+):\n(.*?)\n  bra\.uni \1;", body, re.S)
+    key_loops = [b for _, b in loops if b.count("wgmma.commit_group") == 3]
+    assert len(key_loops) == 1 + causal, [b.count("wgmma.commit_group") for _, b in loops]
+    for b in key_loops:
+        assert b.count("cp.async.bulk.tensor.2d") == 2
+        assert "st.shared" not in b
+
+
 BWD_SIG = ("*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, *fp16:16, *fp16:16, i32, i32:16, fp32, "
            "fp32, " + "i32:16, i32:16, i32:16, 1, " * 6 + "128, 64, 64, {causal}")
 
@@ -358,6 +406,6 @@ def test_bench_kernels_match_the_example():
     # bench/kernels/attention.py runs the same kernels under Triton and Nereid.
     example = jit_sources(os.path.join(ROOT, "examples", "attention.py"))
     bench = jit_sources(os.path.join(ROOT, "bench", "kernels", "attention.py"))
-    assert len(example) == 10 and example.keys() == bench.keys()
+    assert len(example) == 12 and example.keys() == bench.keys()
     for name in example:
         assert example[name] == bench[name], f"{name} differs between examples/ and bench/kernels/"
