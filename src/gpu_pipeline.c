@@ -2215,7 +2215,7 @@ static void pipeline_loop(Pipe *p) {
     /* with accumulating dots running asynchronously (accumulating_dots),
      * the copies come after the first dot, whose wait completes them */
     NrOpId accs[8], first = NR_NONE;
-    int nacc = wg || chain || sdot || !any_cp || any_tma ? 0 : accumulating_dots(p, accs, 8, &first);
+    int nacc = wg || chain || sdot || (!any_cp && !any_tma) ? 0 : accumulating_dots(p, accs, 8, &first);
     bool after_dot = (wg || sdot || nacc) && any_cp && !any_tma;
     NrBuilder cpb = top;
     if (after_dot) cpb = nr_builder_after(f, wg ? wg : sdot ? sdot : first);
@@ -2229,8 +2229,16 @@ static void pipeline_loop(Pipe *p) {
     if (any_cp) nr_build(&cpb, NR_OP_ASYNC_COMMIT_GROUP, 0, NULL, 0, NULL, 0);
     if (any_tma) {
         /* this iteration's copies D ahead first, then the wait for this
-         * iteration's stage: the copies are in flight during the wait */
-        tma_copies(p, &top, cands, nc, bars, bar_view, w, f->ops[cmp].results[0], tma_bytes, iv, iv_ahead);
+         * iteration's stage: the copies are in flight during the wait.
+         * With accumulating dots in flight into this iteration, the copies
+         * come after the first dot instead: its wait completes them, and
+         * with them the reads of the stage the copies refill. */
+        NrBuilder tb = top;
+        if (nacc) {
+            tb = nr_builder_after(f, first);
+            tb.loc = top.loc;
+        }
+        tma_copies(p, &tb, cands, nc, bars, bar_view, w, f->ops[cmp].results[0], tma_bytes, iv, iv_ahead);
         NrValId wt[2] = {bar_at(&top, bars, bar_view, r), phase};
         nr_build(&top, NR_OP_MBARRIER_WAIT, 2, wt, 0, NULL, 0);
     }

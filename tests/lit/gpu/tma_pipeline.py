@@ -200,15 +200,22 @@ def attn(q_desc, k_desc, v_desc, L, BM: tl.constexpr, BN: tl.constexpr, D: tl.co
 # ATTN:      [[TK:%[0-9]+]] = tensormap %arg5 : i64
 # ATTN:      [[TV:%[0-9]+]] = tensormap %arg10 : i64
 # ATTN:      [[KB:%[0-9]+]] = local_alloc {smem_offset = {{[0-9]+}}} : !smem<3x64x64xf16, [[KL]]>
+# P V, an accumulating dot, stays in flight into the next iteration; the
+# copies ahead come after Q K^T, whose wait completes it (and its reads of
+# the stage they refill)
 # ATTN:      mbarrier_wait
 # ATTN-NEXT: for
 # ATTN-NOT:  async_copy
-# ATTN:      mbarrier_expect {{%[0-9]+}}, {{%[0-9]+}} {bytes = 16384}
-# ATTN:      tma_load [[TK]]
-# ATTN:      tma_load [[TV]]
 # ATTN:      mbarrier_wait
 # ATTN:      [[K:%[0-9]+]] = memdesc_index [[KB]], {{%[0-9]+}} : !smem<64x64xf16, [[KL]]>
 # ATTN-NEXT: [[KT:%[0-9]+]] = memdesc_trans [[K]] : !smem<64x64xf16, #L{{[0-9]+}}>
 # ATTN-NEXT: warp_group_dot [[QB]], [[KT]]
+# ATTN:      mbarrier_expect {{%[0-9]+}}, {{%[0-9]+}} {bytes = 16384}
+# ATTN:      barrier
+# ATTN-NEXT: tma_load [[TK]]
+# ATTN:      tma_load [[TV]]
 # ATTN-NOT:  trans
+# ATTN:      warp_group_dot {{.*}} {is_async = true}
 # ATTN:      yield
+# ATTN-NEXT: }
+# ATTN:      warp_group_dot_wait {{%[0-9]+}} {num = 0}

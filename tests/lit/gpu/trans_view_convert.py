@@ -3,7 +3,8 @@
 # gpu-convert puts a convert_layout between the load and the trans of k.T;
 # the buffer of k.T is still the other staging's bytes read transposed
 # (memdesc_trans), so the load keeps one user and is copied by TMA into the
-# stages ahead of the loop, with nothing staged in the body itself.
+# stages ahead, with nothing staged in the body itself; the accumulating
+# dot stays in flight, and the copies come after the first dot's wait.
 # RUN: nereid ir %s -k two_uses -s 'tensordesc<fp16[64, 64]>, tensordesc<fp16[64, 64]>, *fp32:16, i32:16, 64, 64' --arch sm_90a --num-warps 4 --num-stages 3 --verify-each --after gpu-pipeline | filecheck %s
 import nereid as triton
 import nereid.language as tl
@@ -25,11 +26,11 @@ def two_uses(q_desc, k_desc, out_ptr, L, BM: tl.constexpr, BN: tl.constexpr):
 # CHECK:      for {{.*}} {num_stages = 3}
 # CHECK-NOT:  local_alloc
 # CHECK-NOT:  {{= trans }}
-# CHECK:      tma_load
-# CHECK-NOT:  local_alloc
 # CHECK:      [[K:%[0-9]+]] = memdesc_index [[BUF]],
 # CHECK-NEXT: [[KT:%[0-9]+]] = memdesc_trans [[K]]
 # CHECK-NEXT: warp_group_dot {{%[0-9]+}}, [[KT]],
 # CHECK-NOT:  local_alloc
-# CHECK:      warp_group_dot {{%[0-9]+}}, [[K]],
+# CHECK:      tma_load
+# CHECK-NOT:  local_alloc
+# CHECK:      warp_group_dot {{%[0-9]+}}, [[K]], {{.*}} {is_async = true}
 # CHECK:      yield
