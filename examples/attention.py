@@ -389,6 +389,58 @@ def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, m_ptr, delta_ptr, dq_ptr, H,
 
 
 @triton.jit
+def _dkdv_desc_query_blocks(dk, dv, k, v, q_desc, do_desc, m_base, delta_base, row0, lo, hi, cols, offs_m,
+                            qk_scale, BLOCK_M: tl.constexpr, CAUSAL_MASK: tl.constexpr):
+    # _dkdv_query_blocks with Q and dO read through tensor descriptors over
+    # the (B * H * L, HEAD_DIM) rows (this head's queries start at row row0):
+    # one Q tile serves K Q^T and dS^T Q, one dO tile P^T dO and V dO^T.
+    for start in range(lo, hi, BLOCK_M):
+        rows = start + offs_m
+        q = q_desc.load([row0 + start, 0])
+        do = do_desc.load([row0 + start, 0])
+        m = tl.load(m_base + rows)
+        delta = tl.load(delta_base + rows)
+        pt = tl.exp2(tl.dot(k, q.T) * qk_scale - m[None, :])
+        if CAUSAL_MASK:
+            pt = tl.where(rows[None, :] >= cols[:, None], pt, 0.0)
+        dv = tl.dot(pt.to(do.dtype), do, dv)
+        dpt = tl.dot(v, do.T)
+        dst = pt * (dpt - delta[None, :])
+        dk = tl.dot(dst.to(q.dtype), q, dk)
+    return dk, dv
+
+
+@triton.jit
+def attn_bwd_dkdv_desc_kernel(q_desc, k_desc, v_desc, do_desc, dk_desc, dv_desc, m_ptr, delta_ptr, L, qk_scale,
+                              sm_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                              CAUSAL: tl.constexpr):
+    # attn_bwd_dkdv_kernel for contiguous q, k, v, dO, dK and dV through host
+    # tensor descriptors of their (B * H * L, HEAD_DIM) rows (TMA on Hopper),
+    # with L a multiple of BLOCK_N and BLOCK_N of BLOCK_M.
+    start_n = tl.program_id(0) * BLOCK_N
+    bh = tl.program_id(1)
+    cols = start_n + tl.arange(0, BLOCK_N)
+    offs_m = tl.arange(0, BLOCK_M)
+    k = k_desc.load([bh * L + start_n, 0])
+    v = v_desc.load([bh * L + start_n, 0])
+    m_base = m_ptr + bh * L
+    delta_base = delta_ptr + bh * L
+    dk = tl.zeros((BLOCK_N, HEAD_DIM), tl.float32)
+    dv = tl.zeros((BLOCK_N, HEAD_DIM), tl.float32)
+    if CAUSAL:
+        # the diagonal's query rows take the mask; those below it see every key
+        dk, dv = _dkdv_desc_query_blocks(dk, dv, k, v, q_desc, do_desc, m_base, delta_base, bh * L, start_n,
+                                         start_n + BLOCK_N, cols, offs_m, qk_scale, BLOCK_M, True)
+        dk, dv = _dkdv_desc_query_blocks(dk, dv, k, v, q_desc, do_desc, m_base, delta_base, bh * L,
+                                         start_n + BLOCK_N, L, cols, offs_m, qk_scale, BLOCK_M, False)
+    else:
+        dk, dv = _dkdv_desc_query_blocks(dk, dv, k, v, q_desc, do_desc, m_base, delta_base, bh * L, 0, L, cols,
+                                         offs_m, qk_scale, BLOCK_M, False)
+    dk_desc.store([bh * L + start_n, 0], (dk * sm_scale).to(dk_desc.dtype))
+    dv_desc.store([bh * L + start_n, 0], dv.to(dv_desc.dtype))
+
+
+@triton.jit
 def _dq_desc_key_blocks(dq, q, do, m, delta, k_desc, v_desc, kv_row, lo, hi, rows, offs_n, qk_scale,
                         BLOCK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr):
     # _dq_key_blocks with K and V read through tensor descriptors over the
@@ -540,9 +592,9 @@ def fp8_value_layout(v):
 def attention_backward(q, k, v, o, m, do, causal=False, sm_scale=None, config=None, descriptors=False):
     """(dQ, dK, dV) for dO, given the inputs and the (O, M) of attention_forward.
     fp16 or bf16; config: (BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2, num_warps, num_stages).
-    descriptors: dQ reads K and V through host tensor descriptors
-    (attn_bwd_dq_desc_kernel: TMA on Hopper; contiguous tensors, L a multiple
-    of BLOCK_M2)."""
+    descriptors: read and write through host tensor descriptors
+    (attn_bwd_dkdv_desc_kernel and attn_bwd_dq_desc_kernel: TMA on Hopper;
+    contiguous tensors, L a multiple of BLOCK_N1 and BLOCK_M2)."""
     from arrays import empty, float32, strides
     _check(q, k, v)
     B, H, L, D = q.shape
@@ -554,15 +606,25 @@ def attention_backward(q, k, v, o, m, do, causal=False, sm_scale=None, config=No
     delta = empty(q, (B, H, L), float32(q))
     dq, dk, dv = empty(q, q.shape), empty(k, k.shape), empty(v, v.shape)
     sq, sk, sv, so, sdo = strides(q), strides(k), strides(v), strides(o), strides(do)
-    attn_bwd_preprocess[(triton.cdiv(L, 64), B * H)](o, do, delta, H, L, *so, *sdo, HEAD_DIM=D, BLOCK_M=64)
     qk_scale = sm_scale * LOG2E
-    attn_bwd_dkdv_kernel[(triton.cdiv(L, bn1), B * H)](
-        q, k, v, do, m, delta, dk, dv, H, L, qk_scale, sm_scale, *sq, *sk, *sv, *sdo, *strides(dk), *strides(dv),
-        HEAD_DIM=D, BLOCK_M=bm1, BLOCK_N=bn1, CAUSAL=bool(causal), num_warps=warps, num_stages=stages)
     if descriptors:
         dense = (H * L * D, L * D, D, 1)
-        if any(s != dense for s in (sq, sk, sv, sdo, strides(dq))) or L % bm2:
-            raise ValueError("descriptors need contiguous q, k, v and dO and L a multiple of BLOCK_M2")
+        if any(s != dense for s in (sq, sk, sv, sdo, strides(dq), strides(dk), strides(dv))) or L % bm2 or L % bn1:
+            raise ValueError("descriptors need contiguous q, k, v and dO and L a multiple of BLOCK_N1 and BLOCK_M2")
+    attn_bwd_preprocess[(triton.cdiv(L, 64), B * H)](o, do, delta, H, L, *so, *sdo, HEAD_DIM=D, BLOCK_M=64)
+    if descriptors:
+        rows = B * H * L
+        qd1, dod1 = (TensorDescriptor(x, [rows, D], [D, 1], [bm1, D]) for x in (q, do))
+        kd1, vd1, dkd, dvd = (TensorDescriptor(x, [rows, D], [D, 1], [bn1, D]) for x in (k, v, dk, dv))
+        attn_bwd_dkdv_desc_kernel[(L // bn1, B * H)](qd1, kd1, vd1, dod1, dkd, dvd, m, delta, L, qk_scale, sm_scale,
+                                                     HEAD_DIM=D, BLOCK_M=bm1, BLOCK_N=bn1, CAUSAL=bool(causal),
+                                                     num_warps=warps, num_stages=stages)
+    else:
+        attn_bwd_dkdv_kernel[(triton.cdiv(L, bn1), B * H)](
+            q, k, v, do, m, delta, dk, dv, H, L, qk_scale, sm_scale, *sq, *sk, *sv, *sdo, *strides(dk),
+            *strides(dv), HEAD_DIM=D, BLOCK_M=bm1, BLOCK_N=bn1, CAUSAL=bool(causal), num_warps=warps,
+            num_stages=stages)
+    if descriptors:
         rows = B * H * L
         qd, dod, dqd = (TensorDescriptor(x, [rows, D], [D, 1], [bm2, D]) for x in (q, do, dq))
         kd, vd = (TensorDescriptor(x, [rows, D], [D, 1], [bn2, D]) for x in (k, v))

@@ -371,6 +371,58 @@ def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, m_ptr, delta_ptr, dq_ptr, H,
 
 
 @triton.jit
+def _dkdv_desc_query_blocks(dk, dv, k, v, q_desc, do_desc, m_base, delta_base, row0, lo, hi, cols, offs_m,
+                            qk_scale, BLOCK_M: tl.constexpr, CAUSAL_MASK: tl.constexpr):
+    # _dkdv_query_blocks with Q and dO read through tensor descriptors over
+    # the (B * H * L, HEAD_DIM) rows (this head's queries start at row row0):
+    # one Q tile serves K Q^T and dS^T Q, one dO tile P^T dO and V dO^T.
+    for start in range(lo, hi, BLOCK_M):
+        rows = start + offs_m
+        q = q_desc.load([row0 + start, 0])
+        do = do_desc.load([row0 + start, 0])
+        m = tl.load(m_base + rows)
+        delta = tl.load(delta_base + rows)
+        pt = tl.exp2(tl.dot(k, q.T) * qk_scale - m[None, :])
+        if CAUSAL_MASK:
+            pt = tl.where(rows[None, :] >= cols[:, None], pt, 0.0)
+        dv = tl.dot(pt.to(do.dtype), do, dv)
+        dpt = tl.dot(v, do.T)
+        dst = pt * (dpt - delta[None, :])
+        dk = tl.dot(dst.to(q.dtype), q, dk)
+    return dk, dv
+
+
+@triton.jit
+def attn_bwd_dkdv_desc_kernel(q_desc, k_desc, v_desc, do_desc, dk_desc, dv_desc, m_ptr, delta_ptr, L, qk_scale,
+                              sm_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                              CAUSAL: tl.constexpr):
+    # attn_bwd_dkdv_kernel for contiguous q, k, v, dO, dK and dV through host
+    # tensor descriptors of their (B * H * L, HEAD_DIM) rows (TMA on Hopper),
+    # with L a multiple of BLOCK_N and BLOCK_N of BLOCK_M.
+    start_n = tl.program_id(0) * BLOCK_N
+    bh = tl.program_id(1)
+    cols = start_n + tl.arange(0, BLOCK_N)
+    offs_m = tl.arange(0, BLOCK_M)
+    k = k_desc.load([bh * L + start_n, 0])
+    v = v_desc.load([bh * L + start_n, 0])
+    m_base = m_ptr + bh * L
+    delta_base = delta_ptr + bh * L
+    dk = tl.zeros((BLOCK_N, HEAD_DIM), tl.float32)
+    dv = tl.zeros((BLOCK_N, HEAD_DIM), tl.float32)
+    if CAUSAL:
+        # the diagonal's query rows take the mask; those below it see every key
+        dk, dv = _dkdv_desc_query_blocks(dk, dv, k, v, q_desc, do_desc, m_base, delta_base, bh * L, start_n,
+                                         start_n + BLOCK_N, cols, offs_m, qk_scale, BLOCK_M, True)
+        dk, dv = _dkdv_desc_query_blocks(dk, dv, k, v, q_desc, do_desc, m_base, delta_base, bh * L,
+                                         start_n + BLOCK_N, L, cols, offs_m, qk_scale, BLOCK_M, False)
+    else:
+        dk, dv = _dkdv_desc_query_blocks(dk, dv, k, v, q_desc, do_desc, m_base, delta_base, bh * L, 0, L, cols,
+                                         offs_m, qk_scale, BLOCK_M, False)
+    dk_desc.store([bh * L + start_n, 0], (dk * sm_scale).to(dk_desc.dtype))
+    dv_desc.store([bh * L + start_n, 0], dv.to(dv_desc.dtype))
+
+
+@triton.jit
 def _dq_desc_key_blocks(dq, q, do, m, delta, k_desc, v_desc, kv_row, lo, hi, rows, offs_n, qk_scale,
                         BLOCK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr):
     # _dq_key_blocks with K and V read through tensor descriptors over the
@@ -494,22 +546,31 @@ def attention_backward(q, k, v, o, m, do, dq, dk, dv, delta, sm_scale, causal, c
     """(dq, dk, dv) from dO, written into the given tensors; m is the forward's
     log-sum-exp and delta a (B, H, L) fp32 scratch tensor.  A config
     (BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2, num_warps, num_stages, "desc")
-    runs dQ with attn_bwd_dq_desc_kernel (contiguous fp16/bf16 tensors, L a
-    multiple of BLOCK_M2 and BLOCK_M2 of BLOCK_N2)."""
+    runs attn_bwd_dkdv_desc_kernel and attn_bwd_dq_desc_kernel (contiguous
+    fp16/bf16 tensors, L a multiple of the blocks, BLOCK_N1 of BLOCK_M1 and
+    BLOCK_M2 of BLOCK_N2)."""
     B, H, L, D = q.shape
     bm1, bn1, bm2, bn2, warps, stages = (config or bwd_config(D))[:6]
     desc = config is not None and len(config) > 6 and config[6] == "desc"
-    if desc and not all(desc_applies(x, k, v, dq, (bm2, bn2)) for x in (q, do)):
-        raise ValueError("the descriptor dQ needs contiguous fp16/bf16 tensors and L a multiple of the blocks")
+    if desc and not all(desc_applies(x, k, v, y, blocks) for x in (q, do) for y in (dq, dk, dv)
+                        for blocks in ((bm2, bn2), (bn1, bm1))):
+        raise ValueError("the descriptor backward needs contiguous fp16/bf16 tensors and L a multiple of the blocks")
     attn_bwd_preprocess[(triton.cdiv(L, 64), B * H)](o, do, delta, H, L, *strides(o), *strides(do),
                                                       HEAD_DIM=D, BLOCK_M=64)
     qk_scale = sm_scale * LOG2E
-    attn_bwd_dkdv_kernel[(triton.cdiv(L, bn1), B * H)](
-        q, k, v, do, m, delta, dk, dv, H, L, qk_scale, sm_scale, *strides(q), *strides(k), *strides(v),
-        *strides(do), *strides(dk), *strides(dv),
-        HEAD_DIM=D, BLOCK_M=bm1, BLOCK_N=bn1, CAUSAL=causal, num_warps=warps, num_stages=stages)
     if desc:
         rows = B * H * L
+        qd1, dod1 = (TensorDescriptor(x, [rows, D], [D, 1], [bm1, D]) for x in (q, do))
+        kd1, vd1, dkd, dvd = (TensorDescriptor(x, [rows, D], [D, 1], [bn1, D]) for x in (k, v, dk, dv))
+        attn_bwd_dkdv_desc_kernel[(L // bn1, B * H)](qd1, kd1, vd1, dod1, dkd, dvd, m, delta, L, qk_scale, sm_scale,
+                                                     HEAD_DIM=D, BLOCK_M=bm1, BLOCK_N=bn1, CAUSAL=causal,
+                                                     num_warps=warps, num_stages=stages)
+    else:
+        attn_bwd_dkdv_kernel[(triton.cdiv(L, bn1), B * H)](
+            q, k, v, do, m, delta, dk, dv, H, L, qk_scale, sm_scale, *strides(q), *strides(k), *strides(v),
+            *strides(do), *strides(dk), *strides(dv),
+            HEAD_DIM=D, BLOCK_M=bm1, BLOCK_N=bn1, CAUSAL=causal, num_warps=warps, num_stages=stages)
+    if desc:
         qd, dod, dqd = (TensorDescriptor(x, [rows, D], [D, 1], [bm2, D]) for x in (q, do, dq))
         kd, vd = (TensorDescriptor(x, [rows, D], [D, 1], [bn2, D]) for x in (k, v))
         attn_bwd_dq_desc_kernel[(L // bm2, B * H)](qd, kd, vd, dod, dqd, m, delta, L, qk_scale, sm_scale,

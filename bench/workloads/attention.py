@@ -35,7 +35,8 @@ FWD_CONFIGS = {64: [(128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 4), (128, 64,
                128: [(128, 64, 8, 3), (128, 128, 8, 3), (64, 64, 4, 3), (128, 64, 8, 3, "desc"),
                      (64, 64, 4, 3, "desc"), (128, 128, 8, 3, "desc"), (128, 128, 8, 3, "desc-ws"),
                      (128, 128, 8, 3, "desc-wsp")]}
-# A backward config's "desc": dQ's K and V through host tensor descriptors.
+# A backward config's "desc": Q, K, V and dO through host tensor descriptors
+# (attn_bwd_dkdv_desc_kernel and attn_bwd_dq_desc_kernel).
 BWD_CONFIGS = {64: [(32, 128, 128, 32, 4, 3), (64, 128, 128, 64, 8, 2), (64, 64, 64, 64, 4, 2), (64, 64, 64, 64, 4, 3),
                     (64, 64, 64, 64, 4, 2, "desc"), (64, 64, 64, 64, 4, 3, "desc")],
                128: [(32, 128, 128, 32, 8, 2), (64, 64, 64, 64, 4, 2), (64, 64, 64, 64, 4, 2, "desc")]}
@@ -146,7 +147,8 @@ def prepare_bwd(case, env):
                 return _heads(dq), _heads(dk), _heads(dv)
             return run
         return [(_label(cfg), candidate(cfg)) for cfg in BWD_CONFIGS[d]
-                if len(cfg) == 6 or mod.desc_applies(q, k, v, dq, cfg[2:4])]
+                if len(cfg) == 6 or (mod.desc_applies(q, k, v, dq, cfg[2:4])
+                                     and mod.desc_applies(q, k, v, dq, (cfg[1], cfg[0])))]
 
     candidates, notes = kernel_candidates(env, "attention", make)
     qr, kr, vr = (t.detach().clone().requires_grad_(True) for t in (q, k, v))

@@ -294,8 +294,9 @@ def test_backward(rng, dtype, D, L, causal):
 @pytest.mark.parametrize("D", [64, 128])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_backward_descriptors(rng, dtype, D, causal):
-    # dQ through host tensor descriptors (attn_bwd_dq_desc_kernel), with
-    # several key blocks per query block and the causal diagonal split
+    # through host tensor descriptors (attn_bwd_dkdv_desc_kernel and
+    # attn_bwd_dq_desc_kernel), with several blocks per program and the
+    # causal diagonal split
     B, H, L = 1, 2, 128
     q, k, v, do = inputs(rng, (B, H, L, D), dtype, n=4)
     scale = 1.0 / math.sqrt(D)
@@ -311,7 +312,7 @@ def test_backward_descriptors(rng, dtype, D, causal):
 def test_backward_descriptors_errors(rng):
     q, k, v, do = inputs(rng, (1, 2, 96, 64), "fp16", n=4)
     o, m = A.attention_forward(q, k, v, config=SMALL_FWD)
-    with pytest.raises(ValueError, match="L a multiple of BLOCK_M2"):
+    with pytest.raises(ValueError, match="L a multiple of BLOCK_N1 and BLOCK_M2"):
         A.attention_backward(q, k, v, o, m, do, config=(16, 32, 64, 16, 4, 2), descriptors=True)
     with pytest.raises(ValueError, match="contiguous"):
         A.attention_backward(q, k, v, o, m, do.swapaxes(-1, -2).copy().swapaxes(-1, -2),
@@ -336,6 +337,27 @@ def test_backward_dq_descriptors_ptx(causal):
     for b in key_loops:
         assert b.count("cp.async.bulk.tensor.2d") == 2
         assert "st.shared" not in b
+
+
+DKDV_DESC_SIG = ("tensordesc<fp16[64, 64]>, " * 6 + "*fp32:16, *fp32:16, i32:16, fp32, fp32, 64, 64, 64, {causal}")
+
+
+@pytest.mark.parametrize("causal", [0, 1], ids=["full", "causal"])
+def test_backward_dkdv_descriptors_ptx(causal):
+    # The sm_90a PTX of the descriptor dK/dV kernel: each query loop copies Q
+    # and dO by TMA, each tile staged once for its two dots (one reads it
+    # transposed), and dV += P^T dO and dK += dS^T Q stay in flight (no
+    # wait of their own in the loop: the next synchronous dot's completes them).
+    k = A.attn_bwd_dkdv_desc_kernel.compile(DKDV_DESC_SIG.format(causal=causal), num_warps=4, num_stages=2,
+                                            arch="sm_90a")
+    body = k.ptx[k.ptx.index(".entry"):]
+    loops = re.findall(r"\n(\$L\d+):\n(.*?)\n  bra\.uni \1;", body, re.S)
+    query_loops = [b for _, b in loops if b.count("wgmma.commit_group") == 4]
+    assert len(query_loops) == 1 + causal, [b.count("wgmma.commit_group") for _, b in loops]
+    for b in query_loops:
+        assert b.count("cp.async.bulk.tensor.2d") == 2
+        assert "st.shared" not in b
+        assert b.count("wgmma.wait_group.sync.aligned 0;") == 2
 
 
 BWD_SIG = ("*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, *fp16:16, *fp16:16, i32, i32:16, fp32, "
@@ -406,6 +428,6 @@ def test_bench_kernels_match_the_example():
     # bench/kernels/attention.py runs the same kernels under Triton and Nereid.
     example = jit_sources(os.path.join(ROOT, "examples", "attention.py"))
     bench = jit_sources(os.path.join(ROOT, "bench", "kernels", "attention.py"))
-    assert len(example) == 12 and example.keys() == bench.keys()
+    assert len(example) == 14 and example.keys() == bench.keys()
     for name in example:
         assert example[name] == bench[name], f"{name} differs between examples/ and bench/kernels/"
