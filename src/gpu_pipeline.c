@@ -1443,35 +1443,46 @@ static bool pingpong_fits(Pipe *p, NrOpId d1, NrOpId d2) {
     return true;
 }
 
+/* The turns' setup in front of the loop (or its tile loop): this
+ * warpgroup's mbarrier and the other's (*mine, *other), warpgroup 0 given
+ * the first turn; returns the parity of the loop's first turn (0, or the
+ * tile loop's, which then carries it). */
+static NrValId turns_setup(Pipe *p, NrValId tb, NrTypeId view, const NrValId *consts, NrValId *mine,
+                           NrValId *other) {
+    NrFunc *f = p->f;
+    NrTypeId i32 = nr_type_scalar(p->m, NR_DT_I32);
+    NrBuilder pre = nr_builder_before(f, p->outer ? p->outer : p->loop);
+    pre.loc = f->ops[p->loop].loc;
+    NrValId wg = nr_build1(&pre, NR_OP_WARPGROUP_ID, i32, 0, NULL);
+    NrValId ow[2] = {consts[0], wg};
+    NrValId o = nr_build1(&pre, NR_OP_SUB, i32, 2, ow);
+    *mine = bar_at(&pre, tb, view, wg);
+    *other = bar_at(&pre, tb, view, o);
+    NrValId first_turn[2] = {*other, compare(p, &pre, "eq", wg, consts[0])};
+    nr_build(&pre, NR_OP_MBARRIER_ARRIVE, 2, first_turn, 0, NULL, 0);
+    if (!p->outer) return consts[2];
+    /* the tile loop carries the parity of the next turn */
+    NrOpId inner = p->loop;
+    p->loop = p->outer;
+    widen_loop(p, 1, &consts[2]);
+    p->outer = p->loop;
+    p->loop = inner;
+    NrBlockId ob = f->ops[p->outer].regions[0];
+    return f->blocks[ob].args[f->blocks[ob].nargs - 1];
+}
+
 static void ws_pingpong(Pipe *p, NrOpId d1, NrOpId d2, NrValId tb, NrTypeId view, const NrValId *consts) {
     NrFunc *f = p->f;
     NrModule *m = p->m;
     NrTypeId i32 = nr_type_scalar(m, NR_DT_I32);
-    NrOpId first = p->outer ? p->outer : p->loop;
-    NrBuilder pre = nr_builder_before(f, first);
-    pre.loc = f->ops[p->loop].loc;
-    NrValId wg = nr_build1(&pre, NR_OP_WARPGROUP_ID, i32, 0, NULL);
-    NrValId ow[2] = {consts[0], wg};
-    NrValId other = nr_build1(&pre, NR_OP_SUB, i32, 2, ow);
-    NrValId mine_b = bar_at(&pre, tb, view, wg), other_b = bar_at(&pre, tb, view, other);
-    NrValId first_turn[2] = {other_b, compare(p, &pre, "eq", wg, consts[0])};
-    nr_build(&pre, NR_OP_MBARRIER_ARRIVE, 2, first_turn, 0, NULL, 0);
-    NrValId init = consts[2];
-    if (p->outer) {
-        /* the tile loop carries the parity of the next turn */
-        NrOpId inner = p->loop;
-        p->loop = p->outer;
-        widen_loop(p, 1, &consts[2]);
-        p->outer = p->loop;
-        p->loop = inner;
-        NrBlockId ob = f->ops[p->outer].regions[0];
-        init = f->blocks[ob].args[f->blocks[ob].nargs - 1];
-    }
+    NrValId mine_b, other_b;
+    NrValId init = turns_setup(p, tb, view, consts, &mine_b, &other_b);
+    NrLoc loc = f->ops[p->loop].loc;
     widen_loop(p, 1, &init);
     NrBlockId body = f->ops[p->loop].regions[0];
     NrValId t = f->blocks[body].args[f->blocks[body].nargs - 1];
     NrBuilder top = nr_builder_before(f, f->blocks[body].first);
-    top.loc = pre.loc;
+    top.loc = loc;
     NrValId wt[2] = {mine_b, t};
     nr_build(&top, NR_OP_MBARRIER_WAIT, 2, wt, 0, NULL, 0);
     /* Q K^T leaves its group in flight while the turn is handed over */
@@ -1479,7 +1490,7 @@ static void ws_pingpong(Pipe *p, NrOpId d1, NrOpId d2, NrValId tb, NrTypeId view
     NrValId s = f->ops[d1].results[0];
     NrTypeId st = f->vals[s].type;
     NrBuilder after = nr_builder_after(f, d1);
-    after.loc = pre.loc;
+    after.loc = loc;
     NrValId pass[2] = {other_b, NR_NONE};
     nr_build(&after, NR_OP_MBARRIER_ARRIVE, 2, pass, 0, NULL, 0);
     NrOpId w = nr_build(&after, NR_OP_WARP_GROUP_DOT_WAIT, 1, &s, 1, &st, 0);
@@ -1487,7 +1498,7 @@ static void ws_pingpong(Pipe *p, NrOpId d1, NrOpId d2, NrValId tb, NrTypeId view
     nr_replace_all_uses(f, s, f->ops[w].results[0]);
     f->ops[w].opnds[0] = s;
     NrBuilder back = nr_builder_before(f, d2);
-    back.loc = pre.loc;
+    back.loc = loc;
     NrValId tx[2] = {t, consts[0]};
     NrValId t1 = nr_build1(&back, NR_OP_XOR, i32, 2, tx);
     NrValId wb[2] = {mine_b, t1};
@@ -1495,7 +1506,7 @@ static void ws_pingpong(Pipe *p, NrOpId d1, NrOpId d2, NrValId tb, NrTypeId view
     yield_also(p, body, 1, &t1);
     /* the last P V ends a turn too: warpgroup 1 waits for warpgroup 0's */
     NrBuilder post = nr_builder_after(f, p->loop);
-    post.loc = pre.loc;
+    post.loc = loc;
     if (!p->outer) {
         NrValId last[2] = {other_b, NR_NONE};
         nr_build(&post, NR_OP_MBARRIER_ARRIVE, 2, last, 0, NULL, 0);
@@ -1694,26 +1705,7 @@ static void ws_rotate(Pipe *p, Rot *rt, NrValId r, NrValId empty, NrTypeId bar_v
     NrValId a = f->ops[rt->d2].opnds[0], s = f->ops[rt->d1].results[0];
     NrTypeId at = f->vals[a].type, acc_t = f->vals[rt->acc].type;
     NrValId mine = NR_NONE, other = NR_NONE, t0 = consts[2];
-    if (turns) {
-        NrBuilder pre = nr_builder_before(f, p->outer ? p->outer : loop);
-        pre.loc = loc;
-        NrValId wg = nr_build1(&pre, NR_OP_WARPGROUP_ID, i32, 0, NULL);
-        NrValId ow[2] = {consts[0], wg};
-        NrValId o = nr_build1(&pre, NR_OP_SUB, i32, 2, ow);
-        mine = bar_at(&pre, turns, bar_view, wg);
-        other = bar_at(&pre, turns, bar_view, o);
-        NrValId first[2] = {other, compare(p, &pre, "eq", wg, consts[0])};
-        nr_build(&pre, NR_OP_MBARRIER_ARRIVE, 2, first, 0, NULL, 0);
-        if (p->outer) {
-            /* the tile loop carries the turn's parity */
-            p->loop = p->outer;
-            widen_loop(p, 1, &consts[2]);
-            p->outer = p->loop;
-            p->loop = loop;
-            NrBlockId ob = f->ops[p->outer].regions[0];
-            t0 = f->blocks[ob].args[f->blocks[ob].nargs - 1];
-        }
-    }
+    if (turns) t0 = turns_setup(p, turns, bar_view, consts, &mine, &other);
     /* the prologue */
     NrBuilder b = nr_builder_before(f, loop);
     b.loc = loc;

@@ -319,42 +319,27 @@ def test_backward_descriptors_errors(rng):
                              config=(16, 32, 32, 16, 4, 2), descriptors=True)
 
 
-DQ_DESC_SIG = ("tensordesc<fp16[64, 64]>, " * 5 + "*fp32:16, *fp32:16, i32:16, fp32, fp32, 64, 64, 64, {causal}")
+DESC_SIG = "tensordesc<fp16[64, 64]>, " * 4 + "{outs}*fp32:16, *fp32:16, i32:16, fp32, fp32, 64, 64, 64, {causal}"
 
 
 @pytest.mark.parametrize("causal", [0, 1], ids=["full", "causal"])
-def test_backward_dq_descriptors_ptx(causal):
-    # The sm_90a PTX of the descriptor dQ kernel (the H100 configuration at
-    # d64): each key loop copies K and V by TMA into its stages, and the K
-    # tile serves Q K^T (read transposed) and dS K from one staging: nothing
-    # is stored to shared memory in the loops.
-    k = A.attn_bwd_dq_desc_kernel.compile(DQ_DESC_SIG.format(causal=causal), num_warps=4, num_stages=2,
-                                          arch="sm_90a")
+@pytest.mark.parametrize("kernel", ["dkdv", "dq"])
+def test_backward_descriptors_ptx(kernel, causal):
+    # The sm_90a PTX of the descriptor kernels (the H100 configuration at
+    # d64): each loop copies its two tiles by TMA, each staged once for its
+    # two dots (K for Q K^T and dS K; Q for K Q^T and dS^T Q, dO for P^T dO
+    # and V dO^T: one dot reads it transposed), so nothing is stored to
+    # shared memory in the loops; the accumulating dots stay in flight, the
+    # others wait for their groups (dK/dV: S^T and dP^T; dQ: S and dP).
+    outs = "tensordesc<fp16[64, 64]>, " * (2 if kernel == "dkdv" else 1)
+    fn = A.attn_bwd_dkdv_desc_kernel if kernel == "dkdv" else A.attn_bwd_dq_desc_kernel
+    k = fn.compile(DESC_SIG.format(outs=outs, causal=causal), num_warps=4, num_stages=2, arch="sm_90a")
     body = k.ptx[k.ptx.index(".entry"):]
     loops = re.findall(r"\n(\$L\d+):\n(.*?)\n  bra\.uni \1;", body, re.S)
-    key_loops = [b for _, b in loops if b.count("wgmma.commit_group") == 3]
-    assert len(key_loops) == 1 + causal, [b.count("wgmma.commit_group") for _, b in loops]
-    for b in key_loops:
-        assert b.count("cp.async.bulk.tensor.2d") == 2
-        assert "st.shared" not in b
-
-
-DKDV_DESC_SIG = ("tensordesc<fp16[64, 64]>, " * 6 + "*fp32:16, *fp32:16, i32:16, fp32, fp32, 64, 64, 64, {causal}")
-
-
-@pytest.mark.parametrize("causal", [0, 1], ids=["full", "causal"])
-def test_backward_dkdv_descriptors_ptx(causal):
-    # The sm_90a PTX of the descriptor dK/dV kernel: each query loop copies Q
-    # and dO by TMA, each tile staged once for its two dots (one reads it
-    # transposed), and dV += P^T dO and dK += dS^T Q stay in flight (no
-    # wait of their own in the loop: the next synchronous dot's completes them).
-    k = A.attn_bwd_dkdv_desc_kernel.compile(DKDV_DESC_SIG.format(causal=causal), num_warps=4, num_stages=2,
-                                            arch="sm_90a")
-    body = k.ptx[k.ptx.index(".entry"):]
-    loops = re.findall(r"\n(\$L\d+):\n(.*?)\n  bra\.uni \1;", body, re.S)
-    query_loops = [b for _, b in loops if b.count("wgmma.commit_group") == 4]
-    assert len(query_loops) == 1 + causal, [b.count("wgmma.commit_group") for _, b in loops]
-    for b in query_loops:
+    dots = 4 if kernel == "dkdv" else 3
+    inner = [b for _, b in loops if b.count("wgmma.commit_group") == dots]
+    assert len(inner) == 1 + causal, [b.count("wgmma.commit_group") for _, b in loops]
+    for b in inner:
         assert b.count("cp.async.bulk.tensor.2d") == 2
         assert "st.shared" not in b
         assert b.count("wgmma.wait_group.sync.aligned 0;") == 2
