@@ -1946,21 +1946,19 @@ static void ws_loop(Pipe *p, Cand *cands, int nc, NrOpId wg, NrOpId d1) {
     tail.loc = b.loc;
     Rot rt;
     bool rotated = d1 && rotate_fits(p, d1, wg, r, &rt);
-    if (rotated) {
-        /* ws_rotate, below */
-    } else if (d1) {
-        make_chain_async(p, d1, wg, &tail);
-    } else {
-        make_async(p, wg, &tail, false);
-    }
+    if (!rotated && d1) make_chain_async(p, d1, wg, &tail); /* (a rotated loop: ws_rotate, below) */
+    else if (!rotated) make_async(p, wg, &tail, false);
     if (p->outer) {
-        /* the last stage of this tile is freed once its dot is done; the
-         * outer loop yields the ring position on */
+        /* the last stage of this tile is freed once its dot is done (a
+         * rotated loop's epilogue frees it); the outer loop yields the ring
+         * position on */
         int nr = f->ops[loop].nresults;
         NrValId rout = f->ops[loop].results[nr - 2];
-        NrValId ran = compare(p, &tail, "lt", f->ops[loop].opnds[0], f->ops[loop].opnds[1]);
-        NrValId ar[2] = {bar_at(&tail, bars[1], bar_view, prev_index(p, &tail, rout, consts)), ran};
-        if (!rotated) nr_build(&tail, NR_OP_MBARRIER_ARRIVE, 2, ar, 0, NULL, 0);
+        if (!rotated) {
+            NrValId ran = compare(p, &tail, "lt", f->ops[loop].opnds[0], f->ops[loop].opnds[1]);
+            NrValId ar[2] = {bar_at(&tail, bars[1], bar_view, prev_index(p, &tail, rout, consts)), ran};
+            nr_build(&tail, NR_OP_MBARRIER_ARRIVE, 2, ar, 0, NULL, 0);
+        }
         NrValId on[2] = {rout, f->ops[loop].results[nr - 1]};
         yield_also(p, f->ops[p->outer].regions[0], 2, on);
         NrOpId oafter = f->ops[p->outer].next;
@@ -2207,7 +2205,7 @@ static void pipeline_loop(Pipe *p) {
     /* with accumulating dots running asynchronously (accumulating_dots),
      * the copies come after the first dot, whose wait completes them */
     NrOpId accs[8], first = NR_NONE;
-    int nacc = wg || chain || sdot || (!any_cp && !any_tma) ? 0 : accumulating_dots(p, accs, 8, &first);
+    int nacc = wg || chain || sdot ? 0 : accumulating_dots(p, accs, 8, &first);
     bool after_dot = (wg || sdot || nacc) && any_cp && !any_tma;
     NrBuilder cpb = top;
     if (after_dot) cpb = nr_builder_after(f, wg ? wg : sdot ? sdot : first);

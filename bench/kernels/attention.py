@@ -552,8 +552,9 @@ def attention_backward(q, k, v, o, m, do, dq, dk, dv, delta, sm_scale, causal, c
     B, H, L, D = q.shape
     bm1, bn1, bm2, bn2, warps, stages = (config or bwd_config(D))[:6]
     desc = config is not None and len(config) > 6 and config[6] == "desc"
-    if desc and not all(desc_applies(x, k, v, y, blocks) for x in (q, do) for y in (dq, dk, dv)
-                        for blocks in ((bm2, bn2), (bn1, bm1))):
+    dense = (H * L * D, L * D, D, 1)
+    if desc and ("float8" in str(q.dtype) or any(strides(x) != dense for x in (q, k, v, do, dq, dk, dv))
+                 or L % bm2 or L % bn1 or bm2 % bn2 or bn1 % bm1):
         raise ValueError("the descriptor backward needs contiguous fp16/bf16 tensors and L a multiple of the blocks")
     attn_bwd_preprocess[(triton.cdiv(L, 64), B * H)](o, do, delta, H, L, *strides(o), *strides(do),
                                                       HEAD_DIM=D, BLOCK_M=64)
