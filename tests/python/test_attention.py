@@ -309,6 +309,22 @@ def test_backward_descriptors(rng, dtype, D, causal):
         assert rel_err(got, ref) < BWD_TOL[dtype], name
 
 
+@pytest.mark.parametrize("stages", [3, 4])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_backward_descriptors_stages(rng, stages, causal):
+    # deeper rings of TMA stages (the benchmark's d64 configurations run 2 to
+    # 4), with more key and query blocks per program than stages
+    B, H, L, D = 1, 2, 256, 64
+    q, k, v, do = inputs(rng, (B, H, L, D), "fp16", n=4)
+    scale = 1.0 / math.sqrt(D)
+    _, ref_dq, ref_dk, ref_dv = A.reference(q, k, v, causal, scale, do)
+    o, m = A.attention_forward(q, k, v, causal=causal, sm_scale=scale, config=SMALL_FWD)
+    dq, dk, dv = A.attention_backward(q, k, v, o, m, do, causal=causal, sm_scale=scale,
+                                      config=(16, 32, 32, 16, 4, stages), descriptors=True)
+    for name, got, ref in (("dq", dq, ref_dq), ("dk", dk, ref_dk), ("dv", dv, ref_dv)):
+        assert rel_err(got, ref) < BWD_TOL["fp16"], name
+
+
 def test_backward_descriptors_errors(rng):
     q, k, v, do = inputs(rng, (1, 2, 96, 64), "fp16", n=4)
     o, m = A.attention_forward(q, k, v, config=SMALL_FWD)
@@ -343,6 +359,19 @@ def test_backward_descriptors_ptx(kernel, causal):
         assert b.count("cp.async.bulk.tensor.2d") == 2
         assert "st.shared" not in b
         assert b.count("wgmma.wait_group.sync.aligned 0;") == 2
+
+
+@pytest.mark.parametrize("stages", [2, 3, 4])
+def test_backward_descriptors_ring(stages):
+    # the causal kernel's two query loops each keep a ring of one mbarrier per
+    # stage (beside K's and V's own copies); its bytes grow by one pair of
+    # 64x64 fp16 tiles (Q and dO) per stage
+    outs = "tensordesc<fp16[64, 64]>, " * 2
+    k = A.attn_bwd_dkdv_desc_kernel.compile(DESC_SIG.format(outs=outs, causal=1), num_warps=4, num_stages=stages,
+                                            arch="sm_90a")
+    assert k.ptx.count("mbarrier.init.shared") == 2 * stages + 2
+    smem = int(re.search(r"(\d+) bytes of dynamic shared memory", k.ptx).group(1))
+    assert stages * 2 * 64 * 64 * 2 <= smem <= stages * 2 * 64 * 64 * 2 + 2 * 64 * 64 * 2 + 1024
 
 
 BWD_SIG = ("*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, *fp16:16, *fp16:16, i32, i32:16, fp32, "
