@@ -13,7 +13,7 @@
  *            index, bar.sync, every thread loads its dst elements
  *
  * Reductions run in three stages: within a thread (registers whose
- * elements differ only along the axis), across lanes (shfl.sync.bfly over
+ * elements differ only along the axis, in four interleaved chains), across lanes (shfl.sync.bfly over
  * the lane bits that step along the axis), and across warps (partials
  * through shared memory, combined in warp order by every thread that needs
  * the result).  The result lands in the result's layout directly when it
@@ -31,6 +31,9 @@
 #include "ptx.h"
 
 #include <string.h>
+
+/* Interleaved chains of a reduction within a thread (reduce_emit). */
+enum { RED_CHAINS = 4 };
 
 /* --- F2 linear algebra ------------------------------------------------------------------------------- */
 /* Vectors with labels: solve() expresses a target as an XOR of added
@@ -483,23 +486,50 @@ static void reduce_emit(NrPtx *p, NrOpId op, const Comb *c, NrDtype dt, const Nr
         }
         return;
     }
-    /* 1. Within the thread: one group per distinct non-axis key. */
+    /* 1. Within the thread: one group per distinct non-axis key, its
+     * registers combined in RED_CHAINS interleaved chains (register j into
+     * chain j % RED_CHAINS), then the chains' results pairwise: about
+     * n / RED_CHAINS + 2 dependent steps where one chain would take n (what
+     * a long softmax row waits for), for RED_CHAINS - 1 more live values. */
     int R_ = 1 << S->nreg, ng = 0;
     uint32_t *key = nr_alloc(p->a, sizeof(uint32_t) * (size_t)R_);
     NrPv *gv = nr_alloc(p->a, sizeof(NrPv) * (size_t)R_), *gi = nr_alloc(p->a, sizeof(NrPv) * (size_t)R_);
+    int *grp = nr_alloc(p->a, sizeof(int) * (size_t)R_), *gn = nr_alloc(p->a, sizeof(int) * (size_t)R_);
+    NrPv *ev = nr_alloc(p->a, sizeof(NrPv) * (size_t)R_), *ei = nr_alloc(p->a, sizeof(NrPv) * (size_t)R_);
     for (int r = 0; r < R_; r++) {
+        grp[r] = -1;
         if (S->dup[r]) continue;
         uint32_t k = S->regflat[r] & ~R.amask;
         int g = 0;
         while (g < ng && key[g] != k) g++;
-        NrPv v = to_acc(p, dt, src[r]), i = c->arg ? axis_index(p, sl, &R, r) : nr_pv_i32(0);
-        if (g == ng) {
-            key[ng] = k;
-            gv[ng] = v;
-            gi[ng++] = i;
-        } else {
-            combine(p, c, &gv[g], &gi[g], v, i);
+        if (g == ng) key[ng++] = k;
+        grp[r] = g;
+        ev[r] = to_acc(p, dt, src[r]);
+        ei[r] = c->arg ? axis_index(p, sl, &R, r) : nr_pv_i32(0);
+    }
+    NrPv *tv = nr_alloc(p->a, sizeof(NrPv) * (size_t)R_), *ti = nr_alloc(p->a, sizeof(NrPv) * (size_t)R_);
+    for (int g = 0; g < ng; g++) {
+        gn[g] = 0;
+        int n = 0;
+        for (int r = 0; r < R_; r++) {
+            if (grp[r] != g) continue;
+            if (n < RED_CHAINS) {
+                tv[n] = ev[r], ti[n++] = ei[r];
+                continue;
+            }
+            int j = gn[g]++ % RED_CHAINS;
+            combine(p, c, &tv[j], &ti[j], ev[r], ei[r]);
         }
+        while (n > 1) {
+            for (int j = 0; j < n / 2; j++) {
+                tv[j] = tv[2 * j], ti[j] = ti[2 * j];
+                combine(p, c, &tv[j], &ti[j], tv[2 * j + 1], ti[2 * j + 1]);
+            }
+            if (n % 2) tv[n / 2] = tv[n - 1], ti[n / 2] = ti[n - 1];
+            n = (n + 1) / 2;
+        }
+        gv[g] = tv[0];
+        gi[g] = ti[0];
     }
     /* 2. Across the lanes along the axis. */
     for (int i = 0; i < S->nlane; i++) {
