@@ -1647,27 +1647,7 @@ static NrValId rot_mapped(const NrValId *map, int32_t n, NrValId v) {
 /* A copy of op so (with its regions) at the end of block `to`, its
  * operands renamed through map (n values); its results are recorded there. */
 static NrOpId rot_clone(Pipe *p, NrValId *map, int32_t n, NrOpId so, NrBlockId to) {
-    NrFunc *f = p->f;
-    int no = f->ops[so].nopnds, nres = f->ops[so].nresults, ng = f->ops[so].nregions;
-    NrValId *ops = nr_alloc(p->m->arena, sizeof(NrValId) * (size_t)(no + 1));
-    NrTypeId *ts = nr_alloc(p->m->arena, sizeof(NrTypeId) * (size_t)(nres + 1));
-    for (int i = 0; i < no; i++) ops[i] = rot_mapped(map, n, f->ops[so].opnds[i]);
-    for (int i = 0; i < nres; i++) ts[i] = f->vals[f->ops[so].results[i]].type;
-    NrOpId d = nr_op_new(f, (NrOpcode)f->ops[so].opc, no, ops, nres, ts, ng, f->ops[so].loc);
-    nr_op_copy_attrs(f, d, f, so);
-    nr_op_append(f, to, d);
-    for (int i = 0; i < nres; i++)
-        if (f->ops[so].results[i] < n) map[f->ops[so].results[i]] = f->ops[d].results[i];
-    for (int k = 0; k < ng; k++) {
-        NrBlockId sb = f->ops[so].regions[k], db = f->ops[d].regions[k];
-        for (int i = 0; i < f->blocks[sb].nargs; i++) {
-            NrValId sa = f->blocks[sb].args[i];
-            NrValId da = nr_block_add_arg(f, db, f->vals[sa].type);
-            if (sa < n) map[sa] = da;
-        }
-        NR_FOR_OPS(f, sb, o) rot_clone(p, map, n, o, db);
-    }
-    return d;
+    return nr_op_clone(p->f, so, map, n, to, NR_NONE);
 }
 
 static NrValId rot_wait(NrBuilder *b, NrValId v, int num) {

@@ -563,6 +563,34 @@ int32_t *nr_count_uses(NrFunc *f) {
     return c;
 }
 
+static NrValId clone_mapped(const NrValId *map, int32_t n, NrValId v) {
+    return v > 0 && v < n && map[v] ? map[v] : v;
+}
+
+NrOpId nr_op_clone(NrFunc *f, NrOpId so, NrValId *map, int32_t nmap, NrBlockId to, NrOpId before) {
+    int no = f->ops[so].nopnds, nres = f->ops[so].nresults, ng = f->ops[so].nregions;
+    NrValId *ops = nr_alloc(f->mod->arena, sizeof(NrValId) * (size_t)(no + 1));
+    NrTypeId *ts = nr_alloc(f->mod->arena, sizeof(NrTypeId) * (size_t)(nres + 1));
+    for (int i = 0; i < no; i++) ops[i] = clone_mapped(map, nmap, f->ops[so].opnds[i]);
+    for (int i = 0; i < nres; i++) ts[i] = f->vals[f->ops[so].results[i]].type;
+    NrOpId d = nr_op_new(f, (NrOpcode)f->ops[so].opc, no, ops, nres, ts, ng, f->ops[so].loc);
+    nr_op_copy_attrs(f, d, f, so);
+    if (before) nr_op_insert_before(f, before, d);
+    else nr_op_append(f, to, d);
+    for (int i = 0; i < nres; i++)
+        if (f->ops[so].results[i] < nmap) map[f->ops[so].results[i]] = f->ops[d].results[i];
+    for (int k = 0; k < ng; k++) {
+        NrBlockId sb = f->ops[so].regions[k], db = f->ops[d].regions[k];
+        for (int i = 0; i < f->blocks[sb].nargs; i++) {
+            NrValId sa = f->blocks[sb].args[i];
+            NrValId da = nr_block_add_arg(f, db, f->vals[sa].type);
+            if (sa < nmap) map[sa] = da;
+        }
+        NR_FOR_OPS(f, sb, o) nr_op_clone(f, o, map, nmap, db, NR_NONE);
+    }
+    return d;
+}
+
 bool nr_op_reads(const NrFunc *f, NrOpId op, NrValId v) {
     const NrOp *o = &f->ops[op];
     for (int i = 0; i < o->nopnds; i++)

@@ -285,6 +285,11 @@ const char *nr_op_str(const NrFunc *f, NrOpId op, NrAttrName a, const char *dflt
 bool nr_op_has(const NrFunc *f, NrOpId op, NrAttrName a);
 void nr_op_copy_attrs(NrFunc *dst, NrOpId d, const NrFunc *src, NrOpId s);
 
+/* A copy of op `so` of f (with its regions) at the end of block `to`, or
+ * before op `before` when set.  Operands are renamed through map (values
+ * below nmap that map to a value; the others stay as they are), and the
+ * copy's results and region arguments are recorded there. */
+NrOpId nr_op_clone(NrFunc *f, NrOpId so, NrValId *map, int32_t nmap, NrBlockId to, NrOpId before);
 /* Replace every use of `from` by `to` in the whole function. */
 void nr_replace_all_uses(NrFunc *f, NrValId from, NrValId to);
 /* Count the uses of every value: counts[v] for v in [0, nvals). Arena array. */

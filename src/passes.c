@@ -19,6 +19,7 @@
 static const NrPassInfo pass_table[] = {
     {"inline", nr_pass_inline, "replace calls by the callee's body; drop helpers no longer called"},
     {"canonicalize", nr_pass_canonicalize, "fold constants and simplify algebra to a fixed point"},
+    {"unroll", nr_pass_unroll, "unroll for loops of at most 16 constant iterations (no dot, no tl.range option)"},
     {"cse", nr_pass_cse, "merge identical pure ops (a value is visible in nested regions)"},
     {"licm", nr_pass_licm, "hoist loop-invariant pure ops out of for/while bodies"},
     {"dce", nr_pass_dce, "delete unused pure ops and loads, dead region results and empty control flow"},
@@ -87,6 +88,7 @@ bool nr_run_block_pipeline(NrModule *m, const NrPipelineOptions *opt, NrDiags *d
     Pipeline p = {m, opt, d, false, true};
     run(&p, "inline", nr_pass_inline);
     run(&p, "canonicalize", nr_pass_canonicalize);
+    run(&p, "unroll", nr_pass_unroll);
     run(&p, "cse", nr_pass_cse);
     run(&p, "licm", nr_pass_licm);
     run(&p, "cse", nr_pass_cse); /* merges what licm hoisted with the same work after the loop */

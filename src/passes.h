@@ -25,6 +25,7 @@ bool nr_pass_inline(NrModule *m, NrDiags *d);
 bool nr_pass_canonicalize(NrModule *m, NrDiags *d);
 bool nr_pass_cse(NrModule *m, NrDiags *d);
 bool nr_pass_licm(NrModule *m, NrDiags *d);
+bool nr_pass_unroll(NrModule *m, NrDiags *d);
 bool nr_pass_dce(NrModule *m, NrDiags *d);
 
 /* Registry (passes.c): NULL if no pass has that name. */

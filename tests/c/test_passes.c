@@ -98,9 +98,9 @@ static bool verify(Ctx *c) {
 static void test_registry(void) {
     int n = 0;
     const NrPassInfo *p = nr_pass_list(&n);
-    static const char *const names[] = {"inline", "canonicalize", "cse", "licm", "dce"};
-    CHECK(n >= 5, "%d passes", n); /* the block passes first, then the GPU passes */
-    for (int i = 0; i < n && i < 5; i++) {
+    static const char *const names[] = {"inline", "canonicalize", "unroll", "cse", "licm", "dce"};
+    CHECK(n >= 6, "%d passes", n); /* the block passes first, then the GPU passes */
+    for (int i = 0; i < n && i < 6; i++) {
         CHECK(strcmp(p[i].name, names[i]) == 0, "pass %d is %s", i, p[i].name);
         CHECK(p[i].summary && *p[i].summary, "pass %s has no summary", p[i].name);
         CHECK(nr_pass_find(names[i]) == &p[i], "find %s", names[i]);
@@ -167,7 +167,7 @@ static void test_pipeline(void) {
     bool ok;
     char *dump = run_pipeline(&c, NULL, &ok);
     CHECK(ok && !nr_has_errors(&c.d), "pipeline failed");
-    static const char *const order[] = {"// after inline\n", "// after canonicalize\n", "// after cse\n",
+    static const char *const order[] = {"// after inline\n", "// after canonicalize\n", "// after unroll\n", "// after cse\n",
                                         "// after licm\n", "// after cse\n", "// after canonicalize\n", "// after dce\n"};
     const char *p = dump;
     for (size_t i = 0; i < COUNTOF(order); i++) {
@@ -175,7 +175,7 @@ static void test_pipeline(void) {
         CHECK(q != NULL, "dump lacks %s", order[i]);
         p = q ? q + 1 : NULL;
     }
-    CHECK(count_str(dump, "// after ") == 7, "dump has %d headers", count_str(dump, "// after "));
+    CHECK(count_str(dump, "// after ") == 8, "dump has %d headers", count_str(dump, "// after "));
     CHECK(c.m->nfuncs == 1 && c.m->funcs[0] == k, "helper not removed");
     CHECK(count_ops(k, NR_OP_CALL) == 0, "calls remain");
     /* the invariant k + 7 left the loop */
@@ -197,7 +197,7 @@ static void test_pipeline(void) {
     k = build_pipeline_module(&c);
     dump = run_pipeline(&c, "cse", &ok);
     CHECK(ok, "pipeline up to cse failed");
-    CHECK(count_str(dump, "// after ") == 3 && strstr(dump, "// after cse\n") && !strstr(dump, "licm"),
+    CHECK(count_str(dump, "// after ") == 4 && strstr(dump, "// after cse\n") && !strstr(dump, "licm"),
           "stop after cse: dump\n%s", dump);
     loop = NR_NONE;
     NR_FOR_OPS(k, k->body, o)
@@ -518,8 +518,9 @@ static const char *const kernels[] = {
     "    %z = const {value = 0} : i32\n"
     "    %one = const {value = 1} : i32\n"
     "    %four = const {value = 4} : i32\n"
+    "    %twenty = const {value = 20} : i32\n"
     "    %acc0 = const {value = 0.0} : tensor<64xf32>\n"
-    "    %acc, %junk = for %z, %four, %one, %acc0, %acc0 : tensor<64xf32>, tensor<64xf32> {\n"
+    "    %acc, %junk = for %z, %twenty, %one, %acc0, %acc0 : tensor<64xf32>, tensor<64xf32> {\n"
     "    ^(%i: i32, %a: tensor<64xf32>, %j: tensor<64xf32>):\n"
     "      %y0 = load %y, _, _ : f32\n"
     "      %sc = call %y0 {callee = \"scale\"} : f32\n"

@@ -1,6 +1,6 @@
-# RUN: nereid ir %s -k kernel -s '*fp32, *fp32, i32, 64, 4' --verify-each | filecheck %s
-# RUN: nereid ir %s -k kernel -s '*fp32, *fp32, i32, 64, 4' --after inline | filecheck %s --check-prefix=INLINE
-# RUN: nereid ir %s -k kernel -s '*fp32, *fp32, i32, 64, 4' --after lower | filecheck %s --check-prefix=LOWER
+# RUN: nereid ir %s -k kernel -s '*fp32, *fp32, i32, 64, 32' --verify-each | filecheck %s
+# RUN: nereid ir %s -k kernel -s '*fp32, *fp32, i32, 64, 32' --after inline | filecheck %s --check-prefix=INLINE
+# RUN: nereid ir %s -k kernel -s '*fp32, *fp32, i32, 64, 32' --after lower | filecheck %s --check-prefix=LOWER
 # A kernel through the block pipeline: the helper is inlined and removed,
 # the invariant offsets leave the loop, a dead accumulator goes.
 import triton
