@@ -13,10 +13,10 @@
  *            index, bar.sync, every thread loads its dst elements
  *
  * Reductions run in three stages: within a thread (registers whose
- * elements differ only along the axis, in four interleaved chains), across lanes (shfl.sync.bfly over
- * the lane bits that step along the axis), and across warps (partials
- * through shared memory, combined in warp order by every thread that needs
- * the result).  The result lands in the result's layout directly when it
+ * elements differ only along the axis, in four interleaved chains), across
+ * lanes (shfl.sync.bfly over the lane bits that step along the axis), and
+ * across warps (partials through shared memory, combined in warp order by
+ * every thread that needs the result).  The result lands in the result's layout directly when it
  * is the natural slice of the operand's, else through shared memory.  A
  * layout whose bases mix the axis with other dimensions takes a general
  * path: the whole block through shared memory, each result combined by the
@@ -494,7 +494,7 @@ static void reduce_emit(NrPtx *p, NrOpId op, const Comb *c, NrDtype dt, const Nr
     int R_ = 1 << S->nreg, ng = 0;
     uint32_t *key = nr_alloc(p->a, sizeof(uint32_t) * (size_t)R_);
     NrPv *gv = nr_alloc(p->a, sizeof(NrPv) * (size_t)R_), *gi = nr_alloc(p->a, sizeof(NrPv) * (size_t)R_);
-    int *grp = nr_alloc(p->a, sizeof(int) * (size_t)R_), *gn = nr_alloc(p->a, sizeof(int) * (size_t)R_);
+    int *grp = nr_alloc(p->a, sizeof(int) * (size_t)R_);
     NrPv *ev = nr_alloc(p->a, sizeof(NrPv) * (size_t)R_), *ei = nr_alloc(p->a, sizeof(NrPv) * (size_t)R_);
     for (int r = 0; r < R_; r++) {
         grp[r] = -1;
@@ -509,15 +509,14 @@ static void reduce_emit(NrPtx *p, NrOpId op, const Comb *c, NrDtype dt, const Nr
     }
     NrPv *tv = nr_alloc(p->a, sizeof(NrPv) * (size_t)R_), *ti = nr_alloc(p->a, sizeof(NrPv) * (size_t)R_);
     for (int g = 0; g < ng; g++) {
-        gn[g] = 0;
-        int n = 0;
+        int n = 0, m = 0;
         for (int r = 0; r < R_; r++) {
             if (grp[r] != g) continue;
             if (n < RED_CHAINS) {
                 tv[n] = ev[r], ti[n++] = ei[r];
                 continue;
             }
-            int j = gn[g]++ % RED_CHAINS;
+            int j = m++ % RED_CHAINS;
             combine(p, c, &tv[j], &ti[j], ev[r], ei[r]);
         }
         while (n > 1) {
