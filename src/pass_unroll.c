@@ -63,8 +63,9 @@ static int64_t trips(NrFunc *f, NrOpId op) {
         return -1;
     if (step <= 0 || step > INT32_MAX) return -1;
     if (lb >= ub) return 0;
-    if (ub - lb > (int64_t)MAX_TRIPS * step) return -1; /* (no overflow: constants of at most 64 bits, tested first) */
-    return (ub - lb + step - 1) / step;
+    uint64_t span = (uint64_t)ub - (uint64_t)lb; /* ub - lb without signed overflow */
+    if (span > (uint64_t)MAX_TRIPS * (uint64_t)step) return -1;
+    return (int64_t)((span + (uint64_t)step - 1) / (uint64_t)step);
 }
 
 static void unroll(NrFunc *f, NrOpId op, int64_t n, NrArena *scratch) {
