@@ -659,8 +659,10 @@ def test_compile_time_child_on_cpu(cpu_torch, monkeypatch, capsys, kernel):
     assert out["first_launch_s"] > 0 and out["second_launch_s"] > 0
 
 
-def test_compile_time_stages_in_process():
+def test_compile_time_stages_in_process(monkeypatch):
     import compile_time
+    # stage_times turns the disk cache off for its process: restored for the tests after this one
+    monkeypatch.setenv("NEREID_NO_CACHE", "1")
     for file, kernel, sig in compile_time.read_kernel_list():
         stages, notes = compile_time.stage_times(file, kernel, sig, "sm_90", 2)
         assert stages["lower"] > 0 and stages["block"] > 0, notes
