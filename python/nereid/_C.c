@@ -519,6 +519,8 @@ static struct {
     int ndtypes;
     PyObject *dtype_obj[MAX_DTYPES];  /* dtype objects seen (torch or numpy), index = key code - 1 */
     PyObject *dtype_sig[MAX_DTYPES];  /* their signature names ("fp32") as str */
+    int dtype_key[MAX_DTYPES];        /* the key code of each: the first registered of its signature name */
+    int dtype_dl[MAX_DTYPES];         /* the DLPack type of that name: code << 8 | bits; -1 none */
     int stand_in_device;        /* tests and benchmarks without a GPU: host tensors count as on this device; -1 */
 } api = {.stand_in_device = -1};
 
@@ -535,15 +537,56 @@ typedef struct Reader {
     int call;          /* a method: call it with no arguments */
 } Reader;
 
+/* The DLPack C exchange API (DLPack 1.2 and later): a table of C functions
+ * that a tensor type publishes as the capsule `__dlpack_c_exchange_api__` on
+ * the type.  One call fills a DLTensor view of a tensor (data, device,
+ * dtype) without going through Python, and another gives the current stream
+ * of a device.  Declared here as the ABI the specification fixes; only the
+ * members the fast path reads are named. */
+typedef struct DlVersion {
+    uint32_t major, minor;
+} DlVersion;
+typedef struct DlDevice {
+    int32_t type, id;           /* type: DL_CPU, DL_CUDA... */
+} DlDevice;
+typedef struct DlDataType {
+    uint8_t code, bits;         /* code: DL_INT, DL_FLOAT... */
+    uint16_t lanes;
+} DlDataType;
+typedef struct DlTensor {
+    void *data;
+    DlDevice device;
+    int32_t ndim;
+    DlDataType dtype;
+    int64_t *shape, *strides;
+    uint64_t byte_offset;
+} DlTensor;
+typedef struct DlExchangeHeader {
+    DlVersion version;
+    struct DlExchangeHeader *prev;
+} DlExchangeHeader;
+typedef struct DlExchange {
+    DlExchangeHeader header;
+    void *managed_tensor_allocator, *managed_tensor_from_py_object, *managed_tensor_to_py_object;
+    int (*dltensor_from_py_object)(void *obj, DlTensor *out);         /* 0, or -1 with an exception; may be NULL */
+    int (*current_work_stream)(int32_t device_type, int32_t device_id, void **stream); /* 0, or -1 likewise */
+} DlExchange;
+enum { DL_CPU = 1, DL_CUDA = 2 };
+enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT = 4, DL_BOOL = 6, DL_F8E4M3FN = 10, DL_F8E5M2 = 12 };
+
 static struct {
     PyTypeObject *type;         /* api.tensor_type when resolved */
     unsigned int version;       /* its tp_version_tag then */
     Reader dtype, data_ptr, get_device;
     PyCFunction stream_fn;      /* api.get_stream when a C function of one argument (METH_O) */
     PyObject *stream_self;
+    int dl_level;               /* set_api's exchange: 0 off, 1 tensors, 2 tensors and stream */
+    const DlExchange *dl;       /* api.tensor_type's DLPack exchange table, when it has one and it is used */
+    PyObject *dl_capsule;       /* the capsule that holds it */
+    int dl_stream;              /* the stream comes from dl->current_work_stream instead of api.get_stream */
 } fast;
 
-static PyObject *s_data_ptr, *s_dtype, *s_get_device, *s_run, *s_value, *s_array_interface, *s_cai, *s_num_warps,
+static PyObject *s_dl_exchange, *s_data_ptr, *s_dtype, *s_get_device, *s_run, *s_value, *s_array_interface, *s_cai, *s_num_warps,
     *s_num_stages, *s_maxnreg, *s_grid, *s_data, *s_num_ctas, *s_warmup, *s_strides, *s_base, *s_shape,
     *s_block_shape, *s_padding;
 
@@ -591,11 +634,37 @@ static int lookup_attr(PyObject *v, PyObject *name, PyObject **out) {
 #endif
 }
 
-/* The key code of a dtype object (1-based), or 0 when not registered yet. */
+/* The key code of a dtype object (1-based), or 0 when not registered yet.
+ * Dtype objects of one signature name (torch.float32, numpy.float32) share
+ * the code of the first registered, so that a tensor keys alike whichever
+ * way its dtype was read. */
 static int dtype_code(PyObject *dt) {
     for (int i = 0; i < api.ndtypes; i++)
-        if (api.dtype_obj[i] == dt) return i + 1;
+        if (api.dtype_obj[i] == dt) return api.dtype_key[i];
     return 0;
+}
+
+/* The key code of a DLPack data type, or 0 when no dtype of that type is registered. */
+static int dtype_code_dl(DlDataType t) {
+    if (t.lanes != 1) return 0;
+    int dl = t.code << 8 | t.bits;
+    for (int i = 0; i < api.ndtypes; i++)
+        if (api.dtype_dl[i] == dl) return api.dtype_key[i];
+    return 0;
+}
+
+/* The DLPack data type (code << 8 | bits) of a signature dtype name, or -1. */
+static int sig_dl_type(const char *sig) {
+    static const struct {
+        const char *name;
+        int code, bits;
+    } t[] = {{"i1", DL_BOOL, 8},       {"i8", DL_INT, 8},      {"i16", DL_INT, 16},    {"i32", DL_INT, 32},
+             {"i64", DL_INT, 64},      {"u8", DL_UINT, 8},     {"u16", DL_UINT, 16},   {"u32", DL_UINT, 32},
+             {"u64", DL_UINT, 64},     {"fp16", DL_FLOAT, 16}, {"fp32", DL_FLOAT, 32}, {"fp64", DL_FLOAT, 64},
+             {"bf16", DL_BFLOAT, 16},  {"fp8e4nv", DL_F8E4M3FN, 8}, {"fp8e5", DL_F8E5M2, 8}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (strcmp(t[i].name, sig) == 0) return t[i].code << 8 | t[i].bits;
+    return -1;
 }
 
 static void sig_put(char *sig, const char *s) {
@@ -672,6 +741,41 @@ static void reader_resolve(Reader *r, PyTypeObject *t, PyObject *name, int call)
     r->descr = d;
 }
 
+/* The DLPack exchange table that type t publishes, or NULL (an exception
+ * only for an error other than its absence).  *capsule gets the capsule that
+ * owns it.  A table of a newer major version is followed down its chain of
+ * older ones to version 1.2 or later (the first with the non-owning view). */
+static const DlExchange *exchange_table(PyTypeObject *t, PyObject **capsule) {
+    PyObject *c = NULL;
+    if (lookup_attr((PyObject *)t, s_dl_exchange, &c) <= 0) return NULL;
+    if (!PyCapsule_IsValid(c, "dlpack_exchange_api")) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    const DlExchangeHeader *h = PyCapsule_GetPointer(c, "dlpack_exchange_api");
+    while (h && h->version.major > 1) h = h->prev;
+    if (!h || h->version.major != 1 || h->version.minor < 2) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    *capsule = c;
+    return (const DlExchange *)h;
+}
+
+/* The exchange table of type t, as set_api asked (fast.dl_level). */
+static void exchange_resolve(PyTypeObject *t) {
+    fast.dl = NULL;
+    fast.dl_stream = 0;
+    Py_CLEAR(fast.dl_capsule);
+    if (fast.dl_level <= 0) return;
+    const DlExchange *x = exchange_table(t, &fast.dl_capsule);
+    PyErr_Clear();
+    if (x && x->dltensor_from_py_object) {
+        fast.dl = x;
+        fast.dl_stream = fast.dl_level == 2 && x->current_work_stream;
+    }
+}
+
 /* The readers of api.tensor_type, resolved again when the type changed; 0 when they cannot be used. */
 static int readers_ready(PyTypeObject *t) {
     if (fast.type == t && t->tp_version_tag == fast.version && (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) return 1;
@@ -679,6 +783,7 @@ static int readers_ready(PyTypeObject *t) {
     reader_resolve(&fast.dtype, t, s_dtype, 0);
     reader_resolve(&fast.data_ptr, t, s_data_ptr, 1);
     reader_resolve(&fast.get_device, t, s_get_device, 1);
+    exchange_resolve(t);
     if (!(t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) return 0; /* (_PyType_Lookup assigns one when it can) */
     fast.type = t;
     fast.version = t->tp_version_tag;
@@ -698,24 +803,51 @@ static PyObject *reader_get(const Reader *r, PyObject *v) {
     }
 }
 
+/* An int as 64 bits unsigned; (unsigned long long)-1 with an exception when
+ * it does not fit.  PyLong_AsUnsignedLong reads the digits directly, where
+ * the long long form goes through a byte array. */
+static unsigned long long as_u64(PyObject *p) {
+#if ULONG_MAX == 0xffffffffffffffffUL
+    return PyLong_AsUnsignedLong(p);
+#else
+    return PyLong_AsUnsignedLongLong(p);
+#endif
+}
+
 /* A torch tensor: its data pointer, dtype and device.  exact: v is exactly
  * of api.tensor_type and the readers are resolved for it. */
 static int key_tensor(Key *k, uint8_t flags, PyObject *v, PVal *pv, char *sig, int exact) {
-    PyObject *dt = exact ? reader_get(&fast.dtype, v) : PyObject_GetAttr(v, s_dtype);
-    if (!dt) goto python;
-    int code = dtype_code(dt);
-    Py_DECREF(dt);
-    if (!code) return 1;
-    PyObject *p = exact ? reader_get(&fast.data_ptr, v) : PyObject_CallMethodNoArgs(v, s_data_ptr);
-    if (!p) goto python;
-    unsigned long long addr = PyLong_AsUnsignedLongLong(p);
-    Py_DECREF(p);
-    if (addr == (unsigned long long)-1 && PyErr_Occurred()) goto python;
-    PyObject *d = exact ? reader_get(&fast.get_device, v) : PyObject_CallMethodNoArgs(v, s_get_device);
-    if (!d) goto python;
-    long dev = PyLong_AsLong(d);
-    Py_DECREF(d);
-    if (dev == -1 && PyErr_Occurred()) goto python;
+    int code;
+    unsigned long long addr;
+    long dev;
+    DlTensor dt_view;
+    /* One C call of the tensor type's exchange table reads all three; a
+     * tensor it refuses (no storage, a device DLPack has no name for) is
+     * read through its methods, which say why if Python must. */
+    if (exact && fast.dl && fast.dl->dltensor_from_py_object(v, &dt_view) == 0 &&
+        (dt_view.device.type == DL_CUDA || dt_view.device.type == DL_CPU)) {
+        code = dtype_code_dl(dt_view.dtype);
+        if (!code) return 1;
+        addr = (unsigned long long)(uintptr_t)dt_view.data + dt_view.byte_offset;
+        dev = dt_view.device.type == DL_CUDA ? dt_view.device.id : -1;
+    } else {
+        PyErr_Clear();
+        PyObject *dt = exact ? reader_get(&fast.dtype, v) : PyObject_GetAttr(v, s_dtype);
+        if (!dt) goto python;
+        code = dtype_code(dt);
+        Py_DECREF(dt);
+        if (!code) return 1;
+        PyObject *p = exact ? reader_get(&fast.data_ptr, v) : PyObject_CallMethodNoArgs(v, s_data_ptr);
+        if (!p) goto python;
+        addr = as_u64(p);
+        Py_DECREF(p);
+        if (addr == (unsigned long long)-1 && PyErr_Occurred()) goto python;
+        PyObject *d = exact ? reader_get(&fast.get_device, v) : PyObject_CallMethodNoArgs(v, s_get_device);
+        if (!d) goto python;
+        dev = PyLong_AsLong(d);
+        Py_DECREF(d);
+        if (dev == -1 && PyErr_Occurred()) goto python;
+    }
     if (dev < -1 || dev > 0xffff) return 1;
     if (dev < 0 && api.stand_in_device >= 0) {
         dev = api.stand_in_device;
@@ -1493,7 +1625,9 @@ static int fast_switches(void) { return fast_env().bits; }
 static int fast_launch(DispatcherObject *D, Entry *e, const unsigned g[3], const PVal *pv, int switches) {
     if (e->ge && (switches & SW_NO_FAST)) return 1;
     void *stream = NULL;
-    if (api.get_stream) {
+    if (fast.dl_stream) {
+        if (fast.dl->current_work_stream(DL_CUDA, e->device, &stream) != 0) return -1;
+    } else if (api.get_stream) {
         /* torch._C._cuda_getCurrentRawStream is a C function of one argument: called directly */
         PyObject *s = fast.stream_fn ? fast.stream_fn(fast.stream_self, e->dev_obj)
                                      : PyObject_CallOneArg(api.get_stream, e->dev_obj);
@@ -2236,18 +2370,25 @@ static PyTypeObject DispatcherType = {
 };
 
 /* set_api(tensor_type=..., get_stream=..., constexpr_type=..., literal_type=..., plain_run=..., no_default=...,
- * array_type=..., stand_in_device=...): what the fast path knows of the program (array_type: numpy.ndarray);
- * arguments left out keep their value, None clears.  stand_in_device (tests, benchmarks): host tensors of tensor_type count as on this CUDA device, so
- * that stand-in launches can be made for them; -1 turns it off. */
+ * array_type=..., stand_in_device=..., exchange=...): what the fast path knows of the program (array_type:
+ * numpy.ndarray); arguments left out keep their value, None clears.  stand_in_device (tests, benchmarks): host
+ * tensors of tensor_type count as on this CUDA device, so that stand-in launches can be made for them; -1 turns
+ * it off.  exchange: whether tensors of tensor_type are read through the DLPack exchange table of their type,
+ * when it has one: 0 no, 1 yes, 2 and the stream too (instead of get_stream).  A new tensor_type turns it to 1
+ * unless given, a get_stream given alone from 2 to 1.  Returns the old values. */
 static PyObject *py_set_api(PyObject *mod, PyObject *args, PyObject *kw) {
     (void)mod;
     static char *kwlist[] = {"tensor_type", "get_stream", "constexpr_type", "literal_type", "plain_run", "no_default",
-                             "array_type", "stand_in_device", NULL};
+                             "array_type", "stand_in_device", "exchange", NULL};
     PyObject *v[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    int stand_in = -2;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOOOOOi", kwlist, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                                     &v[6], &stand_in))
+    int stand_in = -2, exchange = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOOOOOii", kwlist, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                                     &v[6], &stand_in, &exchange))
         return NULL;
+    if (exchange < -1 || exchange > 2) {
+        PyErr_SetString(PyExc_ValueError, "set_api: exchange must be 0 (off), 1 (tensors) or 2 (tensors and stream)");
+        return NULL;
+    }
     for (int i = 0; i < 7; i++)
         if (v[i] && v[i] != Py_None && (i == 0 || i == 2 || i == 3 || i == 6) && !PyType_Check(v[i])) {
             PyErr_Format(PyExc_TypeError, "set_api: %s must be a type", kwlist[i]);
@@ -2257,12 +2398,12 @@ static PyObject *py_set_api(PyObject *mod, PyObject *args, PyObject *kw) {
         PyErr_SetString(PyExc_ValueError, "set_api: stand_in_device must be -1 or a device number");
         return NULL;
     }
-    PyObject *old = Py_BuildValue("{s:O,s:O,s:O,s:O,s:i}", "tensor_type",
+    PyObject *old = Py_BuildValue("{s:O,s:O,s:O,s:O,s:i,s:i}", "tensor_type",
                                   api.tensor_type ? (PyObject *)api.tensor_type : Py_None, "get_stream",
                                   api.get_stream ? api.get_stream : Py_None, "plain_run",
                                   api.plain_run ? api.plain_run : Py_None, "array_type",
                                   api.array_type ? (PyObject *)api.array_type : Py_None, "stand_in_device",
-                                  api.stand_in_device);
+                                  api.stand_in_device, "exchange", fast.dl_level);
     if (!old) return NULL;
     PyObject **slot[7] = {(PyObject **)&api.tensor_type, &api.get_stream, (PyObject **)&api.constexpr_type,
                           (PyObject **)&api.literal_type, &api.plain_run, &api.no_default,
@@ -2282,6 +2423,13 @@ static PyObject *py_set_api(PyObject *mod, PyObject *args, PyObject *kw) {
         fast.stream_fn = PyCFunction_GET_FUNCTION(gs);
         fast.stream_self = PyCFunction_GET_SELF(gs); /* (borrowed: the function keeps it) */
     }
+    /* The exchange table: on by default for a new tensor type that has one; the
+     * stream from it only when asked (a get_stream given alone turns it off). */
+    if (exchange >= 0) fast.dl_level = exchange;
+    else if (v[0]) fast.dl_level = 1;
+    else if (v[1] && fast.dl_level == 2) fast.dl_level = 1;
+    fast.dl = NULL; /* found again with the readers */
+    fast.dl_stream = 0;
     return old;
 }
 
@@ -2291,13 +2439,16 @@ static PyObject *py_fast_path_info(PyObject *mod, PyObject *unused) {
     (void)mod;
     (void)unused;
     static const char *const kinds[] = {"getattr", "getset", "c-method", "python-method"};
-    if (!api.tensor_type || !readers_ready(api.tensor_type))
-        return Py_BuildValue("{s:O,s:s}", "tensor_type", api.tensor_type ? (PyObject *)api.tensor_type : Py_None,
-                             "stream", fast.stream_fn ? "c-function" : api.get_stream ? "call" : "none");
-    return Py_BuildValue("{s:O,s:s,s:s,s:s,s:s}", "tensor_type", (PyObject *)api.tensor_type, "dtype",
+    int ready = api.tensor_type && readers_ready(api.tensor_type);
+    const char *stream = fast.dl_stream ? "dlpack-exchange" : fast.stream_fn ? "c-function" : api.get_stream ? "call"
+                                                                                                          : "none";
+    const char *tensors = fast.dl ? "dlpack-exchange" : "methods";
+    if (!ready)
+        return Py_BuildValue("{s:O,s:s,s:s}", "tensor_type", api.tensor_type ? (PyObject *)api.tensor_type : Py_None,
+                             "stream", stream, "tensors", tensors);
+    return Py_BuildValue("{s:O,s:s,s:s,s:s,s:s,s:s}", "tensor_type", (PyObject *)api.tensor_type, "dtype",
                          kinds[fast.dtype.kind], "data_ptr", kinds[fast.data_ptr.kind], "get_device",
-                         kinds[fast.get_device.kind], "stream",
-                         fast.stream_fn ? "c-function" : api.get_stream ? "call" : "none");
+                         kinds[fast.get_device.kind], "stream", stream, "tensors", tensors);
 }
 
 /* register_dtype(dtype_object, signature_name) */
@@ -2307,10 +2458,20 @@ static PyObject *py_register_dtype(PyObject *mod, PyObject *a) {
     if (!PyArg_ParseTuple(a, "OU", &obj, &sig)) return NULL;
     if (dtype_code(obj)) Py_RETURN_TRUE;
     if (api.ndtypes >= MAX_DTYPES) Py_RETURN_FALSE; /* the fast path leaves the rest to Python */
+    const char *name = PyUnicode_AsUTF8(sig);
+    if (!name) return NULL;
+    int key = api.ndtypes + 1;
+    for (int i = 0; i < api.ndtypes; i++)
+        if (PyUnicode_Compare(api.dtype_sig[i], sig) == 0) {
+            key = api.dtype_key[i];
+            break;
+        }
     Py_INCREF(obj);
     Py_INCREF(sig);
     api.dtype_obj[api.ndtypes] = obj;
     api.dtype_sig[api.ndtypes] = sig;
+    api.dtype_key[api.ndtypes] = key;
+    api.dtype_dl[api.ndtypes] = sig_dl_type(name);
     api.ndtypes++;
     Py_RETURN_TRUE;
 }
@@ -2353,7 +2514,7 @@ static int init_fast_path(PyObject *m) {
     struct {
         PyObject **slot;
         const char *s;
-    } names[] = {{&s_data_ptr, "data_ptr"},
+    } names[] = {{&s_dl_exchange, "__dlpack_c_exchange_api__"}, {&s_data_ptr, "data_ptr"},
                  {&s_dtype, "dtype"},
                  {&s_get_device, "get_device"},
                  {&s_run, "run"},
@@ -2402,6 +2563,59 @@ static int init_fast_path(PyObject *m) {
     return 0;
 }
 
+/* _stand_in_exchange(major=1, minor=3) -> capsule: a DLPack exchange table for
+ * stand-in tensors (tests without torch), to be set on their type as
+ * __dlpack_c_exchange_api__.  A stand-in is an int v: data v, byte_offset
+ * 0x10 (so that a launch shows which way it was read), on the CPU when v is
+ * odd else on CUDA device v.bit_length(); fp16 when v & 2 else fp32; 0 has
+ * no storage (BufferError).  The current stream of device d is 0x7000 + d,
+ * and device 63 has none (RuntimeError). */
+static void stand_in_exchange_free(PyObject *c) { PyMem_RawFree(PyCapsule_GetPointer(c, "dlpack_exchange_api")); }
+
+static int stand_in_dltensor(void *obj, DlTensor *out) {
+    unsigned long long v = PyLong_AsUnsignedLongLong((PyObject *)obj);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+    if (v == 0) {
+        PyErr_SetString(PyExc_BufferError, "stand-in tensor without storage");
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    out->data = (void *)(uintptr_t)v;
+    out->byte_offset = 0x10;
+    out->device.type = v & 1 ? DL_CPU : DL_CUDA;
+    out->device.id = 0;
+    if (out->device.type == DL_CUDA)
+        for (unsigned long long x = v; x; x >>= 1) out->device.id++; /* v.bit_length() */
+    out->dtype.code = DL_FLOAT;
+    out->dtype.bits = v & 2 ? 16 : 32;
+    out->dtype.lanes = 1;
+    return 0;
+}
+
+static int stand_in_stream(int32_t type, int32_t id, void **stream) {
+    if (type != DL_CUDA || id == 63) {
+        PyErr_SetString(PyExc_RuntimeError, "stand-in device without a stream");
+        return -1;
+    }
+    *stream = (void *)(uintptr_t)(0x7000 + id);
+    return 0;
+}
+
+static PyObject *py_stand_in_exchange(PyObject *mod, PyObject *a) {
+    (void)mod;
+    unsigned major = 1, minor = 3;
+    if (!PyArg_ParseTuple(a, "|II", &major, &minor)) return NULL;
+    DlExchange *x = PyMem_RawCalloc(1, sizeof *x);
+    if (!x) return PyErr_NoMemory();
+    x->header.version.major = major;
+    x->header.version.minor = minor;
+    x->dltensor_from_py_object = stand_in_dltensor;
+    x->current_work_stream = stand_in_stream;
+    PyObject *c = PyCapsule_New(x, "dlpack_exchange_api", stand_in_exchange_free);
+    if (!c) PyMem_RawFree(x);
+    return c;
+}
+
 static PyMethodDef module_methods[] = {
     {"compile", (PyCFunction)(void (*)(void))py_compile, METH_VARARGS | METH_KEYWORDS,
      "compile(source, filename, kernel, signature, num_warps=4, num_stages=3, stop_after=None, verify_each=False, "
@@ -2409,11 +2623,13 @@ static PyMethodDef module_methods[] = {
     {"check", py_check, METH_VARARGS, "check(source, filename): parse and check a module"},
     {"set_api", (PyCFunction)(void (*)(void))py_set_api, METH_VARARGS | METH_KEYWORDS,
      "set_api(tensor_type, get_stream, constexpr_type, literal_type, plain_run, no_default, array_type, "
-     "stand_in_device) -> old values"},
+     "stand_in_device, exchange) -> old values"},
     {"register_dtype", py_register_dtype, METH_VARARGS, "register_dtype(dtype_object, signature_name)"},
     {"fast_path_info", py_fast_path_info, METH_NOARGS,
      "fast_path_info() -> how the launch fast path reads tensors and gets the current stream"},
     {"device_properties", py_device_properties, METH_VARARGS, "device_properties(device=0) -> dict"},
+    {"_stand_in_exchange", py_stand_in_exchange, METH_VARARGS,
+     "_stand_in_exchange(major=1, minor=3) -> a DLPack exchange table for stand-in tensors (tests)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -404,6 +404,72 @@ def test_c_descriptor_readers_and_c_stream_function(fake_api, spy_run):
     assert axpby._fake_launch()["stream"] == 0x5000 + 17
 
 
+def test_dlpack_exchange_table_reads_tensors_and_the_stream(fake_api, spy_run):
+    """A tensor type with a DLPack exchange table (torch.Tensor from 2.10 on) is read
+    through it: data + byte_offset, device and dtype in one C call, the stream from its
+    current_work_stream; what it refuses is read through the methods."""
+    CTensor = make_ctensor_type()
+    CTensor.__dlpack_c_exchange_api__ = _C._stand_in_exchange()
+    _C.set_api(tensor_type=CTensor, get_stream=abs, exchange=2)
+    _C.register_dtype(1, "fp32")
+    assert _C.fast_path_info()["tensors"] == "dlpack-exchange"
+    assert _C.fast_path_info()["stream"] == "dlpack-exchange"
+    x, y, out = CTensor(0x10000), CTensor(0x10040), CTensor(0x1ff00)
+    register(axpby, (x, y, out, 100, 2.0, 0.5, 128))
+    assert launch_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128) == "fast"
+    f = axpby._fake_launch()
+    # byte_offset 0x10 shows the exchange read them; the stream is the table's
+    assert f["params"][:3] == (0x10010, 0x10050, 0x1ff10) and f["device"] == 17 and f["stream"] == 0x7011
+    # a tensor the table refuses (BufferError): its methods, another key (data 0, aligned: the same)
+    assert launch_outcome(axpby, x, CTensor(0), out, 100, 2.0, 0.5, BLOCK=128) == "python"
+    # a host tensor (odd: on the CPU) is no fast launch
+    assert _C.Dispatcher._specialize(axpby, (x, CTensor(0x10001), out, 100, 2.0, 0.5, 128), 4, 3, 0)[3] == -2
+    # a dtype the table gives (fp16 when v & 2) that no registered dtype has: Python
+    h = CTensor(0x10002)
+    assert launch_outcome(axpby, h, y, out, 100, 2.0, 0.5, BLOCK=128) == "python"
+    _C.register_dtype(FAKE_FP16, "fp16")
+    assert _C.Dispatcher._specialize(axpby, (h, y, out, 100, 2.0, 0.5, 128), 4, 3, 0)[2][0] == "*fp16"
+    # a stream the table cannot give: Python launches (and says why)
+    far = CTensor(1 << 62)
+    register(axpby, (far, far, far, 100, 2.0, 0.5, 128))
+    assert launch_outcome(axpby, far, far, far, 100, 2.0, 0.5, BLOCK=128) == "python"
+    # get_stream given alone: the stream from it, tensors still from the table
+    _C.set_api(get_stream=abs)
+    assert (_C.fast_path_info()["tensors"], _C.fast_path_info()["stream"]) == ("dlpack-exchange", "c-function")
+    assert launch_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128) == "fast"
+    assert axpby._fake_launch()["stream"] == 17 and axpby._fake_launch()["params"][0] == 0x10010
+    # exchange=0: the methods
+    assert _C.set_api(exchange=0)["exchange"] == 1
+    assert _C.fast_path_info()["tensors"] == "methods"
+    assert launch_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128) == "fast"
+    assert axpby._fake_launch()["params"][:3] == (0x10000, 0x10040, 0x1ff00)
+    # a table set on the type later is found with the readers (the type's version changed)
+    _C.set_api(exchange=1)
+    del CTensor.__dlpack_c_exchange_api__
+    assert _C.fast_path_info()["tensors"] == "methods"
+    CTensor.__dlpack_c_exchange_api__ = _C._stand_in_exchange()
+    assert _C.fast_path_info()["tensors"] == "dlpack-exchange"
+    # tables of versions without the non-owning view (before 1.2), or of another major version, are not used
+    for version in ((1, 1), (2, 0), (0, 9)):
+        CTensor.__dlpack_c_exchange_api__ = _C._stand_in_exchange(*version)
+        assert _C.fast_path_info()["tensors"] == "methods", version
+    CTensor.__dlpack_c_exchange_api__ = "not a capsule"
+    assert _C.fast_path_info()["tensors"] == "methods"
+    with pytest.raises(ValueError, match="exchange must be"):
+        _C.set_api(exchange=3)
+
+
+def test_dtypes_of_one_signature_name_share_a_key_code(fake_api):
+    """Two dtype objects registered for one name (torch's and numpy's float32) key alike."""
+    x, y, out = tensors()
+    other = FakeDtype("float32 (another)")
+    _C.register_dtype(other, "fp32")
+    k1 = _C.Dispatcher._specialize(axpby, (x, y, out, 100, 2.0, 0.5, 128), 4, 3, 0)[0]
+    x2, y2, out2 = tensors(dtype=other)
+    k2 = _C.Dispatcher._specialize(axpby, (x2, y2, out2, 100, 2.0, 0.5, 128), 4, 3, 0)[0]
+    assert k1 == k2
+
+
 def test_python_readers_of_stand_in_tensors(fake_api):
     info = _C.fast_path_info()
     # FakeTensor: dtype an instance attribute, data_ptr and get_device Python methods
@@ -555,10 +621,25 @@ def test_torch_tensors_on_the_fast_path(fake_api):
         info = _C.fast_path_info()
         assert (info["dtype"], info["data_ptr"], info["get_device"], info["stream"]) == (
             "getset", "c-method", "c-method", "c-function")
+        # torch's DLPack exchange table (2.10 and later) reads its tensors
+        exchange = hasattr(torch.Tensor, "__dlpack_c_exchange_api__")
+        assert info["tensors"] == ("dlpack-exchange" if exchange else "methods")
         x, y, out = (torch.zeros(128) for _ in range(3))
         register(axpby, (x, y, out, 100, 2.0, 0.5, 128))
         assert launch_outcome(axpby, x, y, out, 100, 2.0, 0.5, BLOCK=128) == "fast"
         assert axpby._fake_launch()["params"][:3] == (x.data_ptr(), y.data_ptr(), out.data_ptr())
+        # a view at an offset: its own data pointer (4 bytes in: another key, not aligned)
+        v = torch.zeros(256)[1:129]
+        key = _C.Dispatcher._specialize(axpby, (v, y, out, 100, 2.0, 0.5, 128), 4, 3, 0)
+        assert key[2][0] == "*fp32"
+        register(axpby, (v, y, out, 100, 2.0, 0.5, 128))
+        assert launch_outcome(axpby, v, y, out, 100, 2.0, 0.5, BLOCK=128) == "fast"
+        assert axpby._fake_launch()["params"][0] == v.data_ptr()
+        # every dtype keys as its signature name, as the methods read it
+        for dt, name in jitmod._TORCH_DTYPES.items():
+            t = torch.zeros(16, dtype=getattr(torch, dt.split(".")[1]))
+            sigs = _C.Dispatcher._specialize(axpby, (t, y, out, 100, 2.0, 0.5, 128), 4, 3, 0)[2]
+            assert sigs[0] == f"*{name}:16", (dt, sigs[0])
         p = torch.nn.Parameter(torch.zeros(128))  # a subclass: plain attribute lookups
         assert launch_outcome(axpby, x, p, out, 100, 2.0, 0.5, BLOCK=128) == "fast"
         assert axpby._fake_launch()["params"][1] == p.data_ptr()

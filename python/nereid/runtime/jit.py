@@ -255,7 +255,9 @@ def _hook_torch():
         if get_stream is None:
             def get_stream(device, _torch=torch):
                 return _torch.cuda.current_stream(device).cuda_stream
-        _C.set_api(tensor_type=torch.Tensor, get_stream=get_stream)
+        # torch.Tensor's DLPack exchange table (torch 2.10 and later), when it has one,
+        # reads tensors and the current stream in C; otherwise the methods and get_stream
+        _C.set_api(tensor_type=torch.Tensor, get_stream=get_stream, exchange=2)
         for name, sig in _TORCH_DTYPES.items():
             dt = getattr(torch, name.split(".", 1)[1], None)
             if dt is not None:
