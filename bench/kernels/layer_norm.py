@@ -103,14 +103,14 @@ def forward(y, mean, rstd, x, w, b, n_rows, n_cols, stride, eps):
     return y
 
 
-def backward(dx, dw, db, dy, x, w, mean, rstd, dw_part, db_part, n_rows, n_cols, stride, programs):
+def backward(dx, dw, db, dy, x, w, mean, rstd, dw_part, db_part, n_rows, n_cols, stride, programs, num_warps=None):
     """dw_part and db_part: fp32, at least (partials_for(n_rows, programs), n_cols).  One to four
     programs per SM do best on an H100 (more for shorter rows)."""
     block = triton.next_power_of_2(n_cols)
     programs = partials_for(n_rows, programs)
     rows_per_prog = triton.cdiv(n_rows, programs)
     layer_norm_bwd_dx_kernel[(programs,)](dx, dy, x, w, mean, rstd, dw_part, db_part, stride, n_rows, n_cols,
-                                          rows_per_prog, BLOCK=block, num_warps=warps_for(block))
+                                          rows_per_prog, BLOCK=block, num_warps=num_warps or warps_for(block))
     block_n = 32
     layer_norm_bwd_dwdb_kernel[(triton.cdiv(n_cols, block_n),)](dw_part, db_part, dw, db, programs, n_cols,
                                                                  BLOCK_M=64, BLOCK_N=block_n)

@@ -46,6 +46,11 @@ def prepare_fwd(case, env):
     return Prepared(reference=reference, candidates=candidates, notes=notes)
 
 
+def row_block(cols):
+    """The block of a row: the next power of two."""
+    return 1 << (cols - 1).bit_length()
+
+
 def prepare_bwd(case, env):
     torch, F = env.torch, env.F
     rows, cols = case.params["rows"], case.params["cols"]
@@ -61,14 +66,18 @@ def prepare_bwd(case, env):
         dw = torch.empty_like(w)
         db = torch.empty_like(b)
 
-        def candidate(per_sm):
+        def candidate(per_sm, warps=None):
             programs = mod.partials_for(rows, per_sm * env.num_sms)
             dw_part = torch.empty(programs, cols, device=env.device, dtype=torch.float32)
             db_part = torch.empty(programs, cols, device=env.device, dtype=torch.float32)
-            return (f"dx+dwdb P={per_sm}/SM", lambda: mod.backward(dx, dw, db, dy, x, w, mean, rstd, dw_part, db_part,
-                                                                  rows, cols, x.stride(0), programs))
-        # programs per SM for the dx kernel (and rows of partial sums)
-        return [candidate(per_sm) for per_sm in (1, 2, 4)]
+            name = f"dx+dwdb P={per_sm}/SM" + (f" w{warps}" if warps else "")
+            return (name, lambda: mod.backward(dx, dw, db, dy, x, w, mean, rstd, dw_part, db_part,
+                                               rows, cols, x.stride(0), programs, num_warps=warps))
+        # programs per SM for the dx kernel (and rows of partial sums); from 4096
+        # columns on, also one program per SM of twice the warps (half the
+        # elements a thread: its rows' reductions are shorter)
+        more = 2 * mod.warps_for(row_block(cols))
+        return [candidate(per_sm) for per_sm in (1, 2, 4)] + ([candidate(1, more)] if cols >= 4096 and more <= 16 else [])
 
     candidates, notes = kernel_candidates(env, "layer_norm", make)
 

@@ -336,11 +336,12 @@ def test_layer_norm_kernels(rng, rows, cols):
     mod.forward(y, mean, rstd, x, w, b, rows, cols, cols, eps)
     assert rel_err(y, y_ref) < harness.tolerance("fp16")
     assert rel_err(mean, mean_ref) < 1e-5 and rel_err(rstd, rstd_ref) < 1e-5
-    for programs in (1, 5, 256):  # one program for all rows, several rows each, one row each (or none)
+    # one program for all rows, several rows each, one row each (or none); the default warps and 16
+    for programs, warps in ((1, None), (5, None), (256, None), (5, 16)):
         parts = mod.partials_for(rows, programs)
         dw_part, db_part = poisoned((parts, cols), np.float32), poisoned((parts, cols), np.float32)
         dx, dw, db = poisoned((rows, cols), np.float16), poisoned(cols, np.float16), poisoned(cols, np.float16)
-        mod.backward(dx, dw, db, dy, x, w, mean, rstd, dw_part, db_part, rows, cols, cols, programs)
+        mod.backward(dx, dw, db, dy, x, w, mean, rstd, dw_part, db_part, rows, cols, cols, programs, num_warps=warps)
         assert rel_err(dx, dx_ref) < harness.tolerance("fp16")
         assert rel_err(dw, dw_ref) < harness.tolerance("fp16")
         assert rel_err(db, db_ref) < harness.tolerance("fp16")
