@@ -79,14 +79,17 @@ def test_launches_follow_the_current_stream():
     launch(x, y, out)
     s = torch.cuda.Stream()
     out2 = torch.full_like(x, float("nan"))
+    assert out2.isnan().all().item()  # (its kernels loaded now: loading one later may wait for the device)
+    torch.cuda.synchronize()
     with torch.cuda.stream(s):
-        torch.cuda._sleep(10_000_000)  # keep the stream busy: a launch on the default stream would finish first
+        torch.cuda._sleep(20_000_000)  # keep the stream busy: a launch on the default stream would finish first
         launch(x, y, out2)
         ev = torch.cuda.Event()
         ev.record(s)
+    unwritten = out2.isnan().all().item()  # on the default stream: not behind s
     assert not ev.query()  # still queued behind the sleep on s
     s.synchronize()
-    assert torch.equal(out, out2)
+    assert unwritten and torch.equal(out, out2)
 
 
 def test_cuda_graph_capture():
@@ -112,6 +115,20 @@ def test_second_device():
         assert torch.allclose(out, 2 * x + 0.5 * y)
     with pytest.raises(ValueError, match="different CUDA devices"):
         launch(data(device="cuda:0")[0], *data(device="cuda:1")[1:])
+    # the current stream of the tensors' device (a side stream of device 1), whatever the current device
+    x, y, out = data(1 << 20, device="cuda:1")
+    launch(x, y, out)  # compiled and loaded before: nothing below waits for the device
+    out.fill_(float("nan"))
+    assert out.isnan().all().item()  # (the same for the kernels of this check)
+    torch.cuda.synchronize(1)
+    s = torch.cuda.Stream(device=1)
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(20_000_000)  # keeps s busy
+        with torch.cuda.device(0):
+            launch(x, y, out)
+    unwritten = out.isnan().all().item()  # on device 1's default stream: not behind s
+    s.synchronize()
+    assert unwritten and torch.allclose(out, 2 * x + 0.5 * y)
 
 
 def test_cpu_tensor_in_a_gpu_launch():
