@@ -740,8 +740,10 @@ static NrPv m_tan(M *m, NrPv x) {
 }
 
 /* --- atan, asin, acos, atan2 ---------------------------------------------------------------------------- */
-/* atan(a) for a >= 0 (a may be inf), with the result's two parts. */
-static NrPv atan_pos(M *m, NrPv a) {
+/* atan(a) for a >= 0 (a may be inf), with the result's two parts; da (or
+ * NULL) is a small correction to a, added to the low part (da / (1 + a^2)
+ * already applied by the caller). */
+static NrPv atan_pos(M *m, NrPv a, const NrPv *da) {
     /* Intervals [0, 7/16), [7/16, 11/16), [11/16, 19/16), [19/16, 39/16), beyond. */
     NrPv i1 = cmp(m, NR_PC_GE, a, K(m, 0.4375)), i2 = cmp(m, NR_PC_GE, a, K(m, 0.6875));
     NrPv i3 = cmp(m, NR_PC_GE, a, K(m, 1.1875)), i4 = cmp(m, NR_PC_GE, a, K(m, 2.4375));
@@ -764,11 +766,12 @@ static NrPv atan_pos(M *m, NrPv a) {
     NrPv pu = fma3(m, mul(m, u, z), P, u);
     NrPv hi = sel(m, i4, K(m, bh[4]), sel(m, i3, K(m, bh[3]), sel(m, i2, K(m, bh[2]), sel(m, i1, K(m, bh[1]), K(m, 0)))));
     NrPv lo = sel(m, i4, K(m, bl[4]), sel(m, i3, K(m, bl[3]), sel(m, i2, K(m, bl[2]), sel(m, i1, K(m, bl[1]), K(m, 0)))));
+    if (da) lo = add(m, lo, *da);
     return add(m, hi, add(m, pu, lo));
 }
 
 static NrPv m_atan(M *m, NrPv x) {
-    NrPv y = csign(m, atan_pos(m, fab(m, x)), x);
+    NrPv y = csign(m, atan_pos(m, fab(m, x), NULL), x);
     return sel(m, isnan_(m, x), x, y);
 }
 
@@ -819,7 +822,14 @@ static NrPv m_atan2(M *m, NrPv y, NrPv x) {
     NrPv ax = fab(m, x), ay = fab(m, y);
     NrPv swap = cmp(m, NR_PC_GT, ay, ax);
     NrPv num = sel(m, swap, ax, ay), den = sel(m, swap, ay, ax);
-    NrPv t = atan_pos(m, dvd(m, num, den)); /* atan(min / max) in [0, pi/4] */
+    /* atan(min / max) in [0, pi/4].  The quotient's rounding error, r = num -
+     * q den exactly, moves the result by r / (den (1 + q^2)) to first order:
+     * added to the low part (zero where den is 0 or infinite). */
+    NrPv u = dvd(m, num, den);
+    NrPv r = fma3(m, neg(m, u), den, num);
+    NrPv da = dvd(m, r, mul(m, den, fma3(m, u, u, K(m, 1.0))));
+    da = sel(m, por(m, isnan_(m, da), isinf_(m, da)), K(m, 0.0), da);
+    NrPv t = atan_pos(m, u, &da);
     double ph = m->d ? 0x1.921fb54442d18p+0 : (double)0x1.921fb6p+0f;
     double pl = m->d ? 0x1.1a62633145c07p-54 : (double)-0x1.777a5cp-25f;
     double pih = 2 * ph, pil = 2 * pl;
