@@ -90,8 +90,14 @@ static NrLayout normalized(const NrLayout *l) {
 int32_t nr_layout_intern(NrModule *m, const NrLayout *l) {
     NrLayout n = normalized(l);
     if (m->nlayouts == 0) NR_PUSH(m->arena, m->layouts, m->nlayouts, m->caplayouts); /* id 0 = none */
-    for (int32_t i = 1; i < m->nlayouts; i++)
-        if (memcmp(&m->layouts[i], &n, sizeof n) == 0) return i;
+    for (int32_t i = 1; i < m->nlayouts; i++) {
+        const NrLayout *x = &m->layouts[i];
+        /* (a few fields first: most layouts differ there, and memcmp is a call) */
+        if (x->kind != n.kind || x->rank != n.rank || x->size_per_thread[0] != n.size_per_thread[0] ||
+            x->parent != n.parent || x->warps_per_cta[0] != n.warps_per_cta[0])
+            continue;
+        if (memcmp(x, &n, sizeof n) == 0) return i;
+    }
     *NR_PUSH(m->arena, m->layouts, m->nlayouts, m->caplayouts) = n;
     return m->nlayouts - 1;
 }

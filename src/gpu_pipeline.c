@@ -483,7 +483,7 @@ static NrOpId widen_loop(Pipe *p, int extra, const NrValId *inits) {
     f->blocks[body].parent = loop;
     f->ops[old].nregions = 0;
     nr_op_insert_before(f, old, loop);
-    for (int i = 0; i < nr; i++) nr_replace_all_uses(f, f->ops[old].results[i], f->ops[loop].results[i]);
+    nr_replace_all_uses_n(f, f->ops[old].results, f->ops[loop].results, nr);
     nr_op_erase(f, old);
     for (int i = 0; i < extra; i++) nr_block_add_arg(f, body, types[nr + i]);
     p->loop = loop;
@@ -933,6 +933,17 @@ static int64_t alloc_bytes(const Pipe *p, NrValId v) {
 static int64_t other_smem(const Pipe *p, const Cand *cands, int nc) {
     NrFunc *f = p->f;
     int64_t allocs = 0, scratch = 0;
+    /* which ops are inside the loop, and which values they read (one walk, not one per buffer) */
+    NrArena a;
+    nr_arena_init(&a);
+    uint8_t *in_op = nr_alloc(&a, (size_t)f->nops), *read_in = nr_alloc(&a, (size_t)f->nvals);
+    for (NrOpId o = 1; o < f->nops; o++) {
+        const NrOp *op = &f->ops[o];
+        if (op->dead || !op->block || !block_inside(p, op->block)) continue;
+        in_op[o] = 1;
+        for (int i = 0; i < op->nopnds; i++)
+            if (op->opnds[i] > 0 && op->opnds[i] < f->nvals) read_in[op->opnds[i]] = 1;
+    }
     for (NrOpId o = 1; o < f->nops; o++) {
         const NrOp *op = &f->ops[o];
         if (op->dead || !op->block || o == p->loop) continue;
@@ -941,14 +952,15 @@ static int64_t other_smem(const Pipe *p, const Cand *cands, int nc) {
         bool staged = false;
         for (int k = 0; k < nc; k++) staged |= cands[k].conv == o || cands[k].mid == o;
         if (staged) continue;
-        bool in = block_inside(p, op->block);
+        bool in = in_op[o];
         if (op->opc == NR_OP_LOCAL_ALLOC) {
-            if (in || read_inside(p, op->results[0])) allocs += alloc_bytes(p, op->results[0]) + 1024;
+            if (in || read_in[op->results[0]]) allocs += alloc_bytes(p, op->results[0]) + 1024;
         } else if (in) {
             int64_t b = nr_gpu_scratch_bytes(f, o);
             if (b > scratch) scratch = b;
         }
     }
+    nr_arena_free(&a);
     return allocs + scratch;
 }
 
@@ -2032,11 +2044,13 @@ static void prefetch_vectors(Pipe *p, const Cand *cands, int nc) {
     NrValId ivn = nr_build1(&top, NR_OP_ADD, f->vals[iv].type, 2, ad);
     NrValId next[8];
     int base = f->blocks[body].nargs - n;
+    NrValId from[8];
     for (int j = 0; j < n; j++) {
         next[j] = load_at(p, &top, loads[j], ivn, ub);
-        nr_replace_all_uses(f, f->ops[loads[j]].results[0], f->blocks[body].args[base + j]);
-        nr_op_erase(f, loads[j]);
+        from[j] = f->ops[loads[j]].results[0];
     }
+    nr_replace_all_uses_n(f, from, f->blocks[body].args + base, n);
+    for (int j = 0; j < n; j++) nr_op_erase(f, loads[j]);
     yield_also(p, body, n, next);
 }
 

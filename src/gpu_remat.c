@@ -617,28 +617,42 @@ static void fix_uses(NrFunc *f, NrOpId op, void *ctx) {
 }
 
 /* --- 5. cleaning up -------------------------------------------------------------------------------- */
+static bool erasable(const NrFunc *f, NrOpId op, const int32_t *uses) {
+    const NrOp *o = &f->ops[op];
+    if (o->dead || !o->block || o->nregions || !(nr_op_info[o->opc].flags & NR_OPF_PURE)) return false;
+    for (int i = 0; i < o->nresults; i++)
+        if (uses[o->results[i]] > 0) return false;
+    return true;
+}
+
+/* Pure ops (no regions) whose results nothing uses, transitively: uses are
+ * counted once, and an erased op's operands lose a use each (a worklist of
+ * the ops that may have become unused). */
 static void erase_dead(Solve *s) {
     NrFunc *f = s->f;
     int32_t *uses = nr_alloc(&s->scratch, sizeof(int32_t) * (size_t)f->nvals);
-    for (bool again = true; again;) {
-        again = false;
-        memset(uses, 0, sizeof(int32_t) * (size_t)f->nvals);
-        for (NrOpId op = 1; op < f->nops; op++) {
-            const NrOp *o = &f->ops[op];
-            if (o->dead || !o->block) continue;
-            for (int i = 0; i < o->nopnds; i++)
-                if (o->opnds[i] > 0 && o->opnds[i] < f->nvals) uses[o->opnds[i]]++;
+    /* pushed: each op once at the start, then a value's def when its uses reach 0 (once per value) */
+    NrOpId *work = nr_alloc(&s->scratch, sizeof(NrOpId) * ((size_t)f->nops + (size_t)f->nvals));
+    int nwork = 0;
+    for (NrOpId op = 1; op < f->nops; op++) {
+        const NrOp *o = &f->ops[op];
+        if (o->dead || !o->block) continue;
+        for (int i = 0; i < o->nopnds; i++)
+            if (o->opnds[i] > 0 && o->opnds[i] < f->nvals) uses[o->opnds[i]]++;
+    }
+    for (NrOpId op = f->nops - 1; op >= 1; op--)
+        if (erasable(f, op, uses)) work[nwork++] = op;
+    while (nwork > 0) {
+        NrOpId op = work[--nwork];
+        if (!erasable(f, op, uses)) continue; /* (erased already) */
+        const NrOp *o = &f->ops[op];
+        for (int i = 0; i < o->nopnds; i++) {
+            NrValId v = o->opnds[i];
+            if (v <= 0 || v >= f->nvals || --uses[v] > 0) continue;
+            NrOpId def = f->vals[v].def;
+            if (def && erasable(f, def, uses)) work[nwork++] = def;
         }
-        for (NrOpId op = 1; op < f->nops; op++) {
-            const NrOp *o = &f->ops[op];
-            if (o->dead || !o->block || o->nregions || !(nr_op_info[o->opc].flags & NR_OPF_PURE)) continue;
-            bool used = false;
-            for (int i = 0; i < o->nresults; i++) used |= uses[o->results[i]] > 0;
-            if (!used) {
-                nr_op_erase(f, op);
-                again = true;
-            }
-        }
+        nr_op_erase(f, op);
     }
 }
 

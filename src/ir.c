@@ -552,6 +552,24 @@ void nr_replace_all_uses(NrFunc *f, NrValId from, NrValId to) {
     }
 }
 
+void nr_replace_all_uses_n(NrFunc *f, const NrValId *from, const NrValId *to, int n) {
+    if (n == 1) {
+        nr_replace_all_uses(f, from[0], to[0]);
+        return;
+    }
+    if (n <= 0) return;
+    for (NrOpId o = 1; o < f->nops; o++) {
+        NrOp *op = &f->ops[o];
+        if (op->dead) continue;
+        for (int i = 0; i < op->nopnds; i++)
+            for (int j = 0; j < n; j++)
+                if (op->opnds[i] == from[j]) {
+                    op->opnds[i] = to[j];
+                    break;
+                }
+    }
+}
+
 int32_t *nr_count_uses(NrFunc *f) {
     int32_t *c = nr_alloc(f->mod->arena, sizeof(int32_t) * (size_t)f->nvals);
     for (NrOpId o = 1; o < f->nops; o++) {

@@ -292,6 +292,8 @@ void nr_op_copy_attrs(NrFunc *dst, NrOpId d, const NrFunc *src, NrOpId s);
 NrOpId nr_op_clone(NrFunc *f, NrOpId so, NrValId *map, int32_t nmap, NrBlockId to, NrOpId before);
 /* Replace every use of `from` by `to` in the whole function. */
 void nr_replace_all_uses(NrFunc *f, NrValId from, NrValId to);
+/* The same for n pairs at once (one walk of the ops; from[] distinct, and no to[j] among them). */
+void nr_replace_all_uses_n(NrFunc *f, const NrValId *from, const NrValId *to, int n);
 /* Count the uses of every value: counts[v] for v in [0, nvals). Arena array. */
 int32_t *nr_count_uses(NrFunc *f);
 /* Whether op, or an op nested in its regions, has v as an operand. */

@@ -15,6 +15,7 @@
 #include "util.h"
 
 #include <locale.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,24 @@ static bool is_name_start(int c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
 }
 static bool is_name_char(int c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
+
+/* Tables built once per process (pthread_once): which bytes continue a
+ * name, and per first byte the keywords that start with it (lex.h lists
+ * them in byte order: one run each). */
+static struct {
+    bool name_char[256];
+    int16_t kw_lo[256], kw_n[256]; /* first keyword with that first byte, and how many */
+} lex_tables;
+static pthread_once_t lex_tables_once = PTHREAD_ONCE_INIT;
+
+static void lex_tables_build(void) {
+    for (int c = 0; c < 256; c++) lex_tables.name_char[c] = is_name_char(c);
+    for (int k = NR_T_KW_YIELD; k >= NR_T_KW_FALSE; k--) {
+        unsigned char c = (unsigned char)tok_spelling[k][0];
+        lex_tables.kw_lo[c] = (int16_t)k;
+        lex_tables.kw_n[c]++;
+    }
+}
 static bool is_digit(int c) { return c >= '0' && c <= '9'; }
 
 static int digit_value(int c) {
@@ -203,14 +222,16 @@ static int lex_indentation(Lexer *L) {
 
 /* --- names and keywords ---------------------------------------------------------------------- */
 
-/* Keywords are 2 to 8 bytes long and listed in byte order (lex.h): the
- * scan stops at the first one past s's first byte. */
+/* Keywords are 2 to 8 bytes long: those with s's first byte (lex_tables),
+ * compared inline (every name of a module is looked up). */
 static NrTokKind keyword(const char *s, size_t n) {
     if (n < 2 || n > 8) return NR_T_NAME;
-    for (int k = NR_T_KW_FALSE; k <= NR_T_KW_YIELD; k++) {
+    unsigned char c0 = (unsigned char)s[0];
+    for (int k = lex_tables.kw_lo[c0], e = k + lex_tables.kw_n[c0]; k < e; k++) {
         const char *kw = tok_spelling[k];
-        if ((unsigned char)kw[0] > (unsigned char)s[0]) break;
-        if (kw[0] == s[0] && strncmp(kw, s, n) == 0 && kw[n] == '\0') return (NrTokKind)k;
+        size_t i = 1;
+        while (i < n && kw[i] == s[i]) i++; /* (stops at kw's end: names hold no NUL) */
+        if (i == n && kw[n] == '\0') return (NrTokKind)k;
     }
     return NR_T_NAME;
 }
@@ -743,7 +764,7 @@ static void lex_token(Lexer *L) {
     NrLoc loc = loc_here(L);
     int c = ch(L, 0);
     if (is_name_start(c)) {
-        while (is_name_char(ch(L, 0))) L->p++;
+        while (L->p < L->end && lex_tables.name_char[(unsigned char)*L->p]) L->p++;
         size_t n = (size_t)(L->p - start);
         int q = ch(L, 0);
         int pf = (q == '\'' || q == '"') ? string_prefix(start, n) : -1;
@@ -803,6 +824,7 @@ static void lex_backslash(Lexer *L) {
 }
 
 NrTokens nr_lex(NrArena *a, NrArena *tok_arena, const NrSources *s, uint32_t file) {
+    pthread_once(&lex_tables_once, lex_tables_build);
     NR_ASSERT(s && file > 0 && (int)file < s->n);
     Lexer L = {0};
     L.a = a;

@@ -130,8 +130,8 @@ const char *nr_sm_const_hint(Sema *s, Val v) {
 
 /* --- scopes --------------------------------------------------------------------------------------- */
 static Var *scope_find(Scope *sc, const char *name) {
-    for (int i = sc->n - 1; i >= 0; i--)
-        if (strcmp(sc->v[i].name, name) == 0) return &sc->v[i];
+    for (int i = sc->n - 1; i >= 0; i--) /* (the first bytes compared inline: most names differ there) */
+        if (sc->v[i].name[0] == name[0] && strcmp(sc->v[i].name, name) == 0) return &sc->v[i];
     return NULL;
 }
 
