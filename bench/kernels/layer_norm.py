@@ -87,6 +87,11 @@ def layer_norm_bwd_dwdb_kernel(dw_part_ptr, db_part_ptr, dw_ptr, db_ptr, n_group
     tl.store(db_ptr + cols, tl.sum(db, axis=0).to(db_ptr.dtype.element_ty), mask=cols < n_cols)
 
 
+def block_for(n_cols):
+    """The block of a row: the next power of two."""
+    return triton.next_power_of_2(n_cols)
+
+
 def warps_for(block):
     return min(max(block // 256, 1), 8)
 
@@ -97,7 +102,7 @@ def partials_for(n_rows, programs):
 
 
 def forward(y, mean, rstd, x, w, b, n_rows, n_cols, stride, eps):
-    block = triton.next_power_of_2(n_cols)
+    block = block_for(n_cols)
     layer_norm_fwd_kernel[(n_rows,)](x, y, w, b, mean, rstd, stride, n_cols, eps, BLOCK=block,
                                      num_warps=warps_for(block))
     return y
@@ -106,7 +111,7 @@ def forward(y, mean, rstd, x, w, b, n_rows, n_cols, stride, eps):
 def backward(dx, dw, db, dy, x, w, mean, rstd, dw_part, db_part, n_rows, n_cols, stride, programs, num_warps=None):
     """dw_part and db_part: fp32, at least (partials_for(n_rows, programs), n_cols).  One to four
     programs per SM do best on an H100 (more for shorter rows)."""
-    block = triton.next_power_of_2(n_cols)
+    block = block_for(n_cols)
     programs = partials_for(n_rows, programs)
     rows_per_prog = triton.cdiv(n_rows, programs)
     layer_norm_bwd_dx_kernel[(programs,)](dx, dy, x, w, mean, rstd, dw_part, db_part, stride, n_rows, n_cols,

@@ -46,11 +46,6 @@ def prepare_fwd(case, env):
     return Prepared(reference=reference, candidates=candidates, notes=notes)
 
 
-def row_block(cols):
-    """The block of a row: the next power of two."""
-    return 1 << (cols - 1).bit_length()
-
-
 def prepare_bwd(case, env):
     torch, F = env.torch, env.F
     rows, cols = case.params["rows"], case.params["cols"]
@@ -76,7 +71,7 @@ def prepare_bwd(case, env):
         # programs per SM for the dx kernel (and rows of partial sums); from 4096
         # columns on, also one program per SM of twice the warps (half the
         # elements a thread: its rows' reductions are shorter)
-        more = 2 * mod.warps_for(row_block(cols))
+        more = 2 * mod.warps_for(mod.block_for(cols))
         return [candidate(per_sm) for per_sm in (1, 2, 4)] + ([candidate(1, more)] if cols >= 4096 and more <= 16 else [])
 
     candidates, notes = kernel_candidates(env, "layer_norm", make)
